@@ -1,0 +1,64 @@
+//===- ParallaxDialect.td - Parallax dialect definition ----*- tablegen -*-===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_DIALECT_PARALLAX_IR_PARALLAXDIALECT_TD
+#define PARALLAX_DIALECT_PARALLAX_IR_PARALLAXDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Parallax_Dialect : Dialect {
+  let name = "parallax";
+  let cppNamespace = "::mlir::parallax";
+  let summary = "Sparsity-aware data-parallel training";
+  let description = [{
+    The Parallax dialect models a single-device training program and its
+    data-parallel rewrite.
+
+    * **Variables** are named module-level symbols (`parallax.variable`), one
+      per trainable ONNX initializer, read with `parallax.read` and updated
+      with `parallax.assign` inside the step function.
+    * **Row-sparse values** (`!parallax.row_sparse`) are `(indices, values)`
+      pairs with a dense shape: the gradient of a gather on axis 0 touches
+      only the looked-up rows.
+    * **Communication ops** express how each variable is synchronised:
+      `parallax.allreduce` (and its asynchronous `allreduce_start` /
+      `allreduce_wait` pair) for dense variables, `parallax.push` /
+      `parallax.pull` of rows to and from a variable partitioned over
+      parameter servers, `parallax.allgather` of row slices and
+      `parallax.broadcast`.
+    * **Attributes** record the per-variable decision
+      (`#parallax.distribution`) and the module's world
+      (`parallax.world = #parallax.world<workers = N>` on the module; when it
+      is absent the number of workers is read at run time).
+
+    All ops are SPMD: every worker runs the same program, and collective ops
+    must be reached by all workers in the same order.
+  }];
+
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+
+  let extraClassDeclaration = [{
+    /// Name of the module attribute holding the `#parallax.world`.
+    static constexpr ::llvm::StringLiteral getWorldAttrName() {
+      return ::llvm::StringLiteral("parallax.world");
+    }
+
+    /// Returns the number of workers fixed on the module enclosing `op`, or
+    /// std::nullopt when it is decided at run time.
+    static std::optional<int64_t> getStaticWorkers(::mlir::Operation *op);
+
+  private:
+    void registerAttributes();
+    void registerTypes();
+  }];
+}
+
+class Parallax_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Parallax_Dialect, mnemonic, traits>;
+
+#endif // PARALLAX_DIALECT_PARALLAX_IR_PARALLAXDIALECT_TD

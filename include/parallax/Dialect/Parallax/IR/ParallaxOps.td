@@ -1,0 +1,315 @@
+//===- ParallaxOps.td - Parallax operations ----------------*- tablegen -*-===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_DIALECT_PARALLAX_IR_PARALLAXOPS_TD
+#define PARALLAX_DIALECT_PARALLAX_IR_PARALLAXOPS_TD
+
+include "parallax/Dialect/Parallax/IR/ParallaxDialect.td"
+include "parallax/Dialect/Parallax/IR/ParallaxAttrs.td"
+include "parallax/Dialect/Parallax/IR/ParallaxTypes.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+/// The state of variables; reads and writes of variables are ordered by it.
+def Parallax_VariableResource
+    : Resource<"::mlir::parallax::VariableResource">;
+/// The communicator: collectives must run in program order on every worker,
+/// so they read and write this resource and are never reordered or erased.
+def Parallax_CommResource
+    : Resource<"::mlir::parallax::CommunicationResource">;
+
+defvar Parallax_Collective = MemoryEffects<[MemRead<Parallax_CommResource>,
+                                            MemWrite<Parallax_CommResource>]>;
+
+//===----------------------------------------------------------------------===//
+// Variables
+//===----------------------------------------------------------------------===//
+
+def Parallax_VariableOp : Parallax_Op<"variable", [
+    Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "a named, typed model variable";
+  let description = [{
+    Declares a model variable: one per ONNX initializer, named after it. A
+    `trainable` variable is updated by the optimizer; others are frozen
+    constants. The initial value is omitted when the model was imported
+    without its initializer data (`parallax-compile --plan-only`). The
+    optional `distribution` attribute records how the variable is
+    synchronised across workers.
+
+    Example:
+
+    ```mlir
+    parallax.variable trainable @fc.weight : tensor<4x8xf32> = dense<0.5>
+    parallax.variable @emb : tensor<1000x64xf32>
+        {distribution = #parallax.distribution<ps, partitions = 4>}
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<AnyStaticShapeTensor>:$type,
+                       OptionalAttr<ElementsAttr>:$initial_value,
+                       UnitAttr:$trainable,
+                       OptionalAttr<Parallax_DistributionAttr>:$distribution);
+  let assemblyFormat = [{
+    (`trainable` $trainable^)? $sym_name
+    custom<TypeAndInitialValue>($type, $initial_value) attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getTensorType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+  }];
+}
+
+def Parallax_ReadOp : Parallax_Op<"read", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead<Parallax_VariableResource>]>]> {
+  let summary = "read the current value of a variable";
+  let description = [{
+    Yields the current value of `variable` on this worker. The result type is
+    the variable's type.
+
+    Example: `%w = parallax.read @fc.weight : tensor<4x8xf32>`
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$variable);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$variable attr-dict `:` type($result)";
+}
+
+def Parallax_AssignOp : Parallax_Op<"assign", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemWrite<Parallax_VariableResource>]>]> {
+  let summary = "overwrite the value of a trainable variable";
+  let description = [{
+    Stores `value` into `variable` on this worker (the optimizer's update).
+    Only trainable variables can be assigned.
+
+    Example: `parallax.assign @fc.weight, %new : tensor<4x8xf32>`
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$variable,
+                       AnyStaticShapeTensor:$value);
+  let assemblyFormat = "$variable `,` $value attr-dict `:` type($value)";
+}
+
+//===----------------------------------------------------------------------===//
+// Row-sparse values
+//===----------------------------------------------------------------------===//
+
+def Parallax_RowSparsePackOp : Parallax_Op<"row_sparse.pack", [Pure,
+    TypesMatchWith<"indices type matches the row-sparse type", "result",
+                   "indices",
+                   "::llvm::cast<RowSparseType>($_self).getIndicesType()">,
+    TypesMatchWith<"values type matches the row-sparse type", "result",
+                   "values",
+                   "::llvm::cast<RowSparseType>($_self).getValuesType()">]> {
+  let summary = "build a row-sparse value from row indices and row values";
+  let description = [{
+    Example:
+
+    ```mlir
+    %g = parallax.row_sparse.pack %ids, %rows
+        : !parallax.row_sparse<tensor<1000x64xf32>, rows = 32>
+    ```
+    where `%ids : tensor<32xi64>` and `%rows : tensor<32x64xf32>`.
+  }];
+  let arguments = (ins 1DTensorOf<[I64]>:$indices, AnyRankedTensor:$values);
+  let results = (outs Parallax_RowSparseType:$result);
+  let assemblyFormat =
+      "$indices `,` $values attr-dict `:` qualified(type($result))";
+}
+
+def Parallax_RowSparseUnpackOp : Parallax_Op<"row_sparse.unpack", [Pure,
+    TypesMatchWith<"indices type matches the row-sparse type", "input",
+                   "indices",
+                   "::llvm::cast<RowSparseType>($_self).getIndicesType()">,
+    TypesMatchWith<"values type matches the row-sparse type", "input",
+                   "values",
+                   "::llvm::cast<RowSparseType>($_self).getValuesType()">]> {
+  let summary = "split a row-sparse value into row indices and row values";
+  let description = [{
+    Example:
+
+    ```mlir
+    %ids, %rows = parallax.row_sparse.unpack %g
+        : !parallax.row_sparse<tensor<1000x64xf32>, rows = 32>
+    ```
+  }];
+  let arguments = (ins Parallax_RowSparseType:$input);
+  let results = (outs 1DTensorOf<[I64]>:$indices, AnyRankedTensor:$values);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
+  let hasFolder = 1;
+}
+
+def Parallax_RowSparseToDenseOp : Parallax_Op<"row_sparse.to_dense", [Pure,
+    TypesMatchWith<"result is the dense type of the row-sparse value",
+                   "input", "result",
+                   "::llvm::cast<RowSparseType>($_self).getDenseType()">]> {
+  let summary = "densify a row-sparse value (repeated rows add up)";
+  let description = [{
+    Yields the dense tensor that is zero except at the stored rows; rows
+    whose index appears several times are summed.
+
+    Example:
+
+    ```mlir
+    %d = parallax.row_sparse.to_dense %g
+        : !parallax.row_sparse<tensor<1000x64xf32>, rows = 32>
+    ```
+  }];
+  let arguments = (ins Parallax_RowSparseType:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
+}
+
+//===----------------------------------------------------------------------===//
+// Dense collectives
+//===----------------------------------------------------------------------===//
+
+def Parallax_AllReduceOp : Parallax_Op<"allreduce", [Parallax_Collective,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "reduce tensors elementwise across all workers";
+  let description = [{
+    Combines each input elementwise over all workers with `reduction` and
+    gives every worker the result. Several tensors may be reduced together
+    (a bucket), which the runtime sends as one message.
+
+    Example:
+
+    ```mlir
+    %a, %b = parallax.allreduce mean %ga, %gb : tensor<8x4xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Parallax_ReductionKind:$reduction,
+                       Variadic<AnyStaticShapeTensor>:$inputs);
+  let results = (outs Variadic<AnyStaticShapeTensor>:$results);
+  let assemblyFormat = "$reduction $inputs attr-dict `:` type($inputs)";
+  let hasVerifier = 1;
+}
+
+def Parallax_AllReduceStartOp : Parallax_Op<"allreduce_start", [
+    Parallax_Collective]> {
+  let summary = "start an asynchronous allreduce";
+  let description = [{
+    Starts the same reduction as `parallax.allreduce` and returns at once, so
+    that computation placed between the start and its
+    `parallax.allreduce_wait` overlaps the communication. The handle must be
+    consumed by exactly one `parallax.allreduce_wait` in the same block.
+
+    Example:
+
+    ```mlir
+    %h = parallax.allreduce_start mean %g : tensor<8x4xf32>
+    ...
+    %r = parallax.allreduce_wait %h : tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins Parallax_ReductionKind:$reduction,
+                       Variadic<AnyStaticShapeTensor>:$inputs);
+  let results = (outs Parallax_AllReduceHandleType:$handle);
+  let assemblyFormat = "$reduction $inputs attr-dict `:` type($inputs)";
+  let hasVerifier = 1;
+}
+
+def Parallax_AllReduceWaitOp : Parallax_Op<"allreduce_wait", [
+    Parallax_Collective]> {
+  let summary = "wait for an asynchronous allreduce and yield its results";
+  let description = [{
+    Blocks until the allreduce started by the `parallax.allreduce_start` that
+    produced `handle` has completed, and yields the reduced tensors (same
+    types as the start's inputs).
+  }];
+  let arguments = (ins Parallax_AllReduceHandleType:$handle);
+  let results = (outs Variadic<AnyStaticShapeTensor>:$results);
+  let assemblyFormat = "$handle attr-dict `:` type($results)";
+  let hasVerifier = 1;
+}
+
+def Parallax_AllGatherOp : Parallax_Op<"allgather", [Parallax_Collective]> {
+  let summary = "concatenate every worker's row slice along dimension 0";
+  let description = [{
+    Worker `r`'s `input` becomes rows `[r*k, (r+1)*k)` of the result, where
+    `k` is the input's leading dimension. The result's leading dimension is
+    `k` times the number of workers, or `?` when that number is only known
+    at run time.
+
+    Example: `%all = parallax.allgather %rows : tensor<32x64xf32> -> tensor<128x64xf32>`
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Parallax_BroadcastOp : Parallax_Op<"broadcast", [Parallax_Collective,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "send a tensor from one worker to all workers";
+  let description = [{
+    Every worker receives worker `root`'s `input` (used to give all replicas
+    of a dense variable the same initial value).
+
+    Example: `%w0 = parallax.broadcast %w root 0 : tensor<8x4xf32>`
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$root);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$input `root` $root attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Parameter-server push / pull
+//===----------------------------------------------------------------------===//
+
+def Parallax_PushOp : Parallax_Op<"push", [Parallax_Collective,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemWrite<Parallax_VariableResource>]>]> {
+  let summary = "send a gradient to the servers that own a variable";
+  let description = [{
+    Sends this worker's gradient of a `ps`-placed variable to the servers
+    that hold its partitions. A row-sparse gradient sends only its rows, each
+    to the server owning that row's range; a dense gradient sends every
+    partition to its owner. The owners average the contributions of all
+    workers and apply the variable's optimizer update to their rows.
+
+    Example:
+
+    ```mlir
+    parallax.push @emb, %g : !parallax.row_sparse<tensor<1000x64xf32>, rows = 32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$variable,
+                       Parallax_TensorOrRowSparse:$gradient);
+  let assemblyFormat = "$variable `,` $gradient attr-dict `:` type($gradient)";
+}
+
+def Parallax_PullOp : Parallax_Op<"pull", [Parallax_Collective,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead<Parallax_VariableResource>]>]> {
+  let summary = "fetch rows (or all) of a variable from its servers";
+  let description = [{
+    With `indices`, fetches the requested rows of a `ps`-placed variable from
+    the servers that own them (duplicates are fetched once); the result has
+    one row per index. Without indices, fetches the whole variable.
+
+    Example:
+
+    ```mlir
+    %rows = parallax.pull @emb[%ids : tensor<32xi64>] : tensor<32x64xf32>
+    %w = parallax.pull @fc.weight : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$variable,
+                       Optional<1DTensorOf<[I64]>>:$indices);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $variable (`[` $indices^ `:` type($indices) `]`)? attr-dict `:`
+    type($result)
+  }];
+}
+
+#endif // PARALLAX_DIALECT_PARALLAX_IR_PARALLAXOPS_TD

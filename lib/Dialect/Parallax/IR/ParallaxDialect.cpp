@@ -1,0 +1,129 @@
+//===- ParallaxDialect.cpp - Parallax dialect, types, attributes ----------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
+#include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::parallax;
+
+#include "parallax/Dialect/Parallax/IR/ParallaxDialect.cpp.inc"
+#include "parallax/Dialect/Parallax/IR/ParallaxEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "parallax/Dialect/Parallax/IR/ParallaxAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "parallax/Dialect/Parallax/IR/ParallaxTypes.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// ParallaxDialect
+//===----------------------------------------------------------------------===//
+
+void ParallaxDialect::initialize() {
+  registerAttributes();
+  registerTypes();
+  addOperations<
+#define GET_OP_LIST
+#include "parallax/Dialect/Parallax/IR/ParallaxOps.cpp.inc"
+      >();
+}
+
+void ParallaxDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "parallax/Dialect/Parallax/IR/ParallaxAttrs.cpp.inc"
+      >();
+}
+
+void ParallaxDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "parallax/Dialect/Parallax/IR/ParallaxTypes.cpp.inc"
+      >();
+}
+
+LogicalResult ParallaxDialect::verifyOperationAttribute(Operation *op,
+                                                        NamedAttribute attr) {
+  if (attr.getName() != getWorldAttrName())
+    return op->emitError() << "unknown Parallax dialect attribute '"
+                           << attr.getName().getValue() << "'";
+  if (!isa<ModuleOp>(op))
+    return op->emitError() << "'" << getWorldAttrName()
+                           << "' is only valid on a builtin.module";
+  if (!isa<WorldAttr>(attr.getValue()))
+    return op->emitError() << "'" << getWorldAttrName()
+                           << "' must be a #parallax.world attribute, got "
+                           << attr.getValue();
+  return success();
+}
+
+std::optional<int64_t> ParallaxDialect::getStaticWorkers(Operation *op) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    module = op->getParentOfType<ModuleOp>();
+  for (; module; module = module->getParentOfType<ModuleOp>())
+    if (auto world = module->getAttrOfType<WorldAttr>(getWorldAttrName()))
+      return world.getWorkers();
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+DistributionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         Placement placement, int64_t partitions) {
+  if (partitions < 1)
+    return emitError() << "partitions must be at least 1, got " << partitions;
+  if (placement != Placement::PS && partitions != 1)
+    return emitError() << "placement '" << stringifyPlacement(placement)
+                       << "' keeps the variable whole: partitions must be 1, "
+                          "got "
+                       << partitions;
+  return success();
+}
+
+LogicalResult WorldAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                int64_t workers) {
+  if (workers < 1)
+    return emitError() << "workers must be at least 1, got " << workers;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RowSparseType
+//===----------------------------------------------------------------------===//
+
+LogicalResult RowSparseType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                    RankedTensorType denseType, int64_t rows) {
+  if (denseType.getRank() < 1)
+    return emitError() << "row-sparse dense type must have rank >= 1, got "
+                       << denseType;
+  if (!denseType.hasStaticShape())
+    return emitError() << "row-sparse dense type must be statically shaped, got "
+                       << denseType;
+  if (rows < 0)
+    return emitError() << "row-sparse row count must be non-negative, got "
+                       << rows;
+  return success();
+}
+
+RankedTensorType RowSparseType::getIndicesType() const {
+  return RankedTensorType::get({getRows()},
+                               IntegerType::get(getContext(), 64));
+}
+
+RankedTensorType RowSparseType::getValuesType() const {
+  SmallVector<int64_t> shape(getDenseType().getShape());
+  shape.front() = getRows();
+  return RankedTensorType::get(shape, getElementType());
+}

@@ -1,0 +1,327 @@
+//===- ParallaxOps.cpp - Parallax operations ------------------------------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::parallax;
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+/// Parses `: TYPE (= INITIAL_VALUE)?`, where the initial value's own type is
+/// implied by TYPE (as memref.global does).
+static ParseResult parseTypeAndInitialValue(OpAsmParser &parser,
+                                            TypeAttr &typeAttr,
+                                            ElementsAttr &initialValue) {
+  Type type;
+  if (parser.parseColonType(type))
+    return failure();
+  typeAttr = TypeAttr::get(type);
+  if (failed(parser.parseOptionalEqual()))
+    return success();
+  SMLoc loc = parser.getCurrentLocation();
+  Attribute attr;
+  if (parser.parseAttribute(attr, type))
+    return failure();
+  initialValue = dyn_cast<ElementsAttr>(attr);
+  if (!initialValue)
+    return parser.emitError(loc, "initial value must be an elements attribute");
+  return success();
+}
+
+static void printTypeAndInitialValue(OpAsmPrinter &p, Operation *,
+                                     TypeAttr typeAttr,
+                                     ElementsAttr initialValue) {
+  p << ": " << typeAttr.getValue();
+  if (!initialValue)
+    return;
+  p << " = ";
+  if (initialValue.getType() == typeAttr.getValue())
+    p.printAttributeWithoutType(initialValue);
+  else
+    p.printAttribute(initialValue);
+}
+
+#define GET_OP_CLASSES
+#include "parallax/Dialect/Parallax/IR/ParallaxOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// Resolves `name` to the parallax.variable it names, or reports an error at
+/// `op`.
+static FailureOr<VariableOp> lookupVariable(Operation *op,
+                                            FlatSymbolRefAttr name,
+                                            SymbolTableCollection &symbols) {
+  auto variable = symbols.lookupNearestSymbolFrom<VariableOp>(op, name);
+  if (!variable)
+    return op->emitOpError() << "'" << name
+                             << "' does not reference a parallax.variable";
+  return variable;
+}
+
+/// Push and pull address a variable held by parameter servers. Before the
+/// distribution pass has decided, the variable carries no decision and any
+/// placement is possible; afterwards it must be `ps`.
+static LogicalResult verifyPlacedOnServers(Operation *op,
+                                           VariableOp variable) {
+  DistributionAttr distribution = variable.getDistributionAttr();
+  if (!distribution || distribution.getPlacement() == Placement::PS)
+    return success();
+  return op->emitOpError() << "variable '@" << variable.getSymName()
+                           << "' is placed '"
+                           << stringifyPlacement(distribution.getPlacement())
+                           << "', but push and pull need placement 'ps'";
+}
+
+static LogicalResult verifyReduction(Operation *op, ReductionKind kind,
+                                     TypeRange types) {
+  if (types.empty())
+    return op->emitOpError("requires at least one input");
+  if (kind != ReductionKind::Mean)
+    return success();
+  for (Type type : types)
+    if (!isa<FloatType>(cast<ShapedType>(type).getElementType()))
+      return op->emitOpError()
+             << "'mean' reduction requires floating-point tensors, got "
+             << type;
+  return success();
+}
+
+bool mlir::parallax::mayCommunicate(Operation *op) {
+  if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    if (llvm::any_of(instances, [](const MemoryEffects::EffectInstance &e) {
+          return isa<CommunicationResource>(e.getResource());
+        }))
+      return true;
+  } else if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()) {
+    return true;
+  }
+  if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+    return false;
+  for (Region &region : op->getRegions())
+    for (Operation &nested : region.getOps())
+      if (mayCommunicate(&nested))
+        return true;
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// VariableOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult VariableOp::verify() {
+  RankedTensorType type = getTensorType();
+  Type elementType = type.getElementType();
+  if (!elementType.isIntOrFloat())
+    return emitOpError() << "element type must be an integer or "
+                            "floating-point type, got "
+                         << elementType;
+  if (ElementsAttr init = getInitialValueAttr();
+      init && init.getShapedType() != type)
+    return emitOpError() << "initial value type " << init.getShapedType()
+                         << " does not match the variable type " << type;
+  if (getTrainable() && !isa<FloatType>(elementType))
+    return emitOpError() << "trainable variable must have a floating-point "
+                            "element type, got "
+                         << elementType;
+
+  DistributionAttr distribution = getDistributionAttr();
+  if (!distribution)
+    return success();
+  if (!getTrainable())
+    return emitOpError("only trainable variables have a distribution; a "
+                       "frozen variable is replicated as a constant");
+  int64_t partitions = distribution.getPartitions();
+  if (partitions > 1 && type.getRank() == 0)
+    return emitOpError() << "cannot split a scalar variable into "
+                         << partitions << " partitions";
+  if (type.getRank() > 0 && partitions > type.getDimSize(0))
+    return emitOpError() << "cannot split " << type.getDimSize(0)
+                         << " rows into " << partitions << " partitions";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReadOp / AssignOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReadOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<VariableOp> variable =
+      lookupVariable(*this, getVariableAttr(), symbols);
+  if (failed(variable))
+    return failure();
+  if (getType() != variable->getType())
+    return emitOpError() << "result type " << getType()
+                         << " does not match the type "
+                         << variable->getType() << " of variable '"
+                         << getVariableAttr() << "'";
+  return success();
+}
+
+LogicalResult AssignOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<VariableOp> variable =
+      lookupVariable(*this, getVariableAttr(), symbols);
+  if (failed(variable))
+    return failure();
+  if (!variable->getTrainable())
+    return emitOpError() << "cannot assign to '" << getVariableAttr()
+                         << "': the variable is not trainable";
+  if (getValue().getType() != variable->getType())
+    return emitOpError() << "value type " << getValue().getType()
+                         << " does not match the type " << variable->getType()
+                         << " of variable '" << getVariableAttr() << "'";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Row-sparse ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+RowSparseUnpackOp::fold(FoldAdaptor, SmallVectorImpl<OpFoldResult> &results) {
+  auto pack = getInput().getDefiningOp<RowSparsePackOp>();
+  if (!pack)
+    return failure();
+  results.push_back(pack.getIndices());
+  results.push_back(pack.getValues());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AllReduce ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::verify() {
+  return verifyReduction(*this, getReduction(), getInputs().getTypes());
+}
+
+LogicalResult AllReduceOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  llvm::append_range(inferredReturnTypes, operands.getTypes());
+  return success();
+}
+
+LogicalResult AllReduceStartOp::verify() {
+  if (failed(verifyReduction(*this, getReduction(), getInputs().getTypes())))
+    return failure();
+  Value handle = getHandle();
+  auto wait = handle.hasOneUse()
+                  ? dyn_cast<AllReduceWaitOp>(*handle.getUsers().begin())
+                  : AllReduceWaitOp();
+  if (!wait || wait->getBlock() != (*this)->getBlock())
+    return emitOpError("handle must be consumed by exactly one "
+                       "parallax.allreduce_wait in the same block");
+  return success();
+}
+
+LogicalResult AllReduceWaitOp::verify() {
+  auto start = getHandle().getDefiningOp<AllReduceStartOp>();
+  if (!start)
+    return emitOpError("handle must come directly from a "
+                       "parallax.allreduce_start");
+  if (getResultTypes() != start.getInputs().getTypes())
+    return emitOpError("result types must match the types of the inputs of "
+                       "the started allreduce");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AllGatherOp / BroadcastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllGatherOp::verify() {
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  auto resultType = cast<RankedTensorType>(getResult().getType());
+  if (inputType.getRank() < 1)
+    return emitOpError("input must have rank >= 1: rows are gathered along "
+                       "dimension 0");
+  if (resultType.getElementType() != inputType.getElementType() ||
+      resultType.getShape().drop_front() != inputType.getShape().drop_front())
+    return emitOpError() << "result " << resultType
+                         << " must have the element type and trailing "
+                            "dimensions of the input "
+                         << inputType;
+  if (resultType.isDynamicDim(0))
+    return success();
+  int64_t rows = inputType.getDimSize(0);
+  int64_t gathered = resultType.getDimSize(0);
+  if (std::optional<int64_t> workers = ParallaxDialect::getStaticWorkers(*this);
+      workers && gathered != rows * *workers)
+    return emitOpError() << "result has " << gathered << " rows, but "
+                         << *workers << " workers with " << rows
+                         << " rows each gather " << rows * *workers;
+  if (rows == 0 ? gathered != 0 : gathered % rows != 0)
+    return emitOpError() << "result rows (" << gathered
+                         << ") must be a multiple of the input rows (" << rows
+                         << ")";
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  std::optional<int64_t> workers = ParallaxDialect::getStaticWorkers(*this);
+  if (workers && static_cast<int64_t>(getRoot()) >= *workers)
+    return emitOpError() << "root " << getRoot()
+                         << " is not a worker of a module planned for "
+                         << *workers << " workers";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PushOp / PullOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PushOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<VariableOp> variable =
+      lookupVariable(*this, getVariableAttr(), symbols);
+  if (failed(variable) || failed(verifyPlacedOnServers(*this, *variable)))
+    return failure();
+  if (!variable->getTrainable())
+    return emitOpError() << "cannot push a gradient to '" << getVariableAttr()
+                         << "': the variable is not trainable";
+  Type gradientType = getGradient().getType();
+  Type denseType = gradientType;
+  if (auto rowSparse = dyn_cast<RowSparseType>(gradientType))
+    denseType = rowSparse.getDenseType();
+  if (denseType != variable->getType())
+    return emitOpError() << "gradient " << gradientType
+                         << " does not match the type " << variable->getType()
+                         << " of variable '" << getVariableAttr() << "'";
+  return success();
+}
+
+LogicalResult PullOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<VariableOp> variable =
+      lookupVariable(*this, getVariableAttr(), symbols);
+  if (failed(variable) || failed(verifyPlacedOnServers(*this, *variable)))
+    return failure();
+  RankedTensorType variableType = variable->getTensorType();
+  RankedTensorType expected = variableType;
+  if (Value indices = getIndices()) {
+    if (variableType.getRank() < 1)
+      return emitOpError() << "cannot pull rows of scalar variable '"
+                           << getVariableAttr() << "'";
+    SmallVector<int64_t> shape(variableType.getShape());
+    shape.front() = cast<RankedTensorType>(indices.getType()).getDimSize(0);
+    expected = RankedTensorType::get(shape, variableType.getElementType());
+  }
+  if (getType() != expected)
+    return emitOpError() << "result type " << getType() << " does not match "
+                         << expected << (getIndices() ? ": one row of '" : ": '")
+                         << getVariableAttr()
+                         << (getIndices() ? "' per index" : "' whole");
+  return success();
+}

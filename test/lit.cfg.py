@@ -1,0 +1,32 @@
+# -*- Python -*-
+# Lit configuration for the Parallax regression suite.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "PARALLAX"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.parallax_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+# FileCheck, not, count, split-file come from the LLVM 22 prefix: put it
+# first so Debian's older /usr/bin/FileCheck-14 is never picked up.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.parallax_tools_dir, append_path=True)
+
+tools = [
+    ToolSubst("parallax-opt", unresolved="fatal"),
+    ToolSubst("parallax-translate", unresolved="fatal"),
+]
+llvm_config.add_tool_substitutions(
+    tools, [config.parallax_tools_dir, config.llvm_tools_dir]
+)
