@@ -19,50 +19,81 @@ using namespace mlir::parallax;
 
 namespace {
 
-/// Returns the op of `op`'s block before which the wait for `op` goes: the
-/// first op that uses one of its results (directly or in a nested region),
-/// the first later collective other than an allreduce_start, or the
-/// terminator.
-Operation *findWaitPoint(AllReduceOp op) {
-  Block *block = op->getBlock();
-  Operation *firstUser = nullptr;
-  for (Operation *user : op->getUsers()) {
-    Operation *ancestor = block->findAncestorOpInBlock(*user);
-    if (!firstUser || ancestor->isBeforeInBlock(firstUser))
-      firstUser = ancestor;
+/// True for ops a wait must not move past: another wait (waits complete in
+/// issue order), an op that may communicate in ways the pass cannot see (a
+/// call), and the terminator. Parallax collectives are not barriers: every
+/// worker issues them in the same order whether or not a reduction is in
+/// flight.
+bool isWaitBarrier(Operation &op) {
+  if (isa<AllReduceWaitOp>(op) || op.hasTrait<OpTrait::IsTerminator>())
+    return true;
+  return !isa<ParallaxDialect>(op.getDialect()) && mayCommunicate(&op);
+}
+
+/// Splits the allreduces of `block` in one pass over it: O(ops + uses).
+void splitAllReducesIn(Block &block) {
+  // Positions and, for each position, the first barrier at or after it.
+  SmallVector<Operation *> ops;
+  DenseMap<Operation *, unsigned> position;
+  for (Operation &op : block) {
+    position[&op] = ops.size();
+    ops.push_back(&op);
   }
-  for (Operation *it = op->getNextNode(); it; it = it->getNextNode()) {
-    if (it == firstUser || it->hasTrait<OpTrait::IsTerminator>())
-      return it;
-    if (!isa<AllReduceStartOp>(it) && mayCommunicate(it))
-      return it;
+  unsigned end = ops.size();
+  SmallVector<unsigned> nextBarrier(end + 1, end);
+  for (unsigned i = end; i-- > 0;)
+    nextBarrier[i] = isWaitBarrier(*ops[i]) ? i : nextBarrier[i + 1];
+
+  SmallVector<AllReduceOp> allReduces;
+  for (Operation *op : ops)
+    if (auto allReduce = dyn_cast<AllReduceOp>(op))
+      allReduces.push_back(allReduce);
+
+  // Last first, so that each wait can be placed before the next one.
+  // `replacement` maps an erased allreduce to its start, which takes its
+  // place as an insertion point.
+  DenseMap<Operation *, Operation *> replacement;
+  Operation *nextWait = nullptr;
+  unsigned nextWaitPos = end;
+  for (AllReduceOp op : llvm::reverse(allReduces)) {
+    unsigned pos = position[op];
+    unsigned waitPos = nextBarrier[pos + 1];
+    for (Operation *user : op->getUsers())
+      waitPos = std::min(waitPos, position[block.findAncestorOpInBlock(*user)]);
+
+    OpBuilder builder(op);
+    auto start = AllReduceStartOp::create(builder, op.getLoc(),
+                                          op.getReduction(), op.getInputs());
+    if (nextWait && waitPos >= nextWaitPos) {
+      builder.setInsertionPoint(nextWait);
+      waitPos = nextWaitPos;
+    } else if (waitPos < end) {
+      Operation *before = ops[waitPos];
+      builder.setInsertionPoint(replacement.lookup_or(before, before));
+    } else {
+      // A block without a terminator (a graph region): wait at its end.
+      builder.setInsertionPointToEnd(&block);
+    }
+    auto wait = AllReduceWaitOp::create(builder, op.getLoc(),
+                                        op.getResultTypes(), start.getHandle());
+    op.replaceAllUsesWith(wait.getResults());
+    replacement[op] = start;
+    op.erase();
+    nextWait = wait;
+    nextWaitPos = waitPos;
   }
-  // A block without a terminator (a graph region): wait at its end.
-  return nullptr;
 }
 
 struct AsyncAllReducePass
     : public parallax::impl::ParallaxAsyncAllReduceBase<AsyncAllReducePass> {
   void runOnOperation() override {
-    SmallVector<AllReduceOp> allReduces;
-    getOperation()->walk(
-        [&](AllReduceOp op) { allReduces.push_back(op); });
-    // Last first: a later allreduce is already a start when an earlier one
-    // looks for its wait point, so the earlier wait can move past it.
-    for (AllReduceOp op : llvm::reverse(allReduces)) {
-      Operation *waitPoint = findWaitPoint(op);
-      OpBuilder builder(op);
-      auto start = AllReduceStartOp::create(builder, op.getLoc(),
-                                            op.getReduction(), op.getInputs());
-      if (waitPoint)
-        builder.setInsertionPoint(waitPoint);
-      else
-        builder.setInsertionPointToEnd(op->getBlock());
-      auto wait = AllReduceWaitOp::create(
-          builder, op.getLoc(), op.getResultTypes(), start.getHandle());
-      op.replaceAllUsesWith(wait.getResults());
-      op.erase();
-    }
+    SmallVector<Block *> blocks;
+    getOperation()->walk([&](Block *block) {
+      if (llvm::any_of(*block, llvm::IsaPred<AllReduceOp>))
+        blocks.push_back(block);
+    });
+    for (Block *block : blocks)
+      splitAllReducesIn(*block);
   }
 };
 

@@ -33,14 +33,21 @@ func.func @pipeline(%a: tensor<4xf32>, %b: tensor<8xf32>, %c: tensor<4xf32>) -> 
 
 // -----
 
-// A wait never moves past another collective.
-// CHECK-LABEL: func.func @collective_barrier
+// Other Parallax collectives overlap with the reduction; a call (unknown
+// effects) does not.
+// CHECK-LABEL: func.func @collectives_and_calls
 // CHECK-NEXT: %[[H:.*]] = parallax.allreduce_start
-// CHECK-NEXT: parallax.allreduce_wait %[[H]]
 // CHECK-NEXT: parallax.broadcast
-func.func @collective_barrier(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+// CHECK-NEXT: parallax.push
+// CHECK-NEXT: parallax.allreduce_wait %[[H]]
+// CHECK-NEXT: call @opaque()
+parallax.variable trainable @w : tensor<4xf32>
+func.func private @opaque()
+func.func @collectives_and_calls(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %r = parallax.allreduce mean %a : tensor<4xf32>
   %b = parallax.broadcast %a root 0 : tensor<4xf32>
+  parallax.push @w, %a : tensor<4xf32>
+  func.call @opaque() : () -> ()
   return %r, %b : tensor<4xf32>, tensor<4xf32>
 }
 

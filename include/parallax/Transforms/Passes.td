@@ -44,9 +44,12 @@ def ParallaxAsyncAllReduce : Pass<"parallax-async-allreduce"> {
     communication: in a backward pass, the gradient of layer k is reduced
     while the gradients of layers k-1...1 are computed.
 
-    The wait is never moved past another collective that is not itself an
-    `allreduce_start`, so waits complete in the order the reductions were
-    issued on every worker.
+    Other Parallax collectives (push, pull, allgather, broadcast, starts) may
+    sit between a start and its wait: every worker still issues all
+    collectives in program order, and MPI and NCCL allow blocking
+    collectives while a nonblocking one is in flight. A wait never moves
+    past another `allreduce_wait` (waits complete in issue order) nor past
+    an op whose effects are unknown, such as a call.
 
     Precondition: none. Postcondition: no `parallax.allreduce` remains in the
     processed blocks; every start has exactly one wait in its block.

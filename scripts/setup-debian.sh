@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+#===- setup-debian.sh - Install Parallax's build dependencies -------------===#
+#
+# Installs exactly the Debian 12 packages Parallax needs to build and test.
+# Idempotent: packages already installed are skipped, and nothing (not even
+# `apt-get update`) runs when everything is present.
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+
+PACKAGES=(
+  # Toolchain and build system.
+  g++ cmake ninja-build ccache python3
+  # LLVM/MLIR 22 (libMLIR.so, libLLVM.so, mlir-tblgen, lit, FileCheck, not).
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
+  # Unit tests.
+  libgtest-dev
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if [[ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" != "install ok installed" ]]; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#PACKAGES[@]} Debian packages already installed"
+  exit 0
+fi
+
+SUDO=()
+if [[ "$(id -u)" != 0 ]]; then
+  SUDO=(sudo)
+fi
+echo "setup: installing ${missing[*]}"
+"${SUDO[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq \
+  --no-install-recommends "${missing[@]}"
