@@ -25,8 +25,8 @@ void registerAllDialects(DialectRegistry &registry);
 /// Registers Parallax's passes and the upstream passes the pipeline uses.
 void registerAllPasses();
 
-/// Registers the translations of parallax-translate: MLIR (LLVM dialect) to
-/// LLVM IR.
+/// Registers the translations of parallax-translate: ONNX import
+/// (--import-onnx) and MLIR (LLVM dialect) to LLVM IR.
 void registerAllTranslations();
 
 } // namespace mlir::parallax

@@ -7,6 +7,7 @@
 #include "parallax/InitAll.h"
 
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
+#include "parallax/Target/ONNX/ONNXImporter.h"
 #include "parallax/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -63,6 +64,7 @@ void mlir::parallax::registerAllPasses() {
 }
 
 void mlir::parallax::registerAllTranslations() {
+  registerONNXImportTranslation();
   // mlir-to-llvmir registers the LLVM IR translation interfaces it needs.
   mlir::registerToLLVMIRTranslation();
 }

@@ -34,6 +34,10 @@ void ParallaxDialect::initialize() {
 #define GET_OP_LIST
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.cpp.inc"
       >();
+  addOperations<
+#define GET_OP_LIST
+#include "parallax/Dialect/Parallax/IR/ParallaxComputeOps.cpp.inc"
+      >();
 }
 
 void ParallaxDialect::registerAttributes() {
@@ -63,6 +67,27 @@ LogicalResult ParallaxDialect::verifyOperationAttribute(Operation *op,
                            << "' must be a #parallax.world attribute, got "
                            << attr.getValue();
   return success();
+}
+
+static LogicalResult verifyNameAttr(Operation *op, NamedAttribute attr) {
+  if (attr.getName() != ParallaxDialect::getNameAttrName())
+    return op->emitError() << "unknown Parallax argument or result attribute '"
+                           << attr.getName().getValue() << "'";
+  if (!isa<StringAttr>(attr.getValue()))
+    return op->emitError() << "'" << ParallaxDialect::getNameAttrName()
+                           << "' must be a string, got " << attr.getValue();
+  return success();
+}
+
+LogicalResult ParallaxDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                        unsigned,
+                                                        NamedAttribute attr) {
+  return verifyNameAttr(op, attr);
+}
+
+LogicalResult ParallaxDialect::verifyRegionResultAttribute(
+    Operation *op, unsigned, unsigned, NamedAttribute attr) {
+  return verifyNameAttr(op, attr);
 }
 
 std::optional<int64_t> ParallaxDialect::getStaticWorkers(Operation *op) {

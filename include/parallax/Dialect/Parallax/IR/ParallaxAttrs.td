@@ -37,6 +37,36 @@ def Parallax_ReductionKind : I32EnumAttr<"ReductionKind",
   let cppNamespace = "::mlir::parallax";
 }
 
+def Parallax_PadMode : I32EnumAttr<"PadMode", "how padding is filled", [
+    I32EnumAttrCase<"Constant", 0, "constant">,
+    I32EnumAttrCase<"Reflect", 1, "reflect">,
+    I32EnumAttrCase<"Edge", 2, "edge">]> {
+  let cppNamespace = "::mlir::parallax";
+}
+
+def Parallax_ReduceKind : I32EnumAttr<"ReduceKind", "a reduction", [
+    I32EnumAttrCase<"Sum", 0, "sum">,
+    I32EnumAttrCase<"Mean", 1, "mean">,
+    I32EnumAttrCase<"Max", 2, "max">,
+    I32EnumAttrCase<"Min", 3, "min">,
+    I32EnumAttrCase<"Prod", 4, "prod">]> {
+  let cppNamespace = "::mlir::parallax";
+}
+
+def Parallax_PoolKind : I32EnumAttr<"PoolKind", "a pooling reduction", [
+    I32EnumAttrCase<"Max", 0, "max">,
+    I32EnumAttrCase<"Average", 1, "average">]> {
+  let cppNamespace = "::mlir::parallax";
+}
+
+def Parallax_LossReduction : I32EnumAttr<"LossReduction",
+    "how per-example losses are combined", [
+      I32EnumAttrCase<"None", 0, "none">,
+      I32EnumAttrCase<"Sum", 1, "sum">,
+      I32EnumAttrCase<"Mean", 2, "mean">]> {
+  let cppNamespace = "::mlir::parallax";
+}
+
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//

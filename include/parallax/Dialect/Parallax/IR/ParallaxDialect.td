@@ -41,11 +41,19 @@ def Parallax_Dialect : Dialect {
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 
   let extraClassDeclaration = [{
     /// Name of the module attribute holding the `#parallax.world`.
     static constexpr ::llvm::StringLiteral getWorldAttrName() {
       return ::llvm::StringLiteral("parallax.world");
+    }
+
+    /// Name of the function argument and result attribute that keeps the
+    /// ONNX name of a graph input or output.
+    static constexpr ::llvm::StringLiteral getNameAttrName() {
+      return ::llvm::StringLiteral("parallax.name");
     }
 
     /// Returns the number of workers fixed on the module enclosing `op`, or

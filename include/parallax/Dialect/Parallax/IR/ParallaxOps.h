@@ -40,4 +40,7 @@ bool mayCommunicate(Operation *op);
 #define GET_OP_CLASSES
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h.inc"
 
+#define GET_OP_CLASSES
+#include "parallax/Dialect/Parallax/IR/ParallaxComputeOps.h.inc"
+
 #endif // PARALLAX_DIALECT_PARALLAX_IR_PARALLAXOPS_H

@@ -1,0 +1,56 @@
+//===- ONNXImporter.h - Import ONNX models into Parallax --------*- C++ -*-===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_TARGET_ONNX_ONNXIMPORTER_H
+#define PARALLAX_TARGET_ONNX_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <optional>
+#include <string>
+
+namespace llvm {
+class MemoryBuffer;
+} // namespace llvm
+
+namespace mlir::parallax {
+
+/// How an ONNX model is imported.
+struct ONNXImportOptions {
+  /// Values of symbolic dimensions, by dim_param name (`--bind NAME=VALUE`).
+  llvm::StringMap<int64_t> dimensionBindings;
+  /// Binds the leading dimension of every graph input (`--batch-size`).
+  std::optional<int64_t> batchSize;
+  /// Float initializers imported as frozen constants instead of trainable
+  /// variables (`--freeze`).
+  llvm::StringSet<> frozen;
+  /// Directory of external tensor data; empty means the model's directory.
+  std::string dataDirectory;
+  /// Initializers and constants larger than this are stored as resource
+  /// blobs rather than as dense text.
+  int64_t resourceBlobThresholdBytes = 1024;
+};
+
+/// Imports the ONNX model in `buffer` (binary protobuf, or ONNX text format
+/// when `isText`) into a module holding one `parallax.variable` per float
+/// initializer and `func.func @forward` computing the graph outputs from
+/// the graph inputs. `filename` names the model in diagnostics and locates
+/// external data. Reports every problem as an MLIR diagnostic and returns
+/// null on failure.
+OwningOpRef<ModuleOp> importONNXModel(const llvm::MemoryBuffer &buffer,
+                                      llvm::StringRef filename, bool isText,
+                                      MLIRContext *context,
+                                      const ONNXImportOptions &options);
+
+/// Registers `--import-onnx` and its options with parallax-translate.
+void registerONNXImportTranslation();
+
+} // namespace mlir::parallax
+
+#endif // PARALLAX_TARGET_ONNX_ONNXIMPORTER_H

@@ -1,0 +1,771 @@
+//===- Importer.cpp - Import ONNX models into Parallax --------------------===//
+//
+// Part of the Parallax project.
+//
+// Loading (binary or text), opset handling, the libonnx checker and shape
+// inference, binding of symbolic dimensions, initializers and the graph
+// walk. Every libonnx exception becomes an MLIR diagnostic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/parser.h>
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
+
+using namespace mlir;
+using namespace mlir::parallax;
+using namespace mlir::parallax::onnx_import;
+
+static constexpr int64_t kMinOpset = 11;
+static constexpr int64_t kMaxOpset = 17;
+
+static bool isDefaultDomain(const std::string &domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+//===----------------------------------------------------------------------===//
+// NodeContext
+//===----------------------------------------------------------------------===//
+
+NodeContext::NodeContext(GraphImporter &importer, const onnx::NodeProto &node,
+                         Location loc)
+    : node(node), loc(loc), builder(importer.builder), opset(importer.opset),
+      importer(importer) {}
+
+bool NodeContext::hasInput(unsigned i) const {
+  return i < numInputs() && !node.input(i).empty();
+}
+
+Value NodeContext::input(unsigned i) {
+  if (!hasInput(i)) {
+    emitError() << "required input " << i << " is missing";
+    return Value();
+  }
+  return importer.lookupValue(node.input(i), loc);
+}
+
+RankedTensorType NodeContext::inputType(unsigned i) {
+  if (!hasInput(i))
+    return nullptr;
+  if (const Const *c = constInput(i))
+    return c->getType();
+  Value value = input(i);
+  return value ? cast<RankedTensorType>(value.getType()) : nullptr;
+}
+
+const Const *NodeContext::constInput(unsigned i) const {
+  return hasInput(i) ? importer.lookupConst(node.input(i)) : nullptr;
+}
+
+const Const *NodeContext::requireConstInput(unsigned i, StringRef what) {
+  if (!hasInput(i)) {
+    emitError() << "input '" << what << "' is missing";
+    return nullptr;
+  }
+  const Const *c = constInput(i);
+  if (!c)
+    emitError() << "input '" << what << "' ('" << node.input(i)
+                << "') must be known at compile time; bind symbolic "
+                   "dimensions with --batch-size or --bind so that shape "
+                   "computations fold";
+  return c;
+}
+
+const onnx::AttributeProto *NodeContext::attr(StringRef name) const {
+  for (const onnx::AttributeProto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+bool NodeContext::checkAttrType(const onnx::AttributeProto *a, int type,
+                                StringRef what) {
+  if (a->type() == type)
+    return true;
+  emitError() << "attribute '" << a->name() << "' must be " << what;
+  return false;
+}
+
+int64_t NodeContext::attrInt(StringRef name, int64_t defaultValue) {
+  return attrIntOpt(name).value_or(defaultValue);
+}
+
+std::optional<int64_t> NodeContext::attrIntOpt(StringRef name) {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a || !checkAttrType(a, onnx::AttributeProto::INT, "an integer"))
+    return std::nullopt;
+  return a->i();
+}
+
+float NodeContext::attrFloat(StringRef name, float defaultValue) {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a || !checkAttrType(a, onnx::AttributeProto::FLOAT, "a float"))
+    return defaultValue;
+  return a->f();
+}
+
+std::string NodeContext::attrString(StringRef name, StringRef defaultValue) {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a || !checkAttrType(a, onnx::AttributeProto::STRING, "a string"))
+    return defaultValue.str();
+  return a->s();
+}
+
+std::optional<SmallVector<int64_t>> NodeContext::attrInts(StringRef name) {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a ||
+      !checkAttrType(a, onnx::AttributeProto::INTS, "a list of integers"))
+    return std::nullopt;
+  return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::optional<Const> NodeContext::attrTensor(StringRef name) {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a || !checkAttrType(a, onnx::AttributeProto::TENSOR, "a tensor"))
+    return std::nullopt;
+  FailureOr<Const> value = readTensorConst(importer, a->t());
+  if (::mlir::failed(value)) {
+    hasFailed = true;
+    return std::nullopt;
+  }
+  return *value;
+}
+
+Type NodeContext::importerElementType(int64_t dataType) const {
+  return importer.convertElementType(dataType);
+}
+
+bool NodeContext::outputUsed(unsigned i) const {
+  return i < numOutputs() && !node.output(i).empty() &&
+         importer.isUsed(node.output(i));
+}
+
+void NodeContext::setOutput(unsigned i, Value value) {
+  if (i < numOutputs() && !node.output(i).empty())
+    importer.defineValue(node.output(i), value);
+}
+
+void NodeContext::setConstOutput(unsigned i, Const value) {
+  if (i < numOutputs() && !node.output(i).empty())
+    importer.defineConst(node.output(i), std::move(value));
+}
+
+InFlightDiagnostic NodeContext::emitError() {
+  hasFailed = true;
+  InFlightDiagnostic diag = mlir::emitError(loc);
+  diag << "node '" << (node.name().empty() ? "<unnamed>" : node.name())
+       << "' (" << node.op_type() << "): ";
+  return diag;
+}
+
+int64_t NodeContext::normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
+    emitError() << "axis " << axis << " is out of range for rank " << rank;
+    return -1;
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+//===----------------------------------------------------------------------===//
+// GraphImporter
+//===----------------------------------------------------------------------===//
+
+GraphImporter::GraphImporter(MLIRContext *context,
+                             const ONNXImportOptions &options,
+                             StringRef filename)
+    : context(context), builder(context), options(options),
+      filename(filename.str()) {}
+
+Location GraphImporter::fileLoc() const {
+  return FileLineColLoc::get(context, filename, 0, 0);
+}
+
+Location GraphImporter::nodeLoc(const onnx::NodeProto &node,
+                                int index) const {
+  std::string name = node.name().empty()
+                         ? node.op_type() + "#" + std::to_string(index)
+                         : node.name();
+  return NameLoc::get(StringAttr::get(context, name), fileLoc());
+}
+
+Type GraphImporter::convertElementType(int32_t dataType) const {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return Float32Type::get(context);
+  case onnx::TensorProto::DOUBLE:
+    return Float64Type::get(context);
+  case onnx::TensorProto::FLOAT16:
+    return Float16Type::get(context);
+  case onnx::TensorProto::BFLOAT16:
+    return BFloat16Type::get(context);
+  case onnx::TensorProto::INT8:
+    return IntegerType::get(context, 8);
+  case onnx::TensorProto::INT16:
+    return IntegerType::get(context, 16);
+  case onnx::TensorProto::INT32:
+    return IntegerType::get(context, 32);
+  case onnx::TensorProto::INT64:
+    return IntegerType::get(context, 64);
+  case onnx::TensorProto::BOOL:
+    return IntegerType::get(context, 1);
+  default:
+    return nullptr;
+  }
+}
+
+static std::string dataTypeName(int32_t dataType) {
+  if (onnx::TensorProto::DataType_IsValid(dataType))
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(dataType));
+  return "data type " + std::to_string(dataType);
+}
+
+void GraphImporter::defineValue(const std::string &name, Value value) {
+  values[name] = value;
+}
+
+void GraphImporter::defineConst(const std::string &name, Const value) {
+  constants[name] = std::move(value);
+}
+
+const Const *GraphImporter::lookupConst(const std::string &name) const {
+  auto it = constants.find(name);
+  return it == constants.end() ? nullptr : &it->second;
+}
+
+Value GraphImporter::lookupValue(const std::string &name, Location loc) {
+  auto it = values.find(name);
+  if (it != values.end())
+    return it->second;
+  auto constIt = constants.find(name);
+  if (constIt != constants.end()) {
+    Value value = arith::ConstantOp::create(builder, loc,
+                                            constIt->second.toAttr());
+    values[name] = value;
+    return value;
+  }
+  emitError(loc) << "value '" << name
+                 << "' is used before it is defined (the graph is not in "
+                    "topological order, or the name is unknown)";
+  return Value();
+}
+
+//===----------------------------------------------------------------------===//
+// Model checks and shape binding
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphImporter::checkAndPrepare(onnx::ModelProto &model) {
+  Location loc = fileLoc();
+  for (const onnx::OperatorSetIdProto &id : model.opset_import())
+    if (isDefaultDomain(id.domain()))
+      opset = id.version();
+  if (opset == 0)
+    return emitError(loc) << "the model imports no opset of the default "
+                             "ONNX domain";
+  if (opset > kMaxOpset)
+    return emitError(loc) << "opset " << opset
+                          << " is newer than the newest supported opset "
+                          << kMaxOpset;
+  if (opset < kMinOpset) {
+    try {
+      model = onnx::version_conversion::ConvertVersion(model, 13);
+    } catch (const std::exception &e) {
+      return emitError(loc) << "opset " << opset << " is older than "
+                            << kMinOpset
+                            << " and could not be converted to opset 13: "
+                            << e.what();
+    }
+    opset = 13;
+  }
+
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    return emitError(loc) << "invalid ONNX model: " << e.what();
+  }
+
+  onnx::GraphProto &graph = *model.mutable_graph();
+  if (failed(bindInputShapes(graph)))
+    return failure();
+  // Shapes recorded by the exporter may contradict the bound ones (a
+  // re-bound batch size): let shape inference recompute them all.
+  graph.clear_value_info();
+  for (onnx::ValueInfoProto &output : *graph.mutable_output())
+    if (output.type().has_tensor_type())
+      output.mutable_type()->mutable_tensor_type()->clear_shape();
+
+  try {
+    onnx::ShapeInferenceOptions inference(/*check_type=*/true,
+                                          /*error_mode=*/1,
+                                          /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), inference);
+  } catch (const std::exception &e) {
+    return emitError(loc) << "ONNX shape inference failed: " << e.what();
+  }
+  return success();
+}
+
+LogicalResult GraphImporter::bindInputShapes(onnx::GraphProto &graph) {
+  std::set<std::string> initializerNames;
+  for (const onnx::TensorProto &init : graph.initializer())
+    initializerNames.insert(init.name());
+  llvm::StringSet<> usedBindings;
+  bool ok = true;
+  for (onnx::ValueInfoProto &input : *graph.mutable_input()) {
+    if (initializerNames.count(input.name()) ||
+        !input.type().has_tensor_type() ||
+        !input.type().tensor_type().has_shape())
+      continue;
+    auto *shape =
+        input.mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (int d = 0; d < shape->dim_size(); ++d) {
+      onnx::TensorShapeProto::Dimension *dim = shape->mutable_dim(d);
+      if (d == 0 && options.batchSize) {
+        dim->set_dim_value(*options.batchSize);
+        continue;
+      }
+      if (dim->has_dim_param()) {
+        auto it = options.dimensionBindings.find(dim->dim_param());
+        if (it != options.dimensionBindings.end()) {
+          usedBindings.insert(dim->dim_param());
+          dim->set_dim_value(it->second);
+          continue;
+        }
+      }
+      if (dim->has_dim_value() && dim->dim_value() >= 0)
+        continue;
+      ok = false;
+      InFlightDiagnostic diag = emitError(fileLoc());
+      diag << "graph input '" << input.name() << "' dimension " << d;
+      if (dim->has_dim_param())
+        diag << " ('" << dim->dim_param() << "')";
+      diag << " is dynamic: bind it with "
+           << (d == 0 ? "--batch-size B or " : "")
+           << "--bind " << (dim->has_dim_param() ? dim->dim_param() : "NAME")
+           << "=VALUE";
+    }
+  }
+  for (const auto &binding : options.dimensionBindings)
+    if (!usedBindings.contains(binding.getKey())) {
+      ok = false;
+      emitError(fileLoc()) << "--bind " << binding.getKey()
+                           << ": no graph input has a dimension named '"
+                           << binding.getKey() << "'";
+    }
+  return success(ok);
+}
+
+LogicalResult GraphImporter::checkSupported(const onnx::GraphProto &graph) {
+  struct Unsupported {
+    std::string domain;
+    std::vector<std::string> nodes;
+  };
+  llvm::MapVector<std::string, Unsupported, std::map<std::string, unsigned>>
+      unsupported;
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    bool known = isDefaultDomain(node.domain()) &&
+                 lookupConverter(node.op_type()) != nullptr;
+    if (known)
+      continue;
+    std::string key = node.domain() + "::" + node.op_type();
+    Unsupported &entry = unsupported[key];
+    entry.domain = isDefaultDomain(node.domain()) ? "ai.onnx" : node.domain();
+    entry.nodes.push_back(node.name().empty()
+                              ? node.op_type() + "#" + std::to_string(index)
+                              : node.name());
+  }
+  if (unsupported.empty())
+    return success();
+  size_t count = 0;
+  for (auto &entry : unsupported)
+    count += entry.second.nodes.size();
+  InFlightDiagnostic diag = emitError(fileLoc());
+  diag << count << " node(s) use " << unsupported.size()
+       << " unsupported operator(s); nothing was imported";
+  for (auto &[key, entry] : unsupported) {
+    StringRef opType = StringRef(key).split("::").second;
+    Diagnostic &note = diag.attachNote();
+    note << "operator '" << opType << "' of domain '" << entry.domain << "'";
+    if (entry.domain == "ai.onnx")
+      note << " (opset " << opset << ")";
+    else
+      note << " (only the default ONNX domain is supported)";
+    note << " at node(s) ";
+    llvm::interleaveComma(entry.nodes, note,
+                          [&](const std::string &n) { note << "'" << n << "'"; });
+  }
+  return failure();
+}
+
+FailureOr<RankedTensorType>
+GraphImporter::convertValueType(const onnx::ValueInfoProto &v) {
+  if (!v.type().has_tensor_type())
+    return emitError(fileLoc()) << "graph input or output '" << v.name()
+                                << "' is not a tensor";
+  const onnx::TypeProto::Tensor &tensor = v.type().tensor_type();
+  Type elementType = convertElementType(tensor.elem_type());
+  if (!elementType)
+    return emitError(fileLoc()) << "graph input or output '" << v.name()
+                                << "' has unsupported element type "
+                                << dataTypeName(tensor.elem_type());
+  if (!tensor.has_shape())
+    return emitError(fileLoc()) << "graph input '" << v.name()
+                                << "' has no shape";
+  SmallVector<int64_t> shape;
+  for (const auto &dim : tensor.shape().dim())
+    shape.push_back(dim.dim_value());
+  return RankedTensorType::get(shape, elementType);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor data
+//===----------------------------------------------------------------------===//
+
+static int64_t byteWidth(Type type) {
+  return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+}
+
+template <typename T>
+static void appendBytes(std::vector<char> &bytes, T value) {
+  const char *p = reinterpret_cast<const char *>(&value);
+  bytes.insert(bytes.end(), p, p + sizeof(T));
+}
+
+FailureOr<std::vector<char>>
+GraphImporter::readTensorBytes(const onnx::TensorProto &t, Type elementType,
+                               int64_t numElements) {
+  Location loc = fileLoc();
+  int64_t width = byteWidth(elementType);
+  int64_t expected = numElements * width;
+  std::string what = "tensor '" + t.name() + "'";
+
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const onnx::StringStringEntryProto &kv : t.external_data()) {
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        offset = std::strtoll(kv.value().c_str(), nullptr, 10);
+      else if (kv.key() == "length")
+        length = std::strtoll(kv.value().c_str(), nullptr, 10);
+    }
+    if (location.empty())
+      return emitError(loc) << what << " has external data without a location";
+    SmallString<256> path(options.dataDirectory);
+    if (path.empty())
+      path = llvm::sys::path::parent_path(filename);
+    llvm::sys::path::append(path, location);
+    if (length >= 0 && length != expected)
+      return emitError(loc) << what << ": external data length " << length
+                            << " does not match the " << expected
+                            << " bytes of its type";
+    auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+    if (!file)
+      return emitError(loc) << what << ": cannot read external data file '"
+                            << path << "': " << file.getError().message()
+                            << " (set the directory with --onnx-data-dir)";
+    int64_t available =
+        static_cast<int64_t>((*file)->getBufferSize()) - offset;
+    if (offset < 0 || available < expected)
+      return emitError(loc) << what << ": external data file '" << path
+                            << "' is too short: it has "
+                            << std::max<int64_t>(available, 0)
+                            << " bytes after offset " << offset << ", "
+                            << expected << " are needed";
+    const char *start = (*file)->getBufferStart() + offset;
+    return std::vector<char>(start, start + expected);
+  }
+
+  if (t.has_raw_data()) {
+    if (static_cast<int64_t>(t.raw_data().size()) != expected)
+      return emitError(loc) << what << " holds " << t.raw_data().size()
+                            << " bytes of data, but " << numElements
+                            << " elements of " << elementType << " need "
+                            << expected;
+    return std::vector<char>(t.raw_data().begin(), t.raw_data().end());
+  }
+
+  std::vector<char> bytes;
+  bytes.reserve(expected);
+  int64_t count = 0;
+  if (elementType.isF32()) {
+    count = t.float_data_size();
+    for (float v : t.float_data())
+      appendBytes(bytes, v);
+  } else if (elementType.isF64()) {
+    count = t.double_data_size();
+    for (double v : t.double_data())
+      appendBytes(bytes, v);
+  } else if (elementType.isInteger(64)) {
+    count = t.int64_data_size();
+    for (int64_t v : t.int64_data())
+      appendBytes(bytes, v);
+  } else {
+    // int32_data holds int32, int16, int8, bool, and the bits of f16/bf16.
+    count = t.int32_data_size();
+    for (int32_t v : t.int32_data()) {
+      switch (width) {
+      case 4:
+        appendBytes(bytes, v);
+        break;
+      case 2:
+        appendBytes(bytes, static_cast<int16_t>(v));
+        break;
+      default:
+        appendBytes(bytes, static_cast<int8_t>(v));
+      }
+    }
+  }
+  if (count != numElements)
+    return emitError(loc) << what << " holds " << count
+                          << " values, but its shape has " << numElements
+                          << " elements";
+  return bytes;
+}
+
+/// Reads a TensorProto's shape and element type.
+static FailureOr<std::pair<SmallVector<int64_t>, Type>>
+readTensorHeader(GraphImporter &importer, const onnx::TensorProto &t) {
+  Type elementType = importer.convertElementType(t.data_type());
+  if (!elementType)
+    return emitError(importer.fileLoc())
+           << "tensor '" << t.name() << "' has unsupported element type "
+           << dataTypeName(t.data_type());
+  SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return emitError(importer.fileLoc())
+           << "tensor '" << t.name() << "' has a negative dimension";
+  return std::make_pair(shape, elementType);
+}
+
+FailureOr<Const> onnx_import::readTensorConst(GraphImporter &importer,
+                                              const onnx::TensorProto &t) {
+  auto header = readTensorHeader(importer, t);
+  if (failed(header))
+    return failure();
+  auto [shape, elementType] = *header;
+  int64_t numElements = 1;
+  for (int64_t d : shape)
+    numElements *= d;
+  FailureOr<std::vector<char>> bytes =
+      importer.readTensorBytes(t, elementType, numElements);
+  if (failed(bytes))
+    return failure();
+  auto attr = DenseElementsAttr::getFromRawBuffer(
+      RankedTensorType::get(shape, elementType), *bytes);
+  if (elementType.isInteger(1)) {
+    std::vector<int64_t> values;
+    for (char c : *bytes)
+      values.push_back(c != 0);
+    return Const::ofInts(elementType, shape, std::move(values));
+  }
+  if (isa<FloatType>(elementType)) {
+    std::vector<double> values;
+    for (const APFloat &v : attr.getValues<APFloat>())
+      values.push_back(v.convertToDouble());
+    return Const::ofFloats(elementType, shape, std::move(values));
+  }
+  std::vector<int64_t> values;
+  for (const APInt &v : attr.getValues<APInt>())
+    values.push_back(v.getSExtValue());
+  return Const::ofInts(elementType, shape, std::move(values));
+}
+
+ElementsAttr GraphImporter::makeElementsAttr(RankedTensorType type,
+                                             ArrayRef<char> rawData,
+                                             StringRef blobName) {
+  if (static_cast<int64_t>(rawData.size()) <=
+      options.resourceBlobThresholdBytes)
+    return DenseElementsAttr::getFromRawBuffer(type, rawData);
+  // Large values are held as resource blobs: no text round trip, and the
+  // printer can elide them (--elide-large-constants).
+  std::string key;
+  for (char c : blobName)
+    key.push_back(llvm::isAlnum(c) || c == '_' ? c : '_');
+  return DenseResourceElementsAttr::get(
+      type, key,
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(rawData, alignof(double),
+                                                    /*dataIsMutable=*/false));
+}
+
+//===----------------------------------------------------------------------===//
+// Import
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphImporter::importInitializers(const onnx::GraphProto &graph) {
+  bool ok = true;
+  llvm::StringSet<> floatInitializers;
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    auto header = readTensorHeader(*this, init);
+    if (failed(header)) {
+      ok = false;
+      continue;
+    }
+    auto [shape, elementType] = *header;
+    if (!isa<FloatType>(elementType)) {
+      FailureOr<Const> value = readTensorConst(*this, init);
+      if (failed(value))
+        ok = false;
+      else
+        defineConst(init.name(), std::move(*value));
+      continue;
+    }
+    floatInitializers.insert(init.name());
+    auto type = RankedTensorType::get(shape, elementType);
+    FailureOr<std::vector<char>> bytes =
+        readTensorBytes(init, elementType, type.getNumElements());
+    if (failed(bytes)) {
+      ok = false;
+      continue;
+    }
+    Location loc = NameLoc::get(StringAttr::get(context, init.name()),
+                                fileLoc());
+    VariableOp::create(builder, loc, init.name(), type,
+                       makeElementsAttr(type, *bytes, init.name()),
+                       /*trainable=*/!options.frozen.contains(init.name()),
+                       /*distribution=*/nullptr);
+  }
+  for (const auto &name : options.frozen)
+    if (!floatInitializers.contains(name.getKey())) {
+      ok = false;
+      emitError(fileLoc()) << "--freeze: '" << name.getKey()
+                           << "' is not a floating-point initializer of "
+                              "the model";
+    }
+  return success(ok);
+}
+
+LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
+  std::set<std::string> initializerNames;
+  for (const onnx::TensorProto &init : graph.initializer())
+    initializerNames.insert(init.name());
+
+  // The step function's signature: graph inputs that are not initializers.
+  SmallVector<Type> inputTypes;
+  SmallVector<const onnx::ValueInfoProto *> inputs;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initializerNames.count(input.name()))
+      continue;
+    FailureOr<RankedTensorType> type = convertValueType(input);
+    if (failed(type))
+      return failure();
+    inputTypes.push_back(*type);
+    inputs.push_back(&input);
+  }
+  function = func::FuncOp::create(builder, fileLoc(), "forward",
+                                  builder.getFunctionType(inputTypes, {}));
+  Block *body = function.addEntryBlock();
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    function.setArgAttr(i, ParallaxDialect::getNameAttrName(),
+                        builder.getStringAttr(input->name()));
+    values[input->name()] = body->getArgument(i);
+  }
+  builder.setInsertionPointToEnd(body);
+
+  // Each variable is read once, at the top of the step.
+  for (VariableOp variable : module.getOps<VariableOp>())
+    values[variable.getSymName().str()] =
+        ReadOp::create(builder, variable.getLoc(), variable.getTensorType(),
+                       variable.getSymName());
+
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &name : node.input())
+      ++uses[name];
+  for (const onnx::ValueInfoProto &output : graph.output())
+    ++uses[output.name()];
+
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    NodeContext ctx(*this, node, nodeLoc(node, index));
+    FailureOr<bool> folded = tryFold(ctx);
+    if (failed(folded) || ctx.failed())
+      return failure();
+    if (!*folded &&
+        (failed(lookupConverter(node.op_type())(ctx)) || ctx.failed()))
+      return failure();
+    for (unsigned i = 0; i < ctx.numOutputs(); ++i)
+      if (ctx.outputUsed(i) && !values.count(node.output(i)) &&
+          !constants.count(node.output(i)))
+        return ctx.emitError() << "output " << i << " ('" << node.output(i)
+                               << "') is used but this importer does not "
+                                  "produce it";
+  }
+
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Value value = lookupValue(output.name(), fileLoc());
+    if (!value)
+      return failure();
+    results.push_back(value);
+  }
+  func::ReturnOp::create(builder, fileLoc(), results);
+  function.setType(builder.getFunctionType(
+      inputTypes, ValueRange(results).getTypes()));
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    function.setResultAttr(i, ParallaxDialect::getNameAttrName(),
+                           builder.getStringAttr(output.name()));
+  return success();
+}
+
+OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
+  if (failed(checkAndPrepare(model)) || failed(checkSupported(model.graph())))
+    return nullptr;
+  OwningOpRef<ModuleOp> owned = ModuleOp::create(fileLoc());
+  module = *owned;
+  builder.setInsertionPointToEnd(module.getBody());
+  if (failed(importInitializers(model.graph())) ||
+      failed(importGraph(model.graph())) || failed(verify(module)))
+    return nullptr;
+  return owned;
+}
+
+OwningOpRef<ModuleOp>
+mlir::parallax::importONNXModel(const llvm::MemoryBuffer &buffer,
+                                StringRef filename, bool isText,
+                                MLIRContext *context,
+                                const ONNXImportOptions &options) {
+  context->loadDialect<ParallaxDialect, arith::ArithDialect,
+                       func::FuncDialect>();
+  Location loc = FileLineColLoc::get(context, filename, 0, 0);
+  onnx::ModelProto model;
+  try {
+    if (isText) {
+      std::string text = buffer.getBuffer().str();
+      onnx::OnnxParser parser(text.c_str());
+      onnx::Status status = parser.Parse(model);
+      if (!status.IsOK()) {
+        emitError(loc) << "cannot parse ONNX text format: "
+                       << status.ErrorMessage();
+        return nullptr;
+      }
+    } else if (buffer.getBufferSize() > std::numeric_limits<int>::max() ||
+               !model.ParseFromArray(buffer.getBufferStart(),
+                                     static_cast<int>(buffer.getBufferSize()))) {
+      emitError(loc) << "not a valid ONNX model: the protobuf is truncated "
+                        "or corrupt (for ONNX text format use the "
+                        ".onnxtext extension)";
+      return nullptr;
+    }
+    GraphImporter importer(context, options, filename);
+    return importer.import(model);
+  } catch (const std::exception &e) {
+    emitError(loc) << "ONNX import failed: " << e.what();
+    return nullptr;
+  }
+}

@@ -1,0 +1,204 @@
+//===- Importer.h - ONNX importer internals ---------------------*- C++ -*-===//
+//
+// Part of the Parallax project.
+//
+// Internal to lib/Target/ONNX: the graph importer state, compile-time
+// constants, and the per-node context the op converters work with.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_LIB_TARGET_ONNX_IMPORTER_H
+#define PARALLAX_LIB_TARGET_ONNX_IMPORTER_H
+
+#include "parallax/Target/ONNX/ONNXImporter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <unordered_map>
+#include <vector>
+
+namespace mlir::parallax::onnx_import {
+
+/// A tensor whose value is known at compile time: Constant nodes, integer
+/// initializers and everything folded from them (the shape computations
+/// PyTorch exports). Integers and booleans are held exactly as int64.
+struct Const {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  std::vector<int64_t> ints;   // integer and i1 element types
+  std::vector<double> floats;  // floating-point element types
+
+  bool isFloat() const { return isa<FloatType>(elementType); }
+  int64_t size() const;
+  double at(int64_t i) const { return isFloat() ? floats[i] : ints[i]; }
+  RankedTensorType getType() const {
+    return RankedTensorType::get(shape, elementType);
+  }
+
+  static Const ofInts(Type elementType, ArrayRef<int64_t> shape,
+                      std::vector<int64_t> values);
+  static Const ofFloats(Type elementType, ArrayRef<int64_t> shape,
+                        std::vector<double> values);
+  /// Converts to `elementType` with ONNX Cast semantics.
+  Const castTo(Type elementType) const;
+  DenseElementsAttr toAttr() const;
+};
+
+class GraphImporter;
+
+/// What an op converter sees of one ONNX node. Attribute accessors report a
+/// wrong attribute type as an error on the node and return the default;
+/// the driver checks `failed()` after the converter.
+class NodeContext {
+public:
+  NodeContext(GraphImporter &importer, const onnx::NodeProto &node,
+              Location loc);
+
+  const onnx::NodeProto &node;
+  Location loc;
+  OpBuilder &builder;
+  int64_t opset;
+
+  // Inputs.
+  unsigned numInputs() const { return node.input_size(); }
+  bool hasInput(unsigned i) const;
+  /// The value of input `i` (constants are materialized on first use).
+  Value input(unsigned i);
+  RankedTensorType inputType(unsigned i);
+  /// The compile-time value of input `i`, or null.
+  const Const *constInput(unsigned i) const;
+  /// Like constInput, but reports an error naming `what` when the input is
+  /// not known at compile time.
+  const Const *requireConstInput(unsigned i, StringRef what);
+
+  // Attributes.
+  const onnx::AttributeProto *attr(StringRef name) const;
+  int64_t attrInt(StringRef name, int64_t defaultValue);
+  std::optional<int64_t> attrIntOpt(StringRef name);
+  float attrFloat(StringRef name, float defaultValue);
+  std::string attrString(StringRef name, StringRef defaultValue);
+  std::optional<SmallVector<int64_t>> attrInts(StringRef name);
+  /// A tensor attribute (Constant's `value`) as a compile-time constant.
+  std::optional<Const> attrTensor(StringRef name);
+
+  // Outputs.
+  unsigned numOutputs() const { return node.output_size(); }
+  /// Whether output `i` exists and anything reads it.
+  bool outputUsed(unsigned i) const;
+  void setOutput(unsigned i, Value value);
+  void setConstOutput(unsigned i, Const value);
+
+  /// Reports an error on this node (prefixed with its name and op type).
+  InFlightDiagnostic emitError();
+  bool failed() const { return hasFailed; }
+  /// Normalises a possibly negative axis into [0, rank); reports an error
+  /// and returns -1 when it is out of range.
+  int64_t normalizeAxis(int64_t axis, int64_t rank);
+  /// The MLIR element type of an ONNX data type, or null if unsupported.
+  Type importerElementType(int64_t dataType) const;
+
+private:
+  GraphImporter &importer;
+  bool hasFailed = false;
+  bool checkAttrType(const onnx::AttributeProto *a, int type, StringRef what);
+};
+
+/// Converts one node into Parallax ops (or compile-time constants).
+using Converter = LogicalResult (*)(NodeContext &);
+
+/// The converter for `opType` of the default domain, or null.
+Converter lookupConverter(StringRef opType);
+
+/// Folds a node whose inputs are all compile-time constants (or, for Shape
+/// and Size, whose input has a static type). Returns true when it folded.
+FailureOr<bool> tryFold(NodeContext &ctx);
+
+//===----------------------------------------------------------------------===//
+// Shape computations shared by folding and conversion. Each reads the
+// node's attributes and compile-time inputs and reports problems on the
+// node; std::nullopt means an error was reported.
+//===----------------------------------------------------------------------===//
+
+std::optional<SmallVector<int64_t>> reshapeShape(NodeContext &ctx,
+                                                 ArrayRef<int64_t> input);
+std::optional<SmallVector<int64_t>> flattenShape(NodeContext &ctx,
+                                                 ArrayRef<int64_t> input);
+std::optional<SmallVector<int64_t>> squeezeShape(NodeContext &ctx,
+                                                 ArrayRef<int64_t> input);
+std::optional<SmallVector<int64_t>> unsqueezeShape(NodeContext &ctx,
+                                                   ArrayRef<int64_t> input);
+/// Expand's bidirectional broadcast of `input` with the shape input.
+std::optional<SmallVector<int64_t>> expandShape(NodeContext &ctx,
+                                                ArrayRef<int64_t> input);
+
+struct SliceParams {
+  SmallVector<int64_t> offsets, sizes, strides;
+};
+/// Slice's starts/ends/axes/steps inputs, clamped as ONNX specifies.
+std::optional<SliceParams> sliceParams(NodeContext &ctx,
+                                       ArrayRef<int64_t> input);
+
+/// The importer of one model: loading, checking, binding, the graph walk.
+class GraphImporter {
+public:
+  GraphImporter(MLIRContext *context, const ONNXImportOptions &options,
+                StringRef filename);
+
+  OwningOpRef<ModuleOp> import(onnx::ModelProto &model);
+
+  // Used by NodeContext.
+  MLIRContext *context;
+  OpBuilder builder;
+  const ONNXImportOptions &options;
+  std::string filename;
+  int64_t opset = 0;
+
+  Value lookupValue(const std::string &name, Location loc);
+  const Const *lookupConst(const std::string &name) const;
+  void defineValue(const std::string &name, Value value);
+  void defineConst(const std::string &name, Const value);
+  bool isUsed(const std::string &name) const { return uses.count(name); }
+  Location fileLoc() const;
+  Location nodeLoc(const onnx::NodeProto &node, int index) const;
+
+  /// The MLIR element type of an ONNX TensorProto data type, or null.
+  Type convertElementType(int32_t dataType) const;
+
+private:
+  LogicalResult checkAndPrepare(onnx::ModelProto &model);
+  LogicalResult bindInputShapes(onnx::GraphProto &graph);
+  LogicalResult checkSupported(const onnx::GraphProto &graph);
+  LogicalResult importInitializers(const onnx::GraphProto &graph);
+  LogicalResult importGraph(const onnx::GraphProto &graph);
+  FailureOr<RankedTensorType> convertValueType(const onnx::ValueInfoProto &v);
+  FailureOr<std::vector<char>> readTensorBytes(const onnx::TensorProto &t,
+                                               Type elementType,
+                                               int64_t numElements);
+  FailureOr<Const> readConst(const onnx::TensorProto &t);
+  ElementsAttr makeElementsAttr(RankedTensorType type,
+                                ArrayRef<char> rawData,
+                                StringRef blobName);
+
+  ModuleOp module;
+  func::FuncOp function;
+  std::unordered_map<std::string, Value> values;
+  std::unordered_map<std::string, Const> constants;
+  std::unordered_map<std::string, int> uses;
+
+  friend class NodeContext;
+  friend FailureOr<Const> readTensorConst(GraphImporter &,
+                                          const onnx::TensorProto &);
+};
+
+/// Reads a TensorProto (inline or external data) into a constant.
+FailureOr<Const> readTensorConst(GraphImporter &importer,
+                                 const onnx::TensorProto &tensor);
+
+} // namespace mlir::parallax::onnx_import
+
+#endif // PARALLAX_LIB_TARGET_ONNX_IMPORTER_H

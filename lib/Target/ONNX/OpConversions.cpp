@@ -1,0 +1,822 @@
+//===- OpConversions.cpp - ONNX operators to Parallax ops -----------------===//
+//
+// Part of the Parallax project.
+//
+// One converter per ONNX operator of the default domain. Converters read
+// attributes and inputs through NodeContext, normalise ONNX's conventions
+// (negative axes, defaults, opset differences) and build Parallax ops whose
+// result types are inferred; a failed inference becomes an error on the node
+// instead of an abort.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace mlir::parallax;
+using namespace mlir::parallax::onnx_import;
+
+namespace {
+
+using Shape = SmallVector<int64_t>;
+
+/// Builds `OpT` through its (resultTypes, args...) builder, inferring the
+/// result types first: an inference failure is reported on the node (with
+/// the op's own explanation) rather than aborting as the inferring builders
+/// do.
+template <typename OpT, typename... Args>
+Value createInferred(NodeContext &ctx, Args &&...args) {
+  OperationState state(ctx.loc, OpT::getOperationName());
+  MLIRContext *context = ctx.builder.getContext();
+  OpT::build(ctx.builder, state, TypeRange{NoneType::get(context)},
+             std::forward<Args>(args)...);
+  state.types.clear();
+  SmallVector<Type> types;
+  std::string reason;
+  LogicalResult inferred = failure();
+  {
+    ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
+      reason = diag.str();
+      return success();
+    });
+    inferred = OpT::inferReturnTypes(
+        context, state.location, state.operands,
+        state.attributes.getDictionary(context), state.getRawProperties(),
+        state.regions, types);
+  }
+  if (failed(inferred)) {
+    ctx.emitError() << reason;
+    return Value();
+  }
+  state.addTypes(types);
+  return ctx.builder.create(state)->getResult(0);
+}
+
+/// A rank-0 constant of `elementType` holding `value`.
+Value scalar(NodeContext &ctx, Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  Attribute attr;
+  if (auto floatType = dyn_cast<FloatType>(elementType))
+    attr = DenseElementsAttr::get(type, ctx.builder.getFloatAttr(floatType, value)
+                                            .getValue());
+  else
+    attr = DenseElementsAttr::get(
+        type, APInt(elementType.getIntOrFloatBitWidth(),
+                    static_cast<int64_t>(value), /*isSigned=*/true));
+  return arith::ConstantOp::create(ctx.builder, ctx.loc, cast<TypedAttr>(attr));
+}
+
+Value castTo(NodeContext &ctx, Value value, Type elementType) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == elementType)
+    return value;
+  return CastOp::create(ctx.builder, ctx.loc, type.clone(elementType), value);
+}
+
+Value reshape(NodeContext &ctx, Value value, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getShape() == shape)
+    return value;
+  return ReshapeOp::create(ctx.builder, ctx.loc, type.clone(shape), value);
+}
+
+/// Sets output 0 to `value`; fails when `value` is null (already reported).
+LogicalResult result(NodeContext &ctx, Value value) {
+  if (!value)
+    return failure();
+  ctx.setOutput(0, value);
+  return success();
+}
+
+/// Reports that output `i` is read, which this importer cannot produce.
+LogicalResult rejectUsedOutput(NodeContext &ctx, unsigned i, StringRef what) {
+  if (!ctx.outputUsed(i))
+    return success();
+  return ctx.emitError() << "output " << i << " (" << what
+                         << ") is used, which is not supported";
+}
+
+std::optional<Shape> normalizedAxes(NodeContext &ctx, ArrayRef<int64_t> axes,
+                                    int64_t rank) {
+  Shape result;
+  for (int64_t axis : axes) {
+    int64_t a = ctx.normalizeAxis(axis, rank);
+    if (a < 0)
+      return std::nullopt;
+    result.push_back(a);
+  }
+  llvm::sort(result);
+  result.erase(std::unique(result.begin(), result.end()), result.end());
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+template <typename OpT>
+LogicalResult convertUnary(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  return result(ctx, x ? Value(OpT::create(ctx.builder, ctx.loc, x)) : x);
+}
+
+template <typename OpT>
+LogicalResult convertBinary(NodeContext &ctx) {
+  Value lhs = ctx.input(0), rhs = ctx.input(1);
+  if (!lhs || !rhs)
+    return failure();
+  return result(ctx, createInferred<OpT>(ctx, lhs, rhs));
+}
+
+LogicalResult convertPow(NodeContext &ctx) {
+  Value base = ctx.input(0), exponent = ctx.input(1);
+  if (!base || !exponent)
+    return failure();
+  exponent = castTo(
+      ctx, exponent, cast<RankedTensorType>(base.getType()).getElementType());
+  return result(ctx, createInferred<PowOp>(ctx, base, exponent));
+}
+
+/// Sum, Mean, Max, Min: variadic, folded left to right.
+template <typename OpT, bool isMean = false>
+LogicalResult convertVariadic(NodeContext &ctx) {
+  Value acc = ctx.input(0);
+  for (unsigned i = 1; acc && i < ctx.numInputs(); ++i) {
+    Value next = ctx.input(i);
+    acc = next ? createInferred<OpT>(ctx, acc, next) : next;
+  }
+  if (acc && isMean && ctx.numInputs() > 1) {
+    Type elementType = cast<RankedTensorType>(acc.getType()).getElementType();
+    acc = createInferred<DivOp>(ctx, acc,
+                                scalar(ctx, elementType, ctx.numInputs()));
+  }
+  return result(ctx, acc);
+}
+
+LogicalResult convertLeakyRelu(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  Type elementType = cast<RankedTensorType>(x.getType()).getElementType();
+  Value alpha = scalar(ctx, elementType, ctx.attrFloat("alpha", 0.01f));
+  Value zero = scalar(ctx, elementType, 0);
+  Value positive = createInferred<GreaterEqualOp>(ctx, x, zero);
+  Value scaled = createInferred<MulOp>(ctx, x, alpha);
+  return result(ctx, createInferred<WhereOp>(ctx, positive, x, scaled));
+}
+
+LogicalResult convertWhere(NodeContext &ctx) {
+  Value c = ctx.input(0), a = ctx.input(1), b = ctx.input(2);
+  if (!c || !a || !b)
+    return failure();
+  return result(ctx, createInferred<WhereOp>(ctx, c, a, b));
+}
+
+LogicalResult convertCast(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  std::optional<int64_t> to = ctx.attrIntOpt("to");
+  if (!x || !to)
+    return x ? ctx.emitError() << "requires attribute 'to'" : failure();
+  Type elementType = ctx.importerElementType(*to);
+  if (!elementType)
+    return ctx.emitError() << "casting to ONNX data type " << *to
+                           << " is not supported";
+  return result(ctx, castTo(ctx, x, elementType));
+}
+
+LogicalResult convertClip(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  std::optional<double> min, max;
+  if (ctx.opset < 11) {
+    if (ctx.attr("min"))
+      min = ctx.attrFloat("min", 0);
+    if (ctx.attr("max"))
+      max = ctx.attrFloat("max", 0);
+  } else {
+    for (auto [index, bound] : {std::pair(1u, &min), std::pair(2u, &max)}) {
+      if (!ctx.hasInput(index))
+        continue;
+      const Const *c = ctx.requireConstInput(index, index == 1 ? "min" : "max");
+      if (!c)
+        return failure();
+      if (c->size() != 1)
+        return ctx.emitError() << "bounds must be scalars";
+      *bound = c->at(0);
+    }
+  }
+  auto type = cast<RankedTensorType>(x.getType());
+  auto f64 = [&](std::optional<double> v) {
+    return v ? ctx.builder.getF64FloatAttr(*v) : FloatAttr();
+  };
+  return result(ctx, ClipOp::create(ctx.builder, ctx.loc, type, x, f64(min),
+                                    f64(max)));
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+LogicalResult convertMatMul(NodeContext &ctx) {
+  return convertBinary<MatMulOp>(ctx);
+}
+
+LogicalResult convertGemm(NodeContext &ctx) {
+  Value a = ctx.input(0), b = ctx.input(1);
+  if (!a || !b)
+    return failure();
+  Value c = ctx.hasInput(2) ? ctx.input(2) : Value();
+  if (ctx.hasInput(2) && !c)
+    return failure();
+  Builder &builder = ctx.builder;
+  auto flag = [&](StringRef name) {
+    return ctx.attrInt(name, 0) ? builder.getUnitAttr() : UnitAttr();
+  };
+  return result(ctx, createInferred<GemmOp>(
+                         ctx, a, b, c, flag("transA"), flag("transB"),
+                         builder.getF32FloatAttr(ctx.attrFloat("alpha", 1.0f)),
+                         builder.getF32FloatAttr(ctx.attrFloat("beta", 1.0f))));
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult convertGather(NodeContext &ctx) {
+  Value data = ctx.input(0);
+  RankedTensorType indicesType = ctx.inputType(1);
+  if (!data || !indicesType)
+    return failure();
+  auto dataType = cast<RankedTensorType>(data.getType());
+  int64_t axis = ctx.normalizeAxis(ctx.attrInt("axis", 0), dataType.getRank());
+  if (axis < 0)
+    return failure();
+  Value indices;
+  if (const Const *c = ctx.constInput(1)) {
+    // Constant indices are checked and made non-negative here.
+    int64_t dim = dataType.getDimSize(axis);
+    std::vector<int64_t> normalized;
+    for (int64_t index : c->ints) {
+      if (index < -dim || index >= dim)
+        return ctx.emitError() << "index " << index << " is out of range for "
+                               << "axis " << axis << " of size " << dim;
+      normalized.push_back(index < 0 ? index + dim : index);
+    }
+    Const adjusted = Const::ofInts(ctx.builder.getI64Type(), c->shape,
+                                   std::move(normalized));
+    indices = arith::ConstantOp::create(ctx.builder, ctx.loc,
+                                        adjusted.toAttr());
+  } else {
+    indices = ctx.input(1);
+  }
+  return result(ctx, createInferred<GatherOp>(ctx, data, indices,
+                                              static_cast<uint64_t>(axis)));
+}
+
+template <std::optional<Shape> (*computeShape)(NodeContext &,
+                                               ArrayRef<int64_t>)>
+LogicalResult convertReshapeLike(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  std::optional<Shape> shape =
+      computeShape(ctx, cast<RankedTensorType>(x.getType()).getShape());
+  return result(ctx, shape ? reshape(ctx, x, *shape) : Value());
+}
+
+LogicalResult convertExpand(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  std::optional<Shape> shape = expandShape(ctx, type.getShape());
+  if (!shape)
+    return failure();
+  if (*shape == type.getShape())
+    return result(ctx, x);
+  return result(ctx, ExpandOp::create(ctx.builder, ctx.loc,
+                                      type.clone(*shape), x));
+}
+
+LogicalResult convertTranspose(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  Shape perm;
+  if (std::optional<Shape> attr = ctx.attrInts("perm")) {
+    perm = *attr;
+  } else {
+    for (int64_t d = rank - 1; d >= 0; --d)
+      perm.push_back(d);
+  }
+  return result(ctx, createInferred<TransposeOp>(ctx, x, perm));
+}
+
+LogicalResult convertConcat(NodeContext &ctx) {
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < ctx.numInputs(); ++i) {
+    Value v = ctx.input(i);
+    if (!v)
+      return failure();
+    inputs.push_back(v);
+  }
+  if (inputs.empty())
+    return ctx.emitError() << "requires at least one input";
+  int64_t rank = cast<RankedTensorType>(inputs[0].getType()).getRank();
+  std::optional<int64_t> axisAttr = ctx.attrIntOpt("axis");
+  if (!axisAttr)
+    return ctx.emitError() << "requires attribute 'axis'";
+  int64_t axis = ctx.normalizeAxis(*axisAttr, rank);
+  if (axis < 0)
+    return failure();
+  return result(ctx, createInferred<ConcatOp>(ctx, ValueRange(inputs),
+                                              static_cast<uint64_t>(axis)));
+}
+
+LogicalResult convertSlice(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  if (ctx.opset < 10)
+    return ctx.emitError() << "Slice before opset 10 is not supported";
+  std::optional<SliceParams> params =
+      sliceParams(ctx, cast<RankedTensorType>(x.getType()).getShape());
+  if (!params)
+    return failure();
+  return result(ctx, createInferred<SliceOp>(ctx, x, params->offsets,
+                                             params->sizes, params->strides));
+}
+
+LogicalResult convertSplit(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t axis = ctx.normalizeAxis(ctx.attrInt("axis", 0), type.getRank());
+  if (axis < 0)
+    return failure();
+  int64_t dim = type.getDimSize(axis);
+  Shape sizes;
+  if (ctx.opset >= 13 && ctx.hasInput(1)) {
+    const Const *c = ctx.requireConstInput(1, "split");
+    if (!c)
+      return failure();
+    sizes.assign(c->ints.begin(), c->ints.end());
+  } else if (std::optional<Shape> attr = ctx.attrInts("split")) {
+    sizes = *attr;
+  } else {
+    int64_t parts = ctx.numOutputs();
+    if (parts == 0 || dim % parts != 0)
+      return ctx.emitError() << "cannot split dimension " << axis << " of size "
+                             << dim << " into " << parts << " equal parts";
+    sizes.assign(parts, dim / parts);
+  }
+  if (static_cast<int64_t>(sizes.size()) != ctx.numOutputs())
+    return ctx.emitError() << "has " << ctx.numOutputs()
+                           << " outputs but split sizes for " << sizes.size();
+  int64_t total = 0;
+  for (int64_t s : sizes)
+    total += s;
+  if (total != dim || llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
+    return ctx.emitError() << "split sizes do not add up to dimension " << axis
+                           << " (" << dim << ")";
+  Shape offsets(type.getRank(), 0), strides(type.getRank(), 1);
+  Shape shape(type.getShape());
+  for (auto [i, size] : llvm::enumerate(sizes)) {
+    shape[axis] = size;
+    Value part = createInferred<SliceOp>(ctx, x, offsets, shape, strides);
+    if (!part)
+      return failure();
+    ctx.setOutput(i, part);
+    offsets[axis] += size;
+  }
+  return success();
+}
+
+LogicalResult convertTile(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  const Const *repeats = x ? ctx.requireConstInput(1, "repeats") : nullptr;
+  if (!repeats)
+    return failure();
+  return result(ctx, createInferred<TileOp>(ctx, x, repeats->ints));
+}
+
+LogicalResult convertPad(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  Shape pads;
+  double value = 0;
+  if (ctx.opset < 11) {
+    pads = ctx.attrInts("pads").value_or(Shape());
+    value = ctx.attrFloat("value", 0);
+  } else {
+    const Const *c = ctx.requireConstInput(1, "pads");
+    if (!c)
+      return failure();
+    pads.assign(c->ints.begin(), c->ints.end());
+    if (ctx.hasInput(2)) {
+      const Const *v = ctx.requireConstInput(2, "constant_value");
+      if (!v)
+        return failure();
+      value = v->size() ? v->at(0) : 0;
+    }
+    if (ctx.hasInput(3))
+      return ctx.emitError() << "the 'axes' input is not supported";
+  }
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    return ctx.emitError() << "needs " << 2 * rank << " pads, got "
+                           << pads.size();
+  if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+    return ctx.emitError() << "negative pads (cropping) are not supported";
+  std::string modeName = ctx.attrString("mode", "constant");
+  std::optional<PadMode> mode = symbolizePadMode(modeName);
+  if (!mode)
+    return ctx.emitError() << "unknown mode '" << modeName << "'";
+  Builder &builder = ctx.builder;
+  return result(ctx, createInferred<PadOp>(
+                         ctx, PadModeAttr::get(builder.getContext(), *mode), x,
+                         builder.getDenseI64ArrayAttr(
+                             ArrayRef(pads).take_front(rank)),
+                         builder.getDenseI64ArrayAttr(
+                             ArrayRef(pads).drop_front(rank)),
+                         builder.getF64FloatAttr(value)));
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalisation
+//===----------------------------------------------------------------------===//
+
+template <ReduceKind kind>
+LogicalResult convertReduce(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  Shape axes;
+  bool axesAsInput = ctx.opset >= 13 && ctx.node.op_type() == "ReduceSum";
+  if (axesAsInput && ctx.hasInput(1)) {
+    const Const *c = ctx.requireConstInput(1, "axes");
+    if (!c)
+      return failure();
+    axes.assign(c->ints.begin(), c->ints.end());
+  } else if (!axesAsInput) {
+    axes = ctx.attrInts("axes").value_or(Shape());
+  }
+  if (axes.empty()) {
+    if (ctx.attrInt("noop_with_empty_axes", 0))
+      return result(ctx, x);
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  std::optional<Shape> normalized = normalizedAxes(ctx, axes, rank);
+  if (!normalized)
+    return failure();
+  return result(ctx, createInferred<ReduceOp>(
+                         ctx, kind, x, *normalized,
+                         ctx.attrInt("keepdims", 1) != 0));
+}
+
+LogicalResult convertGlobalPool(NodeContext &ctx, ReduceKind kind) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  if (rank < 3)
+    return ctx.emitError() << "input must be N x C x D1..";
+  Shape axes;
+  for (int64_t d = 2; d < rank; ++d)
+    axes.push_back(d);
+  return result(ctx, createInferred<ReduceOp>(ctx, kind, x, axes, true));
+}
+
+LogicalResult convertGlobalAveragePool(NodeContext &ctx) {
+  return convertGlobalPool(ctx, ReduceKind::Mean);
+}
+
+LogicalResult convertGlobalMaxPool(NodeContext &ctx) {
+  return convertGlobalPool(ctx, ReduceKind::Max);
+}
+
+template <typename OpT>
+LogicalResult convertSoftmax(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  if (ctx.opset >= 13) {
+    int64_t axis = ctx.normalizeAxis(ctx.attrInt("axis", -1), rank);
+    if (axis < 0)
+      return failure();
+    return result(ctx, OpT::create(ctx.builder, ctx.loc, x, axis));
+  }
+  // Before opset 13 the input is coerced to 2-D at `axis`.
+  int64_t axis = ctx.normalizeAxis(ctx.attrInt("axis", 1), rank);
+  if (axis < 0)
+    return failure();
+  Shape flat{ShapedType::getNumElements(type.getShape().take_front(axis)),
+             ShapedType::getNumElements(type.getShape().drop_front(axis))};
+  Value y = OpT::create(ctx.builder, ctx.loc, reshape(ctx, x, flat), 1);
+  return result(ctx, reshape(ctx, y, type.getShape()));
+}
+
+LogicalResult convertBatchNormalization(NodeContext &ctx) {
+  if (ctx.attrInt("training_mode", 0))
+    return ctx.emitError() << "training_mode = 1 is not supported: export "
+                              "the model in eval mode";
+  for (unsigned i = 1; i < ctx.numOutputs(); ++i)
+    if (failed(rejectUsedOutput(ctx, i, "running statistics")))
+      return failure();
+  SmallVector<Value> operands;
+  for (unsigned i = 0; i < 5; ++i) {
+    Value v = ctx.input(i);
+    if (!v)
+      return failure();
+    operands.push_back(v);
+  }
+  return result(ctx, BatchNormOp::create(
+                         ctx.builder, ctx.loc, operands[0].getType(),
+                         operands[0], operands[1], operands[2], operands[3],
+                         operands[4],
+                         ctx.builder.getF32FloatAttr(
+                             ctx.attrFloat("epsilon", 1e-5f))));
+}
+
+LogicalResult convertLayerNormalization(NodeContext &ctx) {
+  if (failed(rejectUsedOutput(ctx, 1, "mean")) ||
+      failed(rejectUsedOutput(ctx, 2, "inverse standard deviation")))
+    return failure();
+  Value x = ctx.input(0), scale = ctx.input(1);
+  if (!x || !scale)
+    return failure();
+  Value bias = ctx.hasInput(2) ? ctx.input(2) : Value();
+  if (ctx.hasInput(2) && !bias)
+    return failure();
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  int64_t axis = ctx.normalizeAxis(ctx.attrInt("axis", -1), rank);
+  if (axis < 0)
+    return failure();
+  return result(ctx, LayerNormOp::create(
+                         ctx.builder, ctx.loc, x.getType(), x, scale, bias,
+                         ctx.builder.getI64IntegerAttr(axis),
+                         ctx.builder.getF32FloatAttr(
+                             ctx.attrFloat("epsilon", 1e-5f))));
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+/// Resolves ONNX's pads/auto_pad into explicit leading-then-trailing pads.
+std::optional<Shape> resolvePads(NodeContext &ctx, ArrayRef<int64_t> spatial,
+                                 ArrayRef<int64_t> kernel,
+                                 ArrayRef<int64_t> strides,
+                                 ArrayRef<int64_t> dilations) {
+  int64_t k = spatial.size();
+  std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
+  if (autoPad == "NOTSET") {
+    Shape pads = ctx.attrInts("pads").value_or(Shape(2 * k, 0));
+    if (static_cast<int64_t>(pads.size()) != 2 * k) {
+      ctx.emitError() << "needs " << 2 * k << " pads, got " << pads.size();
+      return std::nullopt;
+    }
+    return pads;
+  }
+  if (autoPad == "VALID")
+    return Shape(2 * k, 0);
+  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER") {
+    ctx.emitError() << "unknown auto_pad '" << autoPad << "'";
+    return std::nullopt;
+  }
+  Shape pads(2 * k, 0);
+  for (int64_t d = 0; d < k; ++d) {
+    int64_t out = llvm::divideCeil(spatial[d], strides[d]);
+    int64_t total = std::max<int64_t>(
+        (out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 -
+            spatial[d],
+        0);
+    int64_t small = total / 2, large = total - small;
+    pads[d] = autoPad == "SAME_UPPER" ? small : large;
+    pads[d + k] = autoPad == "SAME_UPPER" ? large : small;
+  }
+  return pads;
+}
+
+LogicalResult convertConv(NodeContext &ctx) {
+  Value x = ctx.input(0), w = ctx.input(1);
+  if (!x || !w)
+    return failure();
+  Value bias = ctx.hasInput(2) ? ctx.input(2) : Value();
+  if (ctx.hasInput(2) && !bias)
+    return failure();
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto wType = cast<RankedTensorType>(w.getType());
+  if (xType.getRank() < 3 || wType.getRank() != xType.getRank())
+    return ctx.emitError() << "input " << xType << " and weight " << wType
+                           << " must be N x C x D1.. and M x C/g x K1..";
+  int64_t k = xType.getRank() - 2;
+  Shape kernel = ctx.attrInts("kernel_shape")
+                     .value_or(Shape(wType.getShape().drop_front(2)));
+  Shape strides = ctx.attrInts("strides").value_or(Shape(k, 1));
+  Shape dilations = ctx.attrInts("dilations").value_or(Shape(k, 1));
+  if (static_cast<int64_t>(kernel.size()) != k ||
+      kernel != wType.getShape().drop_front(2))
+    return ctx.emitError() << "kernel_shape does not match the weight "
+                           << wType;
+  if (static_cast<int64_t>(strides.size()) != k ||
+      static_cast<int64_t>(dilations.size()) != k)
+    return ctx.emitError() << "strides and dilations need " << k << " entries";
+  std::optional<Shape> pads = resolvePads(
+      ctx, xType.getShape().drop_front(2), kernel, strides, dilations);
+  if (!pads)
+    return failure();
+  return result(ctx, createInferred<ConvOp>(ctx, x, w, bias, strides, *pads,
+                                            dilations,
+                                            ctx.attrInt("group", 1)));
+}
+
+template <PoolKind kind>
+LogicalResult convertPool(NodeContext &ctx) {
+  if (failed(rejectUsedOutput(ctx, 1, "indices")))
+    return failure();
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getRank() < 3)
+    return ctx.emitError() << "input must be N x C x D1..";
+  int64_t k = type.getRank() - 2;
+  std::optional<Shape> kernel = ctx.attrInts("kernel_shape");
+  if (!kernel || static_cast<int64_t>(kernel->size()) != k)
+    return ctx.emitError() << "requires kernel_shape with " << k << " entries";
+  Shape strides = ctx.attrInts("strides").value_or(Shape(k, 1));
+  Shape dilations = ctx.attrInts("dilations").value_or(Shape(k, 1));
+  if (llvm::any_of(dilations, [](int64_t d) { return d != 1; }))
+    return ctx.emitError() << "dilated pooling is not supported";
+  if (ctx.attrInt("storage_order", 0) != 0)
+    return ctx.emitError() << "column-major storage_order is not supported";
+  if (static_cast<int64_t>(strides.size()) != k)
+    return ctx.emitError() << "strides need " << k << " entries";
+  std::optional<Shape> pads = resolvePads(
+      ctx, type.getShape().drop_front(2), *kernel, strides, dilations);
+  if (!pads)
+    return failure();
+  return result(ctx, createInferred<PoolOp>(
+                         ctx, kind, x, *kernel, strides, *pads,
+                         ctx.attrInt("ceil_mode", 0) != 0,
+                         ctx.attrInt("count_include_pad", 0) != 0));
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+template <typename OpT>
+LogicalResult convertLoss(NodeContext &ctx) {
+  if (failed(rejectUsedOutput(ctx, 1, "log_prob")))
+    return failure();
+  Value input = ctx.input(0), labels = ctx.input(1);
+  if (!input || !labels)
+    return failure();
+  Value weights = ctx.hasInput(2) ? ctx.input(2) : Value();
+  if (ctx.hasInput(2) && !weights)
+    return failure();
+  std::string name = ctx.attrString("reduction", "mean");
+  std::optional<LossReduction> reduction = symbolizeLossReduction(name);
+  if (!reduction)
+    return ctx.emitError() << "unknown reduction '" << name << "'";
+  IntegerAttr ignoreIndex;
+  if (std::optional<int64_t> index = ctx.attrIntOpt("ignore_index"))
+    ignoreIndex = ctx.builder.getI64IntegerAttr(*index);
+  return result(ctx, createInferred<OpT>(ctx, *reduction, input, labels,
+                                         weights, ignoreIndex));
+}
+
+//===----------------------------------------------------------------------===//
+// Identity-like and compile-time-only operators
+//===----------------------------------------------------------------------===//
+
+LogicalResult convertIdentity(NodeContext &ctx) {
+  return result(ctx, ctx.input(0));
+}
+
+LogicalResult convertDropout(NodeContext &ctx) {
+  if (ctx.hasInput(2)) {
+    const Const *training = ctx.requireConstInput(2, "training_mode");
+    if (!training)
+      return failure();
+    if (training->size() && training->ints[0])
+      return ctx.emitError() << "training_mode = true is not supported: "
+                                "export the model in eval mode";
+  }
+  if (failed(rejectUsedOutput(ctx, 1, "mask")))
+    return failure();
+  return convertIdentity(ctx);
+}
+
+/// Shape, Size, Constant, ConstantOfShape, Range always fold; they reach a
+/// converter only when an input is not known at compile time.
+LogicalResult convertCompileTimeOnly(NodeContext &ctx) {
+  return ctx.emitError() << "inputs must be known at compile time; bind "
+                            "symbolic dimensions with --batch-size or --bind";
+}
+
+} // namespace
+
+Converter onnx_import::lookupConverter(StringRef opType) {
+  static const llvm::StringMap<Converter> converters = {
+      // Elementwise.
+      {"Neg", convertUnary<NegOp>},
+      {"Abs", convertUnary<AbsOp>},
+      {"Sign", convertUnary<SignOp>},
+      {"Relu", convertUnary<ReluOp>},
+      {"Exp", convertUnary<ExpOp>},
+      {"Log", convertUnary<LogOp>},
+      {"Sqrt", convertUnary<SqrtOp>},
+      {"Reciprocal", convertUnary<ReciprocalOp>},
+      {"Sigmoid", convertUnary<SigmoidOp>},
+      {"Tanh", convertUnary<TanhOp>},
+      {"Erf", convertUnary<ErfOp>},
+      {"Floor", convertUnary<FloorOp>},
+      {"Ceil", convertUnary<CeilOp>},
+      {"Sin", convertUnary<SinOp>},
+      {"Cos", convertUnary<CosOp>},
+      {"Not", convertUnary<NotOp>},
+      {"LeakyRelu", convertLeakyRelu},
+      {"Add", convertBinary<AddOp>},
+      {"Sub", convertBinary<SubOp>},
+      {"Mul", convertBinary<MulOp>},
+      {"Div", convertBinary<DivOp>},
+      {"Pow", convertPow},
+      {"And", convertBinary<AndOp>},
+      {"Or", convertBinary<OrOp>},
+      {"Xor", convertBinary<XorOp>},
+      {"Equal", convertBinary<EqualOp>},
+      {"Less", convertBinary<LessOp>},
+      {"LessOrEqual", convertBinary<LessEqualOp>},
+      {"Greater", convertBinary<GreaterOp>},
+      {"GreaterOrEqual", convertBinary<GreaterEqualOp>},
+      {"Sum", convertVariadic<AddOp>},
+      {"Mean", convertVariadic<AddOp, true>},
+      {"Max", convertVariadic<MaxOp>},
+      {"Min", convertVariadic<MinOp>},
+      {"Where", convertWhere},
+      {"Cast", convertCast},
+      {"Clip", convertClip},
+      // Linear algebra.
+      {"MatMul", convertMatMul},
+      {"Gemm", convertGemm},
+      // Data movement.
+      {"Gather", convertGather},
+      {"Reshape", convertReshapeLike<reshapeShape>},
+      {"Flatten", convertReshapeLike<flattenShape>},
+      {"Squeeze", convertReshapeLike<squeezeShape>},
+      {"Unsqueeze", convertReshapeLike<unsqueezeShape>},
+      {"Expand", convertExpand},
+      {"Transpose", convertTranspose},
+      {"Concat", convertConcat},
+      {"Slice", convertSlice},
+      {"Split", convertSplit},
+      {"Tile", convertTile},
+      {"Pad", convertPad},
+      // Reductions and normalisation.
+      {"ReduceSum", convertReduce<ReduceKind::Sum>},
+      {"ReduceMean", convertReduce<ReduceKind::Mean>},
+      {"ReduceMax", convertReduce<ReduceKind::Max>},
+      {"ReduceMin", convertReduce<ReduceKind::Min>},
+      {"ReduceProd", convertReduce<ReduceKind::Prod>},
+      {"Softmax", convertSoftmax<SoftmaxOp>},
+      {"LogSoftmax", convertSoftmax<LogSoftmaxOp>},
+      {"BatchNormalization", convertBatchNormalization},
+      {"LayerNormalization", convertLayerNormalization},
+      // Convolution and pooling.
+      {"Conv", convertConv},
+      {"MaxPool", convertPool<PoolKind::Max>},
+      {"AveragePool", convertPool<PoolKind::Average>},
+      {"GlobalAveragePool", convertGlobalAveragePool},
+      {"GlobalMaxPool", convertGlobalMaxPool},
+      // Losses.
+      {"SoftmaxCrossEntropyLoss", convertLoss<SoftmaxCrossEntropyOp>},
+      {"NegativeLogLikelihoodLoss", convertLoss<NegativeLogLikelihoodOp>},
+      // Identity-like and compile-time only.
+      {"Identity", convertIdentity},
+      {"Dropout", convertDropout},
+      {"Constant", convertCompileTimeOnly},
+      {"Shape", convertCompileTimeOnly},
+      {"Size", convertCompileTimeOnly},
+      {"ConstantOfShape", convertCompileTimeOnly},
+      {"Range", convertCompileTimeOnly},
+  };
+  auto it = converters.find(opType);
+  return it == converters.end() ? nullptr : it->second;
+}

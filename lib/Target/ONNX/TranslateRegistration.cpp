@@ -1,0 +1,101 @@
+//===- TranslateRegistration.cpp - parallax-translate --import-onnx -------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Target/ONNX/ONNXImporter.h"
+
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace mlir::parallax;
+
+namespace {
+
+struct ImportOptions {
+  llvm::cl::OptionCategory category{"ONNX import options (--import-onnx)"};
+  llvm::cl::list<std::string> bind{
+      "bind", llvm::cl::CommaSeparated, llvm::cl::cat(category),
+      llvm::cl::value_desc("NAME=VALUE"),
+      llvm::cl::desc("Bind the symbolic dimension NAME of graph inputs to "
+                     "VALUE (repeatable, or comma-separated)")};
+  llvm::cl::opt<int64_t> batchSize{
+      "batch-size", llvm::cl::init(0), llvm::cl::cat(category),
+      llvm::cl::value_desc("B"),
+      llvm::cl::desc("Bind the leading (batch) dimension of every graph "
+                     "input to B, symbolic or not")};
+  llvm::cl::list<std::string> freeze{
+      "freeze", llvm::cl::CommaSeparated, llvm::cl::cat(category),
+      llvm::cl::value_desc("NAME[,NAME...]"),
+      llvm::cl::desc("Import these float initializers as frozen constants "
+                     "instead of trainable variables")};
+  llvm::cl::opt<std::string> dataDir{
+      "onnx-data-dir", llvm::cl::cat(category), llvm::cl::value_desc("DIR"),
+      llvm::cl::desc("Directory of external tensor data (default: the "
+                     "model's directory)")};
+  llvm::cl::opt<bool> elide{
+      "elide-large-constants", llvm::cl::cat(category),
+      llvm::cl::desc("Print large initial values and constants as elided "
+                     "placeholders (the output is then not re-parseable)")};
+};
+
+/// Binary models start with protobuf field 1 (ir_version); the ONNX text
+/// format starts with `<` (the model header).
+bool looksLikeText(StringRef filename, StringRef contents) {
+  if (filename.ends_with(".onnxtext"))
+    return true;
+  if (filename.ends_with(".onnx"))
+    return false;
+  return contents.ltrim().starts_with("<");
+}
+
+} // namespace
+
+void mlir::parallax::registerONNXImportTranslation() {
+  static ImportOptions cl;
+  static TranslateRegistration registration(
+      "import-onnx", "Import an ONNX model (.onnx or .onnxtext)",
+      [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+         llvm::raw_ostream &output, MLIRContext *context) -> LogicalResult {
+        const llvm::MemoryBuffer *buffer =
+            sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
+        StringRef filename = buffer->getBufferIdentifier();
+        Location loc = FileLineColLoc::get(context, filename, 0, 0);
+
+        ONNXImportOptions options;
+        for (const std::string &binding : cl.bind) {
+          auto [name, value] = StringRef(binding).split('=');
+          int64_t size;
+          if (name.empty() || value.getAsInteger(10, size) || size < 0)
+            return emitError(loc) << "--bind expects NAME=VALUE with a "
+                                     "non-negative integer VALUE, got '"
+                                  << binding << "'";
+          options.dimensionBindings[name] = size;
+        }
+        if (cl.batchSize.getNumOccurrences()) {
+          if (cl.batchSize < 1)
+            return emitError(loc) << "--batch-size must be at least 1, got "
+                                  << cl.batchSize.getValue();
+          options.batchSize = cl.batchSize;
+        }
+        for (const std::string &name : cl.freeze)
+          options.frozen.insert(name);
+        options.dataDirectory = cl.dataDir;
+
+        OwningOpRef<ModuleOp> module = importONNXModel(
+            *buffer, filename, looksLikeText(filename, buffer->getBuffer()),
+            context, options);
+        if (!module)
+          return failure();
+        OpPrintingFlags flags;
+        if (cl.elide)
+          flags.elideLargeElementsAttrs(16).elideLargeResourceString(64);
+        module->print(output, flags);
+        output << "\n";
+        return success();
+      });
+}
