@@ -9,12 +9,15 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "PARALLAX"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".onnxtext"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.parallax_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "ONNXTestData"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
+# ONNX text has `#` comments: split .onnxtext test files on "# -----". The
+# marker cannot appear literally in a RUN line, which would be split too.
+config.substitutions.append(("%split_onnx", "--split-input-file='# ""-----'"))
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 

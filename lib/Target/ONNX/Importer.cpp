@@ -79,9 +79,9 @@ const Const *NodeContext::requireConstInput(unsigned i, StringRef what) {
   const Const *c = constInput(i);
   if (!c)
     emitError() << "input '" << what << "' ('" << node.input(i)
-                << "') must be known at compile time; bind symbolic "
-                   "dimensions with --batch-size or --bind so that shape "
-                   "computations fold";
+                << "') is computed at run time, which is not supported: it "
+                   "must be a constant or computable from tensor shapes "
+                   "(bind symbolic dimensions with --batch-size or --bind)";
   return c;
 }
 
@@ -273,6 +273,10 @@ LogicalResult GraphImporter::checkAndPrepare(onnx::ModelProto &model) {
   for (const onnx::OperatorSetIdProto &id : model.opset_import())
     if (isDefaultDomain(id.domain()))
       opset = id.version();
+  // Unsupported operators are reported first and all at once: nothing else
+  // matters to a user whose model cannot be imported anyway.
+  if (failed(checkSupported(model.graph())))
+    return failure();
   if (opset == 0)
     return emitError(loc) << "the model imports no opset of the default "
                              "ONNX domain";
@@ -284,14 +288,20 @@ LogicalResult GraphImporter::checkAndPrepare(onnx::ModelProto &model) {
     try {
       model = onnx::version_conversion::ConvertVersion(model, 13);
     } catch (const std::exception &e) {
-      return emitError(loc) << "opset " << opset << " is older than "
+      return emitError(loc) << "opset " << opset
+                            << " is not supported directly (the oldest is "
                             << kMinOpset
-                            << " and could not be converted to opset 13: "
+                            << ") and the ONNX version converter could not "
+                               "convert the model to opset 13: "
                             << e.what();
     }
     opset = 13;
   }
 
+  // IR version 3 requires every initializer to be a graph input; some old
+  // exporters did not list them. They are constants either way.
+  if (model.ir_version() < 4)
+    addInitializersAsInputs(*model.mutable_graph());
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {
@@ -318,6 +328,23 @@ LogicalResult GraphImporter::checkAndPrepare(onnx::ModelProto &model) {
     return emitError(loc) << "ONNX shape inference failed: " << e.what();
   }
   return success();
+}
+
+void GraphImporter::addInitializersAsInputs(onnx::GraphProto &graph) {
+  std::set<std::string> inputs;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    inputs.insert(input.name());
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    if (inputs.count(init.name()))
+      continue;
+    onnx::ValueInfoProto *input = graph.add_input();
+    input->set_name(init.name());
+    auto *tensor = input->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(init.data_type());
+    auto *shape = tensor->mutable_shape();
+    for (int64_t dim : init.dims())
+      shape->add_dim()->set_dim_value(dim);
+  }
 }
 
 LogicalResult GraphImporter::bindInputShapes(onnx::GraphProto &graph) {
@@ -416,7 +443,12 @@ FailureOr<RankedTensorType>
 GraphImporter::convertValueType(const onnx::ValueInfoProto &v) {
   if (!v.type().has_tensor_type())
     return emitError(fileLoc()) << "graph input or output '" << v.name()
-                                << "' is not a tensor";
+                                << "' is a "
+                                << (v.type().has_sequence_type() ? "sequence"
+                                    : v.type().has_optional_type()
+                                        ? "optional value"
+                                        : "non-tensor value")
+                                << ", which is not supported";
   const onnx::TypeProto::Tensor &tensor = v.type().tensor_type();
   Type elementType = convertElementType(tensor.elem_type());
   if (!elementType)
@@ -707,6 +739,9 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
                                   "produce it";
   }
 
+  if (failed(checkAgainstShapeInference(graph)))
+    return failure();
+
   SmallVector<Value> results;
   for (const onnx::ValueInfoProto &output : graph.output()) {
     Value value = lookupValue(output.name(), fileLoc());
@@ -723,8 +758,47 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   return success();
 }
 
+LogicalResult
+GraphImporter::checkAgainstShapeInference(const onnx::GraphProto &graph) {
+  // Two independent shape computations, ONNX's and the ops' own inference,
+  // must agree wherever ONNX knows the full type: a disagreement is a bug
+  // in one of them and must not silently produce a wrong program.
+  auto check = [&](const onnx::ValueInfoProto &info) -> LogicalResult {
+    if (!info.type().has_tensor_type() ||
+        !info.type().tensor_type().has_shape())
+      return success();
+    const auto &tensor = info.type().tensor_type();
+    SmallVector<int64_t> shape;
+    for (const auto &dim : tensor.shape().dim()) {
+      if (!dim.has_dim_value())
+        return success();
+      shape.push_back(dim.dim_value());
+    }
+    Type elementType = convertElementType(tensor.elem_type());
+    Type onnxType = RankedTensorType::get(shape, elementType);
+    Type ours;
+    if (auto it = values.find(info.name()); it != values.end() && it->second)
+      ours = it->second.getType();
+    else if (const Const *c = lookupConst(info.name()))
+      ours = c->getType();
+    if (!ours || !elementType || ours == onnxType)
+      return success();
+    return emitError(fileLoc())
+           << "internal error: value '" << info.name() << "' was imported as "
+           << ours << " but ONNX shape inference gives " << onnxType
+           << "; please report this model";
+  };
+  for (const onnx::ValueInfoProto &info : graph.value_info())
+    if (failed(check(info)))
+      return failure();
+  for (const onnx::ValueInfoProto &info : graph.output())
+    if (failed(check(info)))
+      return failure();
+  return success();
+}
+
 OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
-  if (failed(checkAndPrepare(model)) || failed(checkSupported(model.graph())))
+  if (failed(checkAndPrepare(model)))
     return nullptr;
   OwningOpRef<ModuleOp> owned = ModuleOp::create(fileLoc());
   module = *owned;

@@ -172,9 +172,11 @@ public:
 private:
   LogicalResult checkAndPrepare(onnx::ModelProto &model);
   LogicalResult bindInputShapes(onnx::GraphProto &graph);
+  void addInitializersAsInputs(onnx::GraphProto &graph);
   LogicalResult checkSupported(const onnx::GraphProto &graph);
   LogicalResult importInitializers(const onnx::GraphProto &graph);
   LogicalResult importGraph(const onnx::GraphProto &graph);
+  LogicalResult checkAgainstShapeInference(const onnx::GraphProto &graph);
   FailureOr<RankedTensorType> convertValueType(const onnx::ValueInfoProto &v);
   FailureOr<std::vector<char>> readTensorBytes(const onnx::TensorProto &t,
                                                Type elementType,

@@ -137,9 +137,18 @@ LogicalResult convertPow(NodeContext &ctx) {
   Value base = ctx.input(0), exponent = ctx.input(1);
   if (!base || !exponent)
     return failure();
-  exponent = castTo(
-      ctx, exponent, cast<RankedTensorType>(base.getType()).getElementType());
-  return result(ctx, createInferred<PowOp>(ctx, base, exponent));
+  Type baseType = cast<RankedTensorType>(base.getType()).getElementType();
+  Type exponentType =
+      cast<RankedTensorType>(exponent.getType()).getElementType();
+  // parallax.pow is floating-point; integer bases are computed in the
+  // exponent's float type (or f64) and converted back, as ONNX specifies
+  // the result in the base's type.
+  Type computeType = isa<FloatType>(baseType)       ? baseType
+                     : isa<FloatType>(exponentType) ? exponentType
+                                                    : ctx.builder.getF64Type();
+  Value power = createInferred<PowOp>(ctx, castTo(ctx, base, computeType),
+                                      castTo(ctx, exponent, computeType));
+  return result(ctx, power ? castTo(ctx, power, baseType) : power);
 }
 
 /// Sum, Mean, Max, Min: variadic, folded left to right.
@@ -193,30 +202,41 @@ LogicalResult convertClip(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
+  auto type = cast<RankedTensorType>(x.getType());
   std::optional<double> min, max;
   if (ctx.opset < 11) {
     if (ctx.attr("min"))
       min = ctx.attrFloat("min", 0);
     if (ctx.attr("max"))
       max = ctx.attrFloat("max", 0);
-  } else {
-    for (auto [index, bound] : {std::pair(1u, &min), std::pair(2u, &max)}) {
-      if (!ctx.hasInput(index))
-        continue;
-      const Const *c = ctx.requireConstInput(index, index == 1 ? "min" : "max");
-      if (!c)
-        return failure();
+  }
+  // Since opset 11 the bounds are inputs: constant bounds become
+  // attributes, run-time bounds a max/min with the (scalar) bound tensor.
+  Value clipped = x;
+  for (auto [index, bound] : {std::pair(1u, &min), std::pair(2u, &max)}) {
+    if (ctx.opset < 11 || !ctx.hasInput(index))
+      continue;
+    if (const Const *c = ctx.constInput(index)) {
       if (c->size() != 1)
         return ctx.emitError() << "bounds must be scalars";
       *bound = c->at(0);
+      continue;
     }
+    Value limit = ctx.input(index);
+    if (!limit)
+      return failure();
+    clipped = index == 1 ? createInferred<MaxOp>(ctx, clipped, limit)
+                         : createInferred<MinOp>(ctx, clipped, limit);
+    if (!clipped)
+      return failure();
   }
-  auto type = cast<RankedTensorType>(x.getType());
+  if (!min && !max && clipped != x)
+    return result(ctx, clipped);
   auto f64 = [&](std::optional<double> v) {
     return v ? ctx.builder.getF64FloatAttr(*v) : FloatAttr();
   };
-  return result(ctx, ClipOp::create(ctx.builder, ctx.loc, type, x, f64(min),
-                                    f64(max)));
+  return result(ctx, ClipOp::create(ctx.builder, ctx.loc, type, clipped,
+                                    f64(min), f64(max)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -683,8 +703,6 @@ LogicalResult convertPool(NodeContext &ctx) {
 
 template <typename OpT>
 LogicalResult convertLoss(NodeContext &ctx) {
-  if (failed(rejectUsedOutput(ctx, 1, "log_prob")))
-    return failure();
   Value input = ctx.input(0), labels = ctx.input(1);
   if (!input || !labels)
     return failure();
@@ -698,6 +716,12 @@ LogicalResult convertLoss(NodeContext &ctx) {
   IntegerAttr ignoreIndex;
   if (std::optional<int64_t> index = ctx.attrIntOpt("ignore_index"))
     ignoreIndex = ctx.builder.getI64IntegerAttr(*index);
+  if (ctx.outputUsed(1)) {
+    // SoftmaxCrossEntropyLoss's optional log_prob output.
+    if (!std::is_same_v<OpT, SoftmaxCrossEntropyOp>)
+      return ctx.emitError() << "has no output 1";
+    ctx.setOutput(1, LogSoftmaxOp::create(ctx.builder, ctx.loc, input, 1));
+  }
   return result(ctx, createInferred<OpT>(ctx, *reduction, input, labels,
                                          weights, ignoreIndex));
 }
@@ -727,8 +751,10 @@ LogicalResult convertDropout(NodeContext &ctx) {
 /// Shape, Size, Constant, ConstantOfShape, Range always fold; they reach a
 /// converter only when an input is not known at compile time.
 LogicalResult convertCompileTimeOnly(NodeContext &ctx) {
-  return ctx.emitError() << "inputs must be known at compile time; bind "
-                            "symbolic dimensions with --batch-size or --bind";
+  return ctx.emitError() << "inputs computed at run time are not supported: "
+                            "they must be constants or computable from "
+                            "tensor shapes (bind symbolic dimensions with "
+                            "--batch-size or --bind)";
 }
 
 } // namespace

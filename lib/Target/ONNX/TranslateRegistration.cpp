@@ -8,6 +8,7 @@
 
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -43,14 +44,23 @@ struct ImportOptions {
                      "placeholders (the output is then not re-parseable)")};
 };
 
-/// Binary models start with protobuf field 1 (ir_version); the ONNX text
-/// format starts with `<` (the model header).
+/// Binary models start with protobuf field 1 (ir_version, byte 0x08); the
+/// ONNX text format starts, after blanks and `#` comments, with the model
+/// header `<` or the graph's name. Split inputs (--split-input-file) carry
+/// no extension, so the contents decide when the name does not.
 bool looksLikeText(StringRef filename, StringRef contents) {
   if (filename.ends_with(".onnxtext"))
     return true;
   if (filename.ends_with(".onnx"))
     return false;
-  return contents.ltrim().starts_with("<");
+  while (true) {
+    contents = contents.ltrim();
+    if (!contents.starts_with("#"))
+      break;
+    contents = contents.drop_until([](char c) { return c == '\n'; });
+  }
+  return !contents.empty() &&
+         (contents.front() == '<' || llvm::isAlpha(contents.front()));
 }
 
 } // namespace
