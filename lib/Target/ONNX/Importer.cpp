@@ -822,7 +822,15 @@ mlir::parallax::importONNXModel(const llvm::MemoryBuffer &buffer,
     if (isText) {
       std::string text = buffer.getBuffer().str();
       onnx::OnnxParser parser(text.c_str());
-      onnx::Status status = parser.Parse(model);
+      onnx::Status status;
+      try {
+        status = parser.Parse(model);
+      } catch (const std::exception &e) {
+        // The parser throws from std::stof/stoll on malformed literals.
+        emitError(loc) << "cannot parse ONNX text format: malformed literal ("
+                       << e.what() << ")";
+        return nullptr;
+      }
       if (!status.IsOK()) {
         emitError(loc) << "cannot parse ONNX text format: "
                        << status.ErrorMessage();
