@@ -9,10 +9,10 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "PARALLAX"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".onnxtext"]
+config.suffixes = [".mlir", ".onnxtext", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.parallax_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "ONNXTestData"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "ONNXTestData", "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 # ONNX text has `#` comments: split .onnxtext test files on "# -----". The

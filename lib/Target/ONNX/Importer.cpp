@@ -17,6 +17,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -42,9 +43,11 @@ static bool isDefaultDomain(const std::string &domain) {
 //===----------------------------------------------------------------------===//
 
 NodeContext::NodeContext(GraphImporter &importer, const onnx::NodeProto &node,
-                         Location loc)
-    : node(node), loc(loc), builder(importer.builder), opset(importer.opset),
-      importer(importer) {}
+                         int index)
+    : node(node), name(GraphImporter::nodeName(node, index)),
+      loc(NameLoc::get(StringAttr::get(importer.context, name),
+                       importer.fileLoc())),
+      builder(importer.builder), opset(importer.opset), importer(importer) {}
 
 bool NodeContext::hasInput(unsigned i) const {
   return i < numInputs() && !node.input(i).empty();
@@ -167,8 +170,7 @@ void NodeContext::setConstOutput(unsigned i, Const value) {
 InFlightDiagnostic NodeContext::emitError() {
   hasFailed = true;
   InFlightDiagnostic diag = mlir::emitError(loc);
-  diag << "node '" << (node.name().empty() ? "<unnamed>" : node.name())
-       << "' (" << node.op_type() << "): ";
+  diag << "node '" << name << "' (" << node.op_type() << "): ";
   return diag;
 }
 
@@ -194,12 +196,9 @@ Location GraphImporter::fileLoc() const {
   return FileLineColLoc::get(context, filename, 0, 0);
 }
 
-Location GraphImporter::nodeLoc(const onnx::NodeProto &node,
-                                int index) const {
-  std::string name = node.name().empty()
-                         ? node.op_type() + "#" + std::to_string(index)
-                         : node.name();
-  return NameLoc::get(StringAttr::get(context, name), fileLoc());
+std::string GraphImporter::nodeName(const onnx::NodeProto &node, int index) {
+  return node.name().empty() ? node.op_type() + "#" + std::to_string(index)
+                             : node.name();
 }
 
 Type GraphImporter::convertElementType(int32_t dataType) const {
@@ -302,6 +301,7 @@ LogicalResult GraphImporter::checkAndPrepare(onnx::ModelProto &model) {
   // exporters did not list them. They are constants either way.
   if (model.ir_version() < 4)
     addInitializersAsInputs(*model.mutable_graph());
+  resolveExternalDataPaths(*model.mutable_graph());
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {
@@ -328,6 +328,31 @@ LogicalResult GraphImporter::checkAndPrepare(onnx::ModelProto &model) {
     return emitError(loc) << "ONNX shape inference failed: " << e.what();
   }
   return success();
+}
+
+SmallString<256> GraphImporter::externalDataPath(StringRef location) const {
+  if (llvm::sys::path::is_absolute(location))
+    return location;
+  SmallString<256> path(options.dataDirectory);
+  if (path.empty())
+    path = llvm::sys::path::parent_path(filename);
+  llvm::sys::path::append(path, location);
+  return path;
+}
+
+void GraphImporter::resolveExternalDataPaths(onnx::GraphProto &graph) {
+  // The checker looks for external data relative to the working directory;
+  // make the locations absolute (relative to --onnx-data-dir or the model).
+  for (onnx::TensorProto &init : *graph.mutable_initializer()) {
+    if (init.data_location() != onnx::TensorProto::EXTERNAL)
+      continue;
+    for (onnx::StringStringEntryProto &kv : *init.mutable_external_data())
+      if (kv.key() == "location") {
+        SmallString<256> path = externalDataPath(kv.value());
+        llvm::sys::fs::make_absolute(path);
+        kv.set_value(std::string(path));
+      }
+  }
 }
 
 void GraphImporter::addInitializersAsInputs(onnx::GraphProto &graph) {
@@ -412,9 +437,7 @@ LogicalResult GraphImporter::checkSupported(const onnx::GraphProto &graph) {
     std::string key = node.domain() + "::" + node.op_type();
     Unsupported &entry = unsupported[key];
     entry.domain = isDefaultDomain(node.domain()) ? "ai.onnx" : node.domain();
-    entry.nodes.push_back(node.name().empty()
-                              ? node.op_type() + "#" + std::to_string(index)
-                              : node.name());
+    entry.nodes.push_back(nodeName(node, index));
   }
   if (unsupported.empty())
     return success();
@@ -499,10 +522,7 @@ GraphImporter::readTensorBytes(const onnx::TensorProto &t, Type elementType,
     }
     if (location.empty())
       return emitError(loc) << what << " has external data without a location";
-    SmallString<256> path(options.dataDirectory);
-    if (path.empty())
-      path = llvm::sys::path::parent_path(filename);
-    llvm::sys::path::append(path, location);
+    SmallString<256> path = externalDataPath(location);
     if (length >= 0 && length != expected)
       return emitError(loc) << what << ": external data length " << length
                             << " does not match the " << expected
@@ -724,7 +744,7 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     ++uses[output.name()];
 
   for (auto [index, node] : llvm::enumerate(graph.node())) {
-    NodeContext ctx(*this, node, nodeLoc(node, index));
+    NodeContext ctx(*this, node, index);
     FailureOr<bool> folded = tryFold(ctx);
     if (failed(folded) || ctx.failed())
       return failure();
@@ -836,6 +856,9 @@ mlir::parallax::importONNXModel(const llvm::MemoryBuffer &buffer,
                        << status.ErrorMessage();
         return nullptr;
       }
+    } else if (buffer.getBufferSize() == 0) {
+      emitError(loc) << "the model file is empty";
+      return nullptr;
     } else if (buffer.getBufferSize() > std::numeric_limits<int>::max() ||
                !model.ParseFromArray(buffer.getBufferStart(),
                                      static_cast<int>(buffer.getBufferSize()))) {

@@ -57,9 +57,11 @@ class GraphImporter;
 class NodeContext {
 public:
   NodeContext(GraphImporter &importer, const onnx::NodeProto &node,
-              Location loc);
+              int index);
 
   const onnx::NodeProto &node;
+  /// The node's name, or `OpType#index` for unnamed nodes.
+  std::string name;
   Location loc;
   OpBuilder &builder;
   int64_t opset;
@@ -164,7 +166,8 @@ public:
   void defineConst(const std::string &name, Const value);
   bool isUsed(const std::string &name) const { return uses.count(name); }
   Location fileLoc() const;
-  Location nodeLoc(const onnx::NodeProto &node, int index) const;
+  /// The node's name, or `OpType#index` (its position) when it has none.
+  static std::string nodeName(const onnx::NodeProto &node, int index);
 
   /// The MLIR element type of an ONNX TensorProto data type, or null.
   Type convertElementType(int32_t dataType) const;
@@ -173,6 +176,8 @@ private:
   LogicalResult checkAndPrepare(onnx::ModelProto &model);
   LogicalResult bindInputShapes(onnx::GraphProto &graph);
   void addInitializersAsInputs(onnx::GraphProto &graph);
+  void resolveExternalDataPaths(onnx::GraphProto &graph);
+  SmallString<256> externalDataPath(StringRef location) const;
   LogicalResult checkSupported(const onnx::GraphProto &graph);
   LogicalResult importInitializers(const onnx::GraphProto &graph);
   LogicalResult importGraph(const onnx::GraphProto &graph);
