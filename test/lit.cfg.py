@@ -15,6 +15,7 @@ config.test_exec_root = os.path.join(config.parallax_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "ONNXTestData", "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%parallax_src", config.parallax_src_root))
 # ONNX text has `#` comments: split .onnxtext test files on "# -----". The
 # marker cannot appear literally in a RUN line, which would be split too.
 config.substitutions.append(("%split_onnx", "--split-input-file='# ""-----'"))

@@ -26,8 +26,8 @@ import sys
 
 SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 UNSUPPORTED = re.compile(
-    r"unsupported operator|is not supported|unsupported element type|"
-    r"not supported:|only .* (is|are) supported|newer than the newest supported opset")
+    r"unsupported operator|(is|are) not supported|unsupported element type|"
+    r"newer than the newest supported opset")
 OPERATOR_NOTE = re.compile(r"operator '([^']+)' of domain '([^']+)'")
 
 

@@ -1,0 +1,188 @@
+#!/usr/bin/python3
+"""Exports the example models to ONNX with PyTorch (Debian python3-torch).
+
+Each model returns its training loss (mean over the batch) as the graph's
+only output and has a symbolic batch dimension ("batch"):
+
+  lstm_lm         embedding -> LSTM -> linear, next-token cross-entropy
+  gru_lm          the same with a GRU
+  transformer_lm  token + position embeddings -> causal transformer
+                  encoder layer -> linear, next-token cross-entropy
+  wide_deep       wide (per-id weights) + deep (3 embeddings + dense
+                  features -> MLP) click model, binary cross-entropy
+  cnn             2 x (conv, batch norm, relu, max pool) -> global average
+                  pool -> linear, cross-entropy
+
+Parameters keep their PyTorch names (export without constant folding).
+The CNN's batch norms are exported in inference form: their running
+statistics are initializers, which parallax imports as trainable unless
+frozen (`--freeze features.1.running_mean,...`).
+
+Writes MODEL.onnx (opset 17) and MODEL.opset14.onnx, plus, for the
+reference runs of later tests, data/MODEL/inputs/*.npy (a batch of 4) and
+data/MODEL/loss.npy (PyTorch's loss on it). The small files are committed,
+so tests need no PyTorch. `--large` writes realistic table sizes
+(vocabulary 100,000; CTR id spaces 1,000,000) into large/ for benchmarks;
+those are generated, not committed.
+
+Run with Debian's interpreter: /usr/bin/python3 examples/models/export.py
+"""
+
+import argparse
+import pathlib
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = pathlib.Path(__file__).parent
+SEQ = 8
+
+
+class LanguageModel(nn.Module):
+    def __init__(self, vocab, dim, hidden, cell):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, dim)
+        self.rnn = cell(dim, hidden, batch_first=True)
+        self.decoder = nn.Linear(hidden, vocab)
+
+    def forward(self, tokens, targets):
+        hidden, _ = self.rnn(self.embedding(tokens))
+        logits = self.decoder(hidden)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                               targets.reshape(-1))
+
+
+class TransformerLM(nn.Module):
+    def __init__(self, vocab, dim, heads, ffn):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, dim)
+        self.position = nn.Embedding(SEQ, dim)
+        self.encoder = nn.TransformerEncoderLayer(
+            dim, heads, ffn, dropout=0.0, batch_first=True,
+            activation="gelu")
+        self.decoder = nn.Linear(dim, vocab)
+        # A plain array, not a buffer: traced as a Constant node rather than
+        # an initializer (which would be imported as a trainable variable).
+        self.causal = np.triu(np.full((SEQ, SEQ), -1e9, np.float32), 1)
+
+    def forward(self, tokens, targets):
+        positions = torch.arange(tokens.shape[1], device=tokens.device)
+        x = self.embedding(tokens) + self.position(positions)
+        x = self.encoder(x, src_mask=torch.from_numpy(self.causal))
+        logits = self.decoder(x)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                               targets.reshape(-1))
+
+
+class WideDeep(nn.Module):
+    def __init__(self, ids, dim, dense, hidden):
+        super().__init__()
+        self.wide = nn.ModuleList(nn.Embedding(n, 1) for n in ids)
+        self.deep = nn.ModuleList(nn.Embedding(n, dim) for n in ids)
+        self.mlp = nn.Sequential(
+            nn.Linear(len(ids) * dim + dense, hidden), nn.ReLU(),
+            nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+
+    def forward(self, categorical, dense, clicked):
+        fields = categorical.unbind(1)
+        wide = sum(table(f) for table, f in zip(self.wide, fields))
+        deep = torch.cat([table(f) for table, f in zip(self.deep, fields)]
+                         + [dense], dim=1)
+        # Exported as the Sigmoid / Log / Mul form of binary cross-entropy.
+        return F.binary_cross_entropy_with_logits(wide + self.mlp(deep),
+                                                  clicked)
+
+
+class CNN(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+            nn.MaxPool2d(2))
+        self.classifier = nn.Linear(16, classes)
+
+    def forward(self, images, labels):
+        x = self.features(images)
+        x = torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
+        return F.cross_entropy(self.classifier(x), labels)
+
+
+def distinct_initial_values(model):
+    """The exporter merges initializers with equal contents, so freshly
+    initialised ones (all-ones norm weights, all-zero biases, batch-norm
+    statistics) would become one shared variable. Perturb constant tensors
+    slightly, as training would, so each keeps its own name."""
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for tensor in list(model.parameters()) + list(model.buffers()):
+            if tensor.is_floating_point() and tensor.min() == tensor.max():
+                tensor.add_(0.01 * torch.rand(tensor.shape, generator=g))
+    return model
+
+
+def models(large):
+    vocab = 100_000 if large else 200
+    ids = [1_000_000, 100_000, 1_000] if large else [1000, 500, 100]
+    g = torch.Generator().manual_seed(0)
+    batch = 4
+    tokens = torch.randint(0, vocab, (batch, SEQ), generator=g)
+    targets = torch.randint(0, vocab, (batch, SEQ), generator=g)
+    lm_inputs = {"tokens": tokens, "targets": targets}
+    return {
+        "lstm_lm": (LanguageModel(vocab, 16, 32, nn.LSTM), lm_inputs),
+        "gru_lm": (LanguageModel(vocab, 16, 32, nn.GRU), lm_inputs),
+        "transformer_lm": (TransformerLM(vocab, 32, 4, 64), lm_inputs),
+        "wide_deep": (WideDeep(ids, 8, 4, 32), {
+            "categorical": torch.stack(
+                [torch.randint(0, n, (batch,), generator=g) for n in ids], 1),
+            "dense": torch.randn(batch, 4, generator=g),
+            "clicked": torch.randint(0, 2, (batch, 1), generator=g).float()}),
+        "cnn": (CNN(10), {
+            "images": torch.randn(batch, 3, 16, 16, generator=g),
+            "labels": torch.randint(0, 10, (batch,), generator=g)}),
+    }
+
+
+def export(name, model, inputs, out_dir, opset, suffix):
+    model.eval()
+    names = list(inputs)
+    torch.onnx.export(
+        model, tuple(inputs.values()), str(out_dir / f"{name}{suffix}.onnx"),
+        input_names=names, output_names=["loss"], opset_version=opset,
+        dynamic_axes={n: {0: "batch"} for n in names},
+        # Keep parameters as PyTorch names them (no folding of weight
+        # reorderings or of batch norm into convolutions): the importer
+        # folds what is constant itself.
+        do_constant_folding=False,
+        training=torch.onnx.TrainingMode.PRESERVE)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--large", action="store_true",
+                        help="realistic table sizes, written to large/")
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    out_dir = HERE / ("large" if args.large else ".")
+    out_dir.mkdir(exist_ok=True)
+    for name, (model, inputs) in models(args.large).items():
+        distinct_initial_values(model)
+        export(name, model, inputs, out_dir, 17, "")
+        if args.large:
+            continue
+        export(name, model, inputs, out_dir, 14, ".opset14")
+        data = HERE / "data" / name
+        (data / "inputs").mkdir(parents=True, exist_ok=True)
+        for input_name, value in inputs.items():
+            np.save(data / "inputs" / f"{input_name}.npy", value.numpy())
+        with torch.no_grad():
+            np.save(data / "loss.npy", model(*inputs.values()).numpy())
+        print(f"{name}: loss {float(np.load(data / 'loss.npy')):.6f}")
+
+
+if __name__ == "__main__":
+    main()
