@@ -188,7 +188,7 @@ def Parallax_GemmOp : Parallax_Op<"gemm", [Pure, SameOperandsElementType,
     Example:
 
     ```mlir
-    %y = parallax.gemm %x, %w, %b {trans_b, alpha = 1.0 : f32}
+    %y = parallax.gemm %x, %w, %b transpose_b alpha = 2.0
         : tensor<4x8xf32>, tensor<3x8xf32>, tensor<3xf32>
     ```
   }];
@@ -198,8 +198,13 @@ def Parallax_GemmOp : Parallax_Op<"gemm", [Pure, SameOperandsElementType,
                        DefaultValuedAttr<F32Attr, "1.0">:$alpha,
                        DefaultValuedAttr<F32Attr, "1.0">:$beta);
   let results = (outs Parallax_NumberTensor:$result);
+  // Attributes that inference reads are part of the format, not attr-dict:
+  // the parser infers result types before attr-dict entries become
+  // properties.
   let assemblyFormat = [{
-    $a `,` $b (`,` $c^)? attr-dict `:` type($a) `,` type($b) (`,` type($c)^)?
+    $a `,` $b (`,` $c^)? (`transpose_a` $trans_a^)? (`transpose_b` $trans_b^)?
+    (`alpha` `=` $alpha^)? (`beta` `=` $beta^)? attr-dict `:` type($a) `,`
+    type($b) (`,` type($c)^)?
   }];
   let extraClassDefinition = Parallax_InferWith<"inferGemm">.body;
 }
@@ -478,6 +483,7 @@ def Parallax_PoolOp : Parallax_Op<"pool", [Pure, InferTypeOpAdaptor]> {
   let results = (outs Parallax_FloatTensor:$result);
   let assemblyFormat = [{
     $kind $input `kernel` `=` $kernel `strides` `=` $strides `pads` `=` $pads
+    (`ceil_mode` $ceil_mode^)? (`count_include_pad` $count_include_pad^)?
     attr-dict `:` type($input)
   }];
   let extraClassDefinition = Parallax_InferWith<"inferPool">.body;
