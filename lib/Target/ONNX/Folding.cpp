@@ -162,6 +162,9 @@ FailureOr<Const> foldBinary(NodeContext &ctx, BinaryFn fn, const Const &a,
   Shape shape;
   if (!OpTrait::util::getBroadcastedShape(a.shape, b.shape, shape))
     return ctx.emitError() << "operand shapes are not broadcast-compatible";
+  if (!countElements(shape, kMaxFoldedElements))
+    return ctx.emitError() << "a compile-time value of more than 2^26 "
+                              "elements is not supported";
   bool predicate =
       fn == BinaryFn::Equal || fn == BinaryFn::Less || fn == BinaryFn::Greater;
   int64_t n = ShapedType::getNumElements(shape);
@@ -325,10 +328,16 @@ FailureOr<bool> onnx_import::tryFold(NodeContext &ctx) {
       return failure();
     return done(reshaped(x, *shape));
   }
+  // Results too large to evaluate here stay run-time ops.
+  auto tooLarge = [](ArrayRef<int64_t> shape) {
+    return !countElements(shape, kMaxFoldedElements);
+  };
   if (op == "Expand") {
     std::optional<Shape> shape = expandShape(ctx, x.shape);
     if (!shape)
       return failure();
+    if (tooLarge(*shape))
+      return false;
     return done(gatherElements(x, *shape, [&](int64_t i) {
       return broadcastIndex(*shape, x.shape, i);
     }));
@@ -348,6 +357,8 @@ FailureOr<bool> onnx_import::tryFold(NodeContext &ctx) {
     if (!OpTrait::util::getBroadcastedShape(x.shape, in[1]->shape, tmp) ||
         !OpTrait::util::getBroadcastedShape(tmp, in[2]->shape, shape))
       return ctx.emitError() << "operand shapes are not broadcast-compatible";
+    if (tooLarge(shape))
+      return false;
     Const out = gatherElements(*in[1], shape, [&](int64_t i) {
       return broadcastIndex(shape, in[1]->shape, i);
     });
@@ -427,6 +438,8 @@ FailureOr<bool> onnx_import::tryFold(NodeContext &ctx) {
     Shape shape(ArrayRef(x.shape).take_front(axis));
     llvm::append_range(shape, in[1]->shape);
     llvm::append_range(shape, ArrayRef(x.shape).drop_front(axis + 1));
+    if (tooLarge(shape))
+      return false;
     int64_t inner = ShapedType::getNumElements(ArrayRef(x.shape).drop_front(axis + 1));
     int64_t count = in[1]->size();
     for (int64_t index : in[1]->ints)
@@ -461,6 +474,11 @@ FailureOr<bool> onnx_import::tryFold(NodeContext &ctx) {
     for (int64_t d : x.ints)
       if (d < 0)
         return ctx.emitError() << "shape has a negative dimension " << d;
+    if (!countElements(x.ints, kMaxElements))
+      return ctx.emitError() << "shape has more than 2^40 elements";
+    if (tooLarge(x.ints))
+      return ctx.emitError() << "a constant of more than 2^26 elements is "
+                                "not supported";
     Const fill = Const::ofFloats(ctx.builder.getF32Type(), {1}, {0.0});
     if (ctx.attr("value")) {
       std::optional<Const> value = ctx.attrTensor("value");
@@ -477,8 +495,11 @@ FailureOr<bool> onnx_import::tryFold(NodeContext &ctx) {
     double start = x.at(0), limit = in[1]->at(0), delta = in[2]->at(0);
     if (delta == 0)
       return ctx.emitError() << "delta is 0";
-    int64_t n = std::max<int64_t>(
-        static_cast<int64_t>(std::ceil((limit - start) / delta)), 0);
+    double count = std::ceil((limit - start) / delta);
+    if (!(count < static_cast<double>(kMaxFoldedElements)))
+      return ctx.emitError() << "a range of more than 2^26 elements is not "
+                                "supported";
+    int64_t n = std::max<int64_t>(static_cast<int64_t>(count), 0);
     if (x.isFloat()) {
       std::vector<double> values(n);
       for (int64_t i = 0; i < n; ++i)

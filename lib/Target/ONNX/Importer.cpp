@@ -34,6 +34,17 @@ using namespace mlir::parallax::onnx_import;
 static constexpr int64_t kMinOpset = 11;
 static constexpr int64_t kMaxOpset = 17;
 
+std::optional<int64_t> onnx_import::countElements(ArrayRef<int64_t> shape,
+                                                  int64_t limit) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0 || (dim != 0 && count > limit / dim))
+      return std::nullopt;
+    count *= dim;
+  }
+  return count;
+}
+
 static bool isDefaultDomain(const std::string &domain) {
   return domain.empty() || domain == "ai.onnx";
 }
@@ -283,6 +294,25 @@ LogicalResult GraphImporter::checkAndPrepare(onnx::ModelProto &model) {
     return emitError(loc) << "opset " << opset
                           << " is newer than the newest supported opset "
                           << kMaxOpset;
+  // IR version 3 requires every initializer to be a graph input; some old
+  // exporters did not list them. They are constants either way.
+  if (model.ir_version() < 4)
+    addInitializersAsInputs(*model.mutable_graph());
+  resolveExternalDataPaths(*model.mutable_graph());
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    return emitError(loc) << "invalid ONNX model: " << e.what();
+  }
+
+  // ONNX 1.12's checker does not verify that graph outputs are produced,
+  // nor the ranges of attributes its shape inference relies on.
+  if (failed(checkGraphOutputsDefined(model.graph())) ||
+      failed(checkAttributeRanges(model.graph())))
+    return failure();
+
+  // The version converter assumes a well-formed model (it crashes on a node
+  // without outputs or an undefined graph output), so it runs after checks.
   if (opset < kMinOpset) {
     try {
       model = onnx::version_conversion::ConvertVersion(model, 13);
@@ -295,17 +325,6 @@ LogicalResult GraphImporter::checkAndPrepare(onnx::ModelProto &model) {
                             << e.what();
     }
     opset = 13;
-  }
-
-  // IR version 3 requires every initializer to be a graph input; some old
-  // exporters did not list them. They are constants either way.
-  if (model.ir_version() < 4)
-    addInitializersAsInputs(*model.mutable_graph());
-  resolveExternalDataPaths(*model.mutable_graph());
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception &e) {
-    return emitError(loc) << "invalid ONNX model: " << e.what();
   }
 
   onnx::GraphProto &graph = *model.mutable_graph();
@@ -353,6 +372,65 @@ void GraphImporter::resolveExternalDataPaths(onnx::GraphProto &graph) {
         kv.set_value(std::string(path));
       }
   }
+}
+
+LogicalResult
+GraphImporter::checkGraphOutputsDefined(const onnx::GraphProto &graph) {
+  std::set<std::string> defined;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    defined.insert(input.name());
+  for (const onnx::TensorProto &init : graph.initializer())
+    defined.insert(init.name());
+  for (const onnx::NodeProto &node : graph.node())
+    defined.insert(node.output().begin(), node.output().end());
+  bool ok = true;
+  for (const onnx::ValueInfoProto &output : graph.output())
+    if (!defined.count(output.name())) {
+      ok = false;
+      emitError(fileLoc()) << "invalid ONNX model: graph output '"
+                           << output.name()
+                           << "' is not produced by any node, input or "
+                              "initializer";
+    }
+  return success(ok);
+}
+
+LogicalResult
+GraphImporter::checkAttributeRanges(const onnx::GraphProto &graph) {
+  // ONNX 1.12's shape inference indexes arrays with these attributes and
+  // divides by strides without checking them: reject corrupt values first.
+  // No tensor has more dimensions than kMaxRank; no window is larger than
+  // kMaxExtent.
+  constexpr int64_t kMaxRank = 64;
+  constexpr int64_t kMaxExtent = int64_t(1) << 32;
+  struct Range {
+    const char *name;
+    int64_t min, max;
+  };
+  static const Range ranges[] = {
+      {"axis", -kMaxRank, kMaxRank - 1}, {"axes", -kMaxRank, kMaxRank - 1},
+      {"perm", 0, kMaxRank - 1},         {"strides", 1, kMaxExtent},
+      {"dilations", 1, kMaxExtent},      {"kernel_shape", 1, kMaxExtent},
+      {"pads", 0, kMaxExtent},           {"group", 1, kMaxExtent},
+  };
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    for (const onnx::AttributeProto &a : node.attribute()) {
+      const Range *range = llvm::find_if(
+          ranges, [&](const Range &r) { return a.name() == r.name; });
+      if (range == std::end(ranges))
+        continue;
+      SmallVector<int64_t> values(a.ints().begin(), a.ints().end());
+      if (a.type() == onnx::AttributeProto::INT)
+        values.push_back(a.i());
+      for (int64_t v : values)
+        if (v < range->min || v > range->max)
+          return emitError(fileLoc())
+                 << "invalid ONNX model: node '" << nodeName(node, index)
+                 << "' (" << node.op_type() << ") has attribute '" << a.name()
+                 << "' = " << v << ", outside [" << range->min << ", "
+                 << range->max << "]";
+    }
+  return success();
 }
 
 void GraphImporter::addInitializersAsInputs(onnx::GraphProto &graph) {
@@ -484,6 +562,9 @@ GraphImporter::convertValueType(const onnx::ValueInfoProto &v) {
   SmallVector<int64_t> shape;
   for (const auto &dim : tensor.shape().dim())
     shape.push_back(dim.dim_value());
+  if (!countElements(shape, kMaxElements))
+    return emitError(fileLoc()) << "graph input or output '" << v.name()
+                                << "' has more than 2^40 elements";
   return RankedTensorType::get(shape, elementType);
 }
 
@@ -601,9 +682,10 @@ readTensorHeader(GraphImporter &importer, const onnx::TensorProto &t) {
            << "tensor '" << t.name() << "' has unsupported element type "
            << dataTypeName(t.data_type());
   SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
-  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+  if (!countElements(shape, kMaxElements))
     return emitError(importer.fileLoc())
-           << "tensor '" << t.name() << "' has a negative dimension";
+           << "tensor '" << t.name()
+           << "' has a negative dimension or more than 2^40 elements";
   return std::make_pair(shape, elementType);
 }
 
@@ -613,9 +695,7 @@ FailureOr<Const> onnx_import::readTensorConst(GraphImporter &importer,
   if (failed(header))
     return failure();
   auto [shape, elementType] = *header;
-  int64_t numElements = 1;
-  for (int64_t d : shape)
-    numElements *= d;
+  int64_t numElements = *countElements(shape, kMaxElements);
   FailureOr<std::vector<char>> bytes =
       importer.readTensorBytes(t, elementType, numElements);
   if (failed(bytes))

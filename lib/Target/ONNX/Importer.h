@@ -24,6 +24,16 @@
 
 namespace mlir::parallax::onnx_import {
 
+/// The largest tensor a model may declare (elements): a bound that keeps
+/// every size computation far from int64 overflow.
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+/// The largest tensor the importer evaluates at compile time (elements).
+constexpr int64_t kMaxFoldedElements = int64_t(1) << 26;
+
+/// The number of elements of `shape`, or std::nullopt when a dimension is
+/// negative or the count exceeds `limit`.
+std::optional<int64_t> countElements(ArrayRef<int64_t> shape, int64_t limit);
+
 /// A tensor whose value is known at compile time: Constant nodes, integer
 /// initializers and everything folded from them (the shape computations
 /// PyTorch exports). Integers and booleans are held exactly as int64.
@@ -176,6 +186,8 @@ private:
   LogicalResult checkAndPrepare(onnx::ModelProto &model);
   LogicalResult bindInputShapes(onnx::GraphProto &graph);
   void addInitializersAsInputs(onnx::GraphProto &graph);
+  LogicalResult checkGraphOutputsDefined(const onnx::GraphProto &graph);
+  LogicalResult checkAttributeRanges(const onnx::GraphProto &graph);
   void resolveExternalDataPaths(onnx::GraphProto &graph);
   SmallString<256> externalDataPath(StringRef location) const;
   LogicalResult checkSupported(const onnx::GraphProto &graph);
