@@ -577,14 +577,20 @@ static int64_t byteWidth(Type type) {
 }
 
 template <typename T>
-static void appendBytes(std::vector<char> &bytes, T value) {
-  const char *p = reinterpret_cast<const char *>(&value);
-  bytes.insert(bytes.end(), p, p + sizeof(T));
+static void appendBytes(std::string &bytes, T value) {
+  bytes.append(reinterpret_cast<const char *>(&value), sizeof(T));
 }
 
-FailureOr<std::vector<char>>
+/// Bytes owned by a string (moved in, not copied).
+static TensorData ownedBytes(std::string bytes) {
+  auto owner = std::make_shared<std::string>(std::move(bytes));
+  return {ArrayRef<char>(owner->data(), owner->size()), owner};
+}
+
+FailureOr<TensorData>
 GraphImporter::readTensorBytes(const onnx::TensorProto &t, Type elementType,
-                               int64_t numElements) {
+                               int64_t numElements,
+                               onnx::TensorProto *movable) {
   Location loc = fileLoc();
   int64_t width = byteWidth(elementType);
   int64_t expected = numElements * width;
@@ -622,8 +628,11 @@ GraphImporter::readTensorBytes(const onnx::TensorProto &t, Type elementType,
                             << std::max<int64_t>(available, 0)
                             << " bytes after offset " << offset << ", "
                             << expected << " are needed";
-    const char *start = (*file)->getBufferStart() + offset;
-    return std::vector<char>(start, start + expected);
+    // The (usually mapped) file stays alive as long as the data is used.
+    std::shared_ptr<llvm::MemoryBuffer> owner = std::move(*file);
+    return TensorData{ArrayRef<char>(owner->getBufferStart() + offset,
+                                     expected),
+                      owner};
   }
 
   if (t.has_raw_data()) {
@@ -632,10 +641,12 @@ GraphImporter::readTensorBytes(const onnx::TensorProto &t, Type elementType,
                             << " bytes of data, but " << numElements
                             << " elements of " << elementType << " need "
                             << expected;
-    return std::vector<char>(t.raw_data().begin(), t.raw_data().end());
+    if (movable)
+      return ownedBytes(std::move(*movable->mutable_raw_data()));
+    return ownedBytes(t.raw_data());
   }
 
-  std::vector<char> bytes;
+  std::string bytes;
   bytes.reserve(expected);
   int64_t count = 0;
   if (elementType.isF32()) {
@@ -670,7 +681,7 @@ GraphImporter::readTensorBytes(const onnx::TensorProto &t, Type elementType,
     return emitError(loc) << what << " holds " << count
                           << " values, but its shape has " << numElements
                           << " elements";
-  return bytes;
+  return ownedBytes(std::move(bytes));
 }
 
 /// Reads a TensorProto's shape and element type.
@@ -696,18 +707,18 @@ FailureOr<Const> onnx_import::readTensorConst(GraphImporter &importer,
     return failure();
   auto [shape, elementType] = *header;
   int64_t numElements = *countElements(shape, kMaxElements);
-  FailureOr<std::vector<char>> bytes =
+  FailureOr<TensorData> data =
       importer.readTensorBytes(t, elementType, numElements);
-  if (failed(bytes))
+  if (failed(data))
     return failure();
-  auto attr = DenseElementsAttr::getFromRawBuffer(
-      RankedTensorType::get(shape, elementType), *bytes);
   if (elementType.isInteger(1)) {
     std::vector<int64_t> values;
-    for (char c : *bytes)
+    for (char c : data->bytes)
       values.push_back(c != 0);
     return Const::ofInts(elementType, shape, std::move(values));
   }
+  auto attr = DenseElementsAttr::getFromRawBuffer(
+      RankedTensorType::get(shape, elementType), data->bytes);
   if (isa<FloatType>(elementType)) {
     std::vector<double> values;
     for (const APFloat &v : attr.getValues<APFloat>())
@@ -721,30 +732,39 @@ FailureOr<Const> onnx_import::readTensorConst(GraphImporter &importer,
 }
 
 ElementsAttr GraphImporter::makeElementsAttr(RankedTensorType type,
-                                             ArrayRef<char> rawData,
+                                             TensorData data,
                                              StringRef blobName) {
-  if (static_cast<int64_t>(rawData.size()) <=
+  if (static_cast<int64_t>(data.bytes.size()) <=
       options.resourceBlobThresholdBytes)
-    return DenseElementsAttr::getFromRawBuffer(type, rawData);
-  // Large values are held as resource blobs: no text round trip, and the
-  // printer can elide them (--elide-large-constants).
+    return DenseElementsAttr::getFromRawBuffer(type, data.bytes);
+  // Large values are held as resource blobs: no text round trip, the
+  // printer can elide them (--elide-large-constants), and the blob adopts
+  // the bytes where they are when they are suitably aligned.
   std::string key;
   for (char c : blobName)
     key.push_back(llvm::isAlnum(c) || c == '_' ? c : '_');
-  return DenseResourceElementsAttr::get(
-      type, key,
-      HeapAsmResourceBlob::allocateAndCopyWithAlign(rawData, alignof(double),
-                                                    /*dataIsMutable=*/false));
+  constexpr size_t kAlignment = alignof(double);
+  AsmResourceBlob blob =
+      reinterpret_cast<uintptr_t>(data.bytes.data()) % kAlignment == 0
+          ? AsmResourceBlob(data.bytes, kAlignment,
+                            [owner = std::move(data.owner)](
+                                void *, size_t, size_t) mutable {
+                              owner.reset();
+                            },
+                            /*dataIsMutable=*/false)
+          : HeapAsmResourceBlob::allocateAndCopyWithAlign(
+                data.bytes, kAlignment, /*dataIsMutable=*/false);
+  return DenseResourceElementsAttr::get(type, key, std::move(blob));
 }
 
 //===----------------------------------------------------------------------===//
 // Import
 //===----------------------------------------------------------------------===//
 
-LogicalResult GraphImporter::importInitializers(const onnx::GraphProto &graph) {
+LogicalResult GraphImporter::importInitializers(onnx::GraphProto &graph) {
   bool ok = true;
   llvm::StringSet<> floatInitializers;
-  for (const onnx::TensorProto &init : graph.initializer()) {
+  for (onnx::TensorProto &init : *graph.mutable_initializer()) {
     auto header = readTensorHeader(*this, init);
     if (failed(header)) {
       ok = false;
@@ -761,16 +781,17 @@ LogicalResult GraphImporter::importInitializers(const onnx::GraphProto &graph) {
     }
     floatInitializers.insert(init.name());
     auto type = RankedTensorType::get(shape, elementType);
-    FailureOr<std::vector<char>> bytes =
-        readTensorBytes(init, elementType, type.getNumElements());
-    if (failed(bytes)) {
+    // The raw data moves out of the model into the variable's blob.
+    FailureOr<TensorData> data =
+        readTensorBytes(init, elementType, type.getNumElements(), &init);
+    if (failed(data)) {
       ok = false;
       continue;
     }
     Location loc = NameLoc::get(StringAttr::get(context, init.name()),
                                 fileLoc());
     VariableOp::create(builder, loc, init.name(), type,
-                       makeElementsAttr(type, *bytes, init.name()),
+                       makeElementsAttr(type, std::move(*data), init.name()),
                        /*trainable=*/!options.frozen.contains(init.name()),
                        /*distribution=*/nullptr);
   }
@@ -903,7 +924,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   OwningOpRef<ModuleOp> owned = ModuleOp::create(fileLoc());
   module = *owned;
   builder.setInsertionPointToEnd(module.getBody());
-  if (failed(importInitializers(model.graph())) ||
+  if (failed(importInitializers(*model.mutable_graph())) ||
       failed(importGraph(model.graph())) || failed(verify(module)))
     return nullptr;
   return owned;

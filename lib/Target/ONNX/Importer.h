@@ -19,6 +19,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -60,6 +61,15 @@ struct Const {
 };
 
 class GraphImporter;
+
+/// The little-endian bytes of a tensor and whatever keeps them alive: the
+/// raw_data string moved out of the model, a mapped external data file, or
+/// a buffer converted from typed fields. Large initializers become
+/// resource blobs that take over `owner`, so their data is never copied.
+struct TensorData {
+  ArrayRef<char> bytes;
+  std::shared_ptr<void> owner;
+};
 
 /// What an op converter sees of one ONNX node. Attribute accessors report a
 /// wrong attribute type as an error on the node and return the default;
@@ -191,16 +201,15 @@ private:
   void resolveExternalDataPaths(onnx::GraphProto &graph);
   SmallString<256> externalDataPath(StringRef location) const;
   LogicalResult checkSupported(const onnx::GraphProto &graph);
-  LogicalResult importInitializers(const onnx::GraphProto &graph);
+  LogicalResult importInitializers(onnx::GraphProto &graph);
   LogicalResult importGraph(const onnx::GraphProto &graph);
   LogicalResult checkAgainstShapeInference(const onnx::GraphProto &graph);
   FailureOr<RankedTensorType> convertValueType(const onnx::ValueInfoProto &v);
-  FailureOr<std::vector<char>> readTensorBytes(const onnx::TensorProto &t,
-                                               Type elementType,
-                                               int64_t numElements);
+  FailureOr<TensorData> readTensorBytes(const onnx::TensorProto &t,
+                                        Type elementType, int64_t numElements,
+                                        onnx::TensorProto *movable = nullptr);
   FailureOr<Const> readConst(const onnx::TensorProto &t);
-  ElementsAttr makeElementsAttr(RankedTensorType type,
-                                ArrayRef<char> rawData,
+  ElementsAttr makeElementsAttr(RankedTensorType type, TensorData data,
                                 StringRef blobName);
 
   ModuleOp module;

@@ -6,6 +6,7 @@
 
 #include "parallax/Target/ONNX/ONNXImporter.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/StringExtras.h"
@@ -38,6 +39,10 @@ struct ImportOptions {
       "onnx-data-dir", llvm::cl::cat(category), llvm::cl::value_desc("DIR"),
       llvm::cl::desc("Directory of external tensor data (default: the "
                      "model's directory)")};
+  llvm::cl::opt<bool> bytecode{
+      "emit-bytecode", llvm::cl::cat(category),
+      llvm::cl::desc("Write MLIR bytecode instead of text (compact and "
+                     "fast for models with large initializers)")};
   llvm::cl::opt<bool> elide{
       "elide-large-constants", llvm::cl::cat(category),
       llvm::cl::desc("Print large initial values and constants as elided "
@@ -101,6 +106,8 @@ void mlir::parallax::registerONNXImportTranslation() {
             context, options);
         if (!module)
           return failure();
+        if (cl.bytecode)
+          return writeBytecodeToFile(*module, output);
         OpPrintingFlags flags;
         if (cl.elide)
           flags.elideLargeElementsAttrs(16).elideLargeResourceString(64);
