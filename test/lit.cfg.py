@@ -30,7 +30,13 @@ llvm_config.with_environment("PATH", config.parallax_tools_dir, append_path=True
 tools = [
     ToolSubst("parallax-opt", unresolved="fatal"),
     ToolSubst("parallax-translate", unresolved="fatal"),
+    ToolSubst("mlir-runner", unresolved="fatal"),
 ]
+# Runs a module lowered with --parallax-lower-to-llvm and its @main.
+config.substitutions.append((
+    "%run_main",
+    "mlir-runner -e main -entry-point-result=void -shared-libs={0}/libmlir_runner_utils.so,{0}/libmlir_c_runner_utils.so".format(config.llvm_lib_dir),
+))
 llvm_config.add_tool_substitutions(
     tools, [config.parallax_tools_dir, config.llvm_tools_dir]
 )

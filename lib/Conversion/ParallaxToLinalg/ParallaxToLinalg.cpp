@@ -1,0 +1,752 @@
+//===- ParallaxToLinalg.cpp - Parallax compute ops to linalg --------------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Conversion/Passes.h"
+#include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/AffineMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::parallax {
+#define GEN_PASS_DEF_CONVERTPARALLAXTOLINALG
+#include "parallax/Conversion/Passes.h.inc"
+} // namespace mlir::parallax
+
+using namespace mlir;
+using namespace mlir::parallax;
+
+namespace {
+
+using Shape = SmallVector<int64_t>;
+using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+RankedTensorType tensorTypeOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
+  return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                 type.getElementType());
+}
+
+/// A scalar constant of `type` (float or integer).
+Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, value));
+  return arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+}
+
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   Value scalar) {
+  return linalg::FillOp::create(b, loc, ValueRange{scalar},
+                                ValueRange{emptyTensor(b, loc, type)})
+      .getResult(0);
+}
+
+/// The indexing map reading an operand of `shape` broadcast (numpy style,
+/// aligned on the right) into a loop nest over `resultShape`.
+AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                       ArrayRef<int64_t> resultShape) {
+  SmallVector<AffineExpr> exprs;
+  int64_t offset = resultShape.size() - shape.size();
+  for (auto [i, dim] : llvm::enumerate(shape)) {
+    int64_t loop = offset + i;
+    exprs.push_back(dim == 1 && resultShape[loop] != 1
+                        ? getAffineConstantExpr(0, ctx)
+                        : getAffineDimExpr(loop, ctx));
+  }
+  return AffineMap::get(resultShape.size(), 0, exprs, ctx);
+}
+
+/// A `linalg.generic` computing `body(operands...)` elementwise into
+/// `resultType`, broadcasting every operand.
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                  ValueRange operands, BodyFn body) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (Value operand : operands)
+    maps.push_back(broadcastMap(ctx, tensorTypeOf(operand).getShape(),
+                                resultType.getShape()));
+  maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
+  SmallVector<utils::IteratorType> iterators(resultType.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, operands,
+             ValueRange{emptyTensor(b, loc, resultType)}, maps, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value result = body(nb, nloc, args.drop_back());
+               linalg::YieldOp::create(nb, nloc, result);
+             })
+      .getResult(0);
+}
+
+/// Reshapes a statically shaped tensor: collapse to 1-D, expand to `shape`.
+Value reshapeTo(OpBuilder &b, Location loc, Value value,
+                ArrayRef<int64_t> shape) {
+  RankedTensorType type = tensorTypeOf(value);
+  if (type.getShape() == shape)
+    return value;
+  auto all = [](int64_t rank) {
+    ReassociationIndices group;
+    for (int64_t i = 0; i < rank; ++i)
+      group.push_back(i);
+    return rank == 0 ? SmallVector<ReassociationIndices>{}
+                     : SmallVector<ReassociationIndices>{group};
+  };
+  int64_t n = type.getNumElements();
+  Value flat = value;
+  if (type.getRank() != 1)
+    flat = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get(type.getRank() ? n : 1, type.getElementType()),
+        value, type.getRank() ? all(type.getRank())
+                              : SmallVector<ReassociationIndices>{});
+  if (type.getRank() == 0)
+    flat = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({1}, type.getElementType()), value,
+        SmallVector<ReassociationIndices>{});
+  if (shape.size() == 1)
+    return flat;
+  auto target = RankedTensorType::get(shape, type.getElementType());
+  if (shape.empty())
+    return tensor::CollapseShapeOp::create(b, loc, target, flat,
+                                           SmallVector<ReassociationIndices>{});
+  return tensor::ExpandShapeOp::create(b, loc, target, flat,
+                                       all(shape.size()));
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar bodies
+//===----------------------------------------------------------------------===//
+
+bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
+
+Value maxOf(OpBuilder &b, Location loc, Value x, Value y) {
+  return isFloat(x) ? Value(arith::MaximumFOp::create(b, loc, x, y))
+                    : Value(arith::MaxSIOp::create(b, loc, x, y));
+}
+
+Value minOf(OpBuilder &b, Location loc, Value x, Value y) {
+  return isFloat(x) ? Value(arith::MinimumFOp::create(b, loc, x, y))
+                    : Value(arith::MinSIOp::create(b, loc, x, y));
+}
+
+Value addOf(OpBuilder &b, Location loc, Value x, Value y) {
+  return isFloat(x) ? Value(arith::AddFOp::create(b, loc, x, y))
+                    : Value(arith::AddIOp::create(b, loc, x, y));
+}
+
+Value mulOf(OpBuilder &b, Location loc, Value x, Value y) {
+  return isFloat(x) ? Value(arith::MulFOp::create(b, loc, x, y))
+                    : Value(arith::MulIOp::create(b, loc, x, y));
+}
+
+Value castScalar(OpBuilder &b, Location loc, Value x, Type to) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  if (to.isInteger(1)) {
+    Value zero = scalarConstant(b, loc, from, 0);
+    return isFloat(x) ? Value(arith::CmpFOp::create(
+                            b, loc, arith::CmpFPredicate::UNE, x, zero))
+                      : Value(arith::CmpIOp::create(
+                            b, loc, arith::CmpIPredicate::ne, x, zero));
+  }
+  bool fromFloat = isa<FloatType>(from), toFloat = isa<FloatType>(to);
+  if (fromFloat && toFloat)
+    return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+               ? Value(arith::ExtFOp::create(b, loc, to, x))
+               : Value(arith::TruncFOp::create(b, loc, to, x));
+  if (fromFloat)
+    return arith::FPToSIOp::create(b, loc, to, x);
+  if (toFloat)
+    return from.isInteger(1) ? Value(arith::UIToFPOp::create(b, loc, to, x))
+                             : Value(arith::SIToFPOp::create(b, loc, to, x));
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return from.isInteger(1) ? Value(arith::ExtUIOp::create(b, loc, to, x))
+                             : Value(arith::ExtSIOp::create(b, loc, to, x));
+  return arith::TruncIOp::create(b, loc, to, x);
+}
+
+template <typename FloatOp, typename IntOp>
+Value floatOrInt(OpBuilder &b, Location loc, ValueRange args) {
+  if (isFloat(args[0]))
+    return FloatOp::create(b, loc, args[0], args[1]);
+  return IntOp::create(b, loc, args[0], args[1]);
+}
+
+Value compare(OpBuilder &b, Location loc, ValueRange args,
+              arith::CmpFPredicate fp, arith::CmpIPredicate ip) {
+  if (isFloat(args[0]))
+    return arith::CmpFOp::create(b, loc, fp, args[0], args[1]);
+  return arith::CmpIOp::create(b, loc, ip, args[0], args[1]);
+}
+
+/// The scalar computation of each elementwise op.
+Value scalarBody(Operation *op, OpBuilder &b, Location loc, ValueRange a) {
+  using CF = arith::CmpFPredicate;
+  using CI = arith::CmpIPredicate;
+  Type t = a[0].getType();
+  return TypeSwitch<Operation *, Value>(op)
+      .Case([&](NegOp) -> Value {
+        return isFloat(a[0]) ? Value(arith::NegFOp::create(b, loc, a[0]))
+                             : Value(arith::SubIOp::create(
+                                   b, loc, scalarConstant(b, loc, t, 0), a[0]));
+      })
+      .Case([&](AbsOp) -> Value {
+        return isFloat(a[0]) ? Value(math::AbsFOp::create(b, loc, a[0]))
+                             : Value(math::AbsIOp::create(b, loc, a[0]));
+      })
+      .Case([&](SignOp) -> Value {
+        Value zero = scalarConstant(b, loc, t, 0);
+        Value one = scalarConstant(b, loc, t, 1);
+        Value minusOne = scalarConstant(b, loc, t, -1);
+        Value pos = compare(b, loc, {a[0], zero}, CF::OGT, CI::sgt);
+        Value neg = compare(b, loc, {a[0], zero}, CF::OLT, CI::slt);
+        return arith::SelectOp::create(
+            b, loc, pos, one, arith::SelectOp::create(b, loc, neg, minusOne, zero));
+      })
+      .Case([&](ReluOp) { return maxOf(b, loc, a[0], scalarConstant(b, loc, t, 0)); })
+      .Case([&](ExpOp) { return math::ExpOp::create(b, loc, a[0]); })
+      .Case([&](LogOp) { return math::LogOp::create(b, loc, a[0]); })
+      .Case([&](SqrtOp) { return math::SqrtOp::create(b, loc, a[0]); })
+      .Case([&](ReciprocalOp) {
+        return arith::DivFOp::create(b, loc, scalarConstant(b, loc, t, 1), a[0]);
+      })
+      .Case([&](SigmoidOp) -> Value {
+        // 1 / (1 + exp(-x))
+        Value one = scalarConstant(b, loc, t, 1);
+        Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, a[0]));
+        return arith::DivFOp::create(b, loc, one,
+                                     arith::AddFOp::create(b, loc, one, e));
+      })
+      .Case([&](TanhOp) { return math::TanhOp::create(b, loc, a[0]); })
+      .Case([&](ErfOp) { return math::ErfOp::create(b, loc, a[0]); })
+      .Case([&](FloorOp) { return math::FloorOp::create(b, loc, a[0]); })
+      .Case([&](CeilOp) { return math::CeilOp::create(b, loc, a[0]); })
+      .Case([&](SinOp) { return math::SinOp::create(b, loc, a[0]); })
+      .Case([&](CosOp) { return math::CosOp::create(b, loc, a[0]); })
+      .Case([&](NotOp) {
+        return arith::XOrIOp::create(b, loc, a[0], scalarConstant(b, loc, t, 1));
+      })
+      .Case([&](AddOp) { return addOf(b, loc, a[0], a[1]); })
+      .Case([&](SubOp) { return floatOrInt<arith::SubFOp, arith::SubIOp>(b, loc, a); })
+      .Case([&](MulOp) { return mulOf(b, loc, a[0], a[1]); })
+      .Case([&](DivOp) { return floatOrInt<arith::DivFOp, arith::DivSIOp>(b, loc, a); })
+      .Case([&](PowOp) { return math::PowFOp::create(b, loc, a[0], a[1]); })
+      .Case([&](MaxOp) { return maxOf(b, loc, a[0], a[1]); })
+      .Case([&](MinOp) { return minOf(b, loc, a[0], a[1]); })
+      .Case([&](AndOp) { return arith::AndIOp::create(b, loc, a[0], a[1]); })
+      .Case([&](OrOp) { return arith::OrIOp::create(b, loc, a[0], a[1]); })
+      .Case([&](XorOp) { return arith::XOrIOp::create(b, loc, a[0], a[1]); })
+      .Case([&](EqualOp) { return compare(b, loc, a, CF::OEQ, CI::eq); })
+      .Case([&](LessOp) { return compare(b, loc, a, CF::OLT, CI::slt); })
+      .Case([&](LessEqualOp) { return compare(b, loc, a, CF::OLE, CI::sle); })
+      .Case([&](GreaterOp) { return compare(b, loc, a, CF::OGT, CI::sgt); })
+      .Case([&](GreaterEqualOp) { return compare(b, loc, a, CF::OGE, CI::sge); })
+      .Case([&](WhereOp) { return arith::SelectOp::create(b, loc, a[0], a[1], a[2]); })
+      .Case([&](CastOp cast) {
+        return castScalar(b, loc, a[0],
+                          tensorTypeOf(cast.getResult()).getElementType());
+      })
+      .Case([&](ClipOp clip) {
+        Value x = a[0];
+        if (std::optional<APFloat> max = clip.getMax())
+          x = minOf(b, loc, x, scalarConstant(b, loc, t, max->convertToDouble()));
+        if (std::optional<APFloat> min = clip.getMin())
+          x = maxOf(b, loc, x, scalarConstant(b, loc, t, min->convertToDouble()));
+        return x;
+      });
+}
+
+/// Lowers every elementwise op through scalarBody.
+template <typename OpT>
+struct ElementwiseLowering : OpConversionPattern<OpT> {
+  using OpConversionPattern<OpT>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Operation *raw = op.getOperation();
+    Value result = elementwise(
+        rewriter, op.getLoc(), tensorTypeOf(op->getResult(0)),
+        adaptor.getOperands(), [&](OpBuilder &b, Location loc, ValueRange a) {
+          return scalarBody(raw, b, loc, a);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+/// C[..., M, N] = A[..., M, K] @ B[..., K, N] with equal batch shapes.
+Value batchedMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                    RankedTensorType resultType) {
+  Type elementType = resultType.getElementType();
+  int64_t rank = resultType.getRank();
+  if (rank == 2) {
+    Value init = filledTensor(b, loc, resultType,
+                              scalarConstant(b, loc, elementType, 0));
+    return linalg::MatmulOp::create(b, loc, ValueRange{lhs, rhs},
+                                    ValueRange{init})
+        .getResult(0);
+  }
+  ArrayRef<int64_t> shape = resultType.getShape();
+  int64_t batch = ShapedType::getNumElements(shape.drop_back(2));
+  auto l = tensorTypeOf(lhs), r = tensorTypeOf(rhs);
+  Value lhs3 = reshapeTo(b, loc, lhs,
+                         {batch, l.getDimSize(rank - 2), l.getDimSize(rank - 1)});
+  Value rhs3 = reshapeTo(b, loc, rhs,
+                         {batch, r.getDimSize(rank - 2), r.getDimSize(rank - 1)});
+  auto type3 = RankedTensorType::get(
+      {batch, shape[rank - 2], shape[rank - 1]}, elementType);
+  Value init = filledTensor(b, loc, type3, scalarConstant(b, loc, elementType, 0));
+  Value product = linalg::BatchMatmulOp::create(b, loc, ValueRange{lhs3, rhs3},
+                                                ValueRange{init})
+                      .getResult(0);
+  return reshapeTo(b, loc, product, shape);
+}
+
+/// Broadcasts `value` to `shape` (numpy rules) unless it already has it.
+Value broadcastTo(OpBuilder &b, Location loc, Value value,
+                  ArrayRef<int64_t> shape) {
+  RankedTensorType type = tensorTypeOf(value);
+  if (type.getShape() == shape)
+    return value;
+  return elementwise(b, loc, RankedTensorType::get(shape, type.getElementType()),
+                     value, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+struct MatMulLowering : OpConversionPattern<MatMulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MatMulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    Shape a(tensorTypeOf(lhs).getShape()), bShape(tensorTypeOf(rhs).getShape());
+    // numpy: a 1-D lhs is a row, a 1-D rhs a column; the extra dims go.
+    if (a.size() == 1) {
+      a.insert(a.begin(), 1);
+      lhs = reshapeTo(rewriter, loc, lhs, a);
+    }
+    if (bShape.size() == 1) {
+      bShape.push_back(1);
+      rhs = reshapeTo(rewriter, loc, rhs, bShape);
+    }
+    Shape batch;
+    OpTrait::util::getBroadcastedShape(ArrayRef(a).drop_back(2),
+                                       ArrayRef(bShape).drop_back(2), batch);
+    Shape lhsShape = batch, rhsShape = batch, outShape = batch;
+    lhsShape.append({a[a.size() - 2], a.back()});
+    rhsShape.append({bShape[bShape.size() - 2], bShape.back()});
+    outShape.append({a[a.size() - 2], bShape.back()});
+    lhs = broadcastTo(rewriter, loc, lhs, lhsShape);
+    rhs = broadcastTo(rewriter, loc, rhs, rhsShape);
+    RankedTensorType resultType = tensorTypeOf(op.getResult());
+    Value product = batchedMatmul(
+        rewriter, loc, lhs, rhs,
+        RankedTensorType::get(outShape, resultType.getElementType()));
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, product,
+                                     resultType.getShape()));
+    return success();
+  }
+};
+
+Value transposed(OpBuilder &b, Location loc, Value value,
+                 ArrayRef<int64_t> permutation) {
+  RankedTensorType type = tensorTypeOf(value);
+  Shape shape;
+  for (int64_t p : permutation)
+    shape.push_back(type.getDimSize(p));
+  Value init = emptyTensor(b, loc, RankedTensorType::get(shape, type.getElementType()));
+  return linalg::TransposeOp::create(b, loc, value, init, permutation)
+      .getResult()[0];
+}
+
+struct GemmLowering : OpConversionPattern<GemmOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GemmOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value a = adaptor.getA(), b = adaptor.getB();
+    if (op.getTransA())
+      a = transposed(rewriter, loc, a, {1, 0});
+    if (op.getTransB())
+      b = transposed(rewriter, loc, b, {1, 0});
+    RankedTensorType type = tensorTypeOf(op.getResult());
+    Type elementType = type.getElementType();
+    Value y = batchedMatmul(rewriter, loc, a, b, type);
+    double alpha = op.getAlpha().convertToDouble();
+    double beta = op.getBeta().convertToDouble();
+    Value alphaValue = scalarConstant(rewriter, loc, elementType, alpha);
+    Value betaValue = scalarConstant(rewriter, loc, elementType, beta);
+    if (Value c = adaptor.getC()) {
+      // One loop nest: alpha * y + beta * c, with c broadcast.
+      y = elementwise(rewriter, loc, type, ValueRange{y, c},
+                      [&](OpBuilder &nb, Location nloc, ValueRange v) {
+                        Value ay = alpha == 1 ? v[0] : mulOf(nb, nloc, alphaValue, v[0]);
+                        Value bc = beta == 1 ? v[1] : mulOf(nb, nloc, betaValue, v[1]);
+                        return addOf(nb, nloc, ay, bc);
+                      });
+    } else if (alpha != 1) {
+      y = elementwise(rewriter, loc, type, ValueRange{y},
+                      [&](OpBuilder &nb, Location nloc, ValueRange v) {
+                        return mulOf(nb, nloc, alphaValue, v[0]);
+                      });
+    }
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+struct TransposeLowering : OpConversionPattern<TransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, transposed(rewriter, op.getLoc(), adaptor.getInput(),
+                                      op.getPermutation()));
+    return success();
+  }
+};
+
+struct ReshapeLowering : OpConversionPattern<ReshapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, reshapeTo(rewriter, op.getLoc(), adaptor.getInput(),
+                                     tensorTypeOf(op.getResult()).getShape()));
+    return success();
+  }
+};
+
+/// A strided `tensor.extract_slice` of the window the slice reads; a
+/// dimension with a negative stride is then reversed by a generic.
+struct SliceLowering : OpConversionPattern<SliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    Location loc = op.getLoc();
+    RankedTensorType type = tensorTypeOf(op.getResult());
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    SmallVector<AffineExpr> reversedExprs;
+    bool reversed = false;
+    for (auto [d, offset, size, stride] :
+         llvm::enumerate(op.getOffsets(), op.getSizes(), op.getStrides())) {
+      // A negative stride reads offset, offset+stride, ...: the same
+      // elements as a positive one from the last of them, in reverse.
+      int64_t first = stride < 0 && size > 0 ? offset + (size - 1) * stride
+                                             : offset;
+      offsets.push_back(rewriter.getIndexAttr(first));
+      sizes.push_back(rewriter.getIndexAttr(size));
+      strides.push_back(rewriter.getIndexAttr(std::abs(stride)));
+      AffineExpr dim = getAffineDimExpr(d, ctx);
+      reversedExprs.push_back(stride < 0 ? size - 1 - dim : dim);
+      reversed |= stride < 0;
+    }
+    Value window = tensor::ExtractSliceOp::create(
+        rewriter, loc, type, adaptor.getInput(), offsets, sizes, strides);
+    if (reversed) {
+      SmallVector<AffineMap> maps{
+          AffineMap::get(type.getRank(), 0, reversedExprs, ctx),
+          rewriter.getMultiDimIdentityMap(type.getRank())};
+      SmallVector<utils::IteratorType> iterators(
+          type.getRank(), utils::IteratorType::parallel);
+      window = linalg::GenericOp::create(
+                   rewriter, loc, TypeRange{type}, window,
+                   ValueRange{emptyTensor(rewriter, loc, type)}, maps,
+                   iterators,
+                   [](OpBuilder &b, Location l, ValueRange args) {
+                     linalg::YieldOp::create(b, l, args[0]);
+                   })
+                   .getResult(0);
+    }
+    rewriter.replaceOp(op, window);
+    return success();
+  }
+};
+
+struct ConcatLowering : OpConversionPattern<ConcatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = tensorTypeOf(op.getResult());
+    Value result = emptyTensor(rewriter, loc, type);
+    int64_t axis = op.getAxis(), offset = 0;
+    for (Value input : adaptor.getInputs()) {
+      RankedTensorType inputType = tensorTypeOf(input);
+      SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes, strides(type.getRank(), rewriter.getIndexAttr(1));
+      offsets[axis] = rewriter.getIndexAttr(offset);
+      for (int64_t dim : inputType.getShape())
+        sizes.push_back(rewriter.getIndexAttr(dim));
+      result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
+                                             offsets, sizes, strides);
+      offset += inputType.getDimSize(axis);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// result[o..., j..., i...] = data[o..., indices[j...], i...], with negative
+/// indices counted from the end, as ONNX specifies.
+struct GatherLowering : OpConversionPattern<GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = getContext();
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    RankedTensorType type = tensorTypeOf(op.getResult());
+    RankedTensorType dataType = tensorTypeOf(data);
+    int64_t axis = op.getAxis();
+    int64_t indexRank = tensorTypeOf(indices).getRank();
+    SmallVector<AffineExpr> indexExprs;
+    for (int64_t i = 0; i < indexRank; ++i)
+      indexExprs.push_back(getAffineDimExpr(axis + i, ctx));
+    SmallVector<AffineMap> maps{
+        AffineMap::get(type.getRank(), 0, indexExprs, ctx),
+        rewriter.getMultiDimIdentityMap(type.getRank())};
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    int64_t dim = dataType.getDimSize(axis);
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{type}, indices,
+            ValueRange{emptyTensor(rewriter, loc, type)}, maps, iterators,
+            [&](OpBuilder &b, Location nloc, ValueRange args) {
+              Value index = arith::IndexCastOp::create(
+                  b, nloc, b.getIndexType(), args[0]);
+              Value size = arith::ConstantIndexOp::create(b, nloc, dim);
+              Value zero = arith::ConstantIndexOp::create(b, nloc, 0);
+              Value negative = arith::CmpIOp::create(
+                  b, nloc, arith::CmpIPredicate::slt, index, zero);
+              index = arith::SelectOp::create(
+                  b, nloc, negative,
+                  arith::AddIOp::create(b, nloc, index, size), index);
+              SmallVector<Value> coords;
+              for (int64_t d = 0; d < axis; ++d)
+                coords.push_back(linalg::IndexOp::create(b, nloc, d));
+              coords.push_back(index);
+              for (int64_t d = axis + indexRank; d < type.getRank(); ++d)
+                coords.push_back(linalg::IndexOp::create(b, nloc, d));
+              Value element = tensor::ExtractOp::create(b, nloc, data, coords);
+              linalg::YieldOp::create(b, nloc, element);
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Reductions and softmax
+//===----------------------------------------------------------------------===//
+
+/// Reduces `input` over `axes` (dropped from the result) with `combine`,
+/// starting from `initial`.
+Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
+             double initial,
+             function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType type = tensorTypeOf(input);
+  Shape shape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    bool reduced = llvm::is_contained(axes, d);
+    iterators.push_back(reduced ? utils::IteratorType::reduction
+                                : utils::IteratorType::parallel);
+    if (!reduced) {
+      shape.push_back(type.getDimSize(d));
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    }
+  }
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  Value init = filledTensor(
+      b, loc, resultType, scalarConstant(b, loc, type.getElementType(), initial));
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(type.getRank()),
+                              AffineMap::get(type.getRank(), 0, outExprs, ctx)};
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, input, ValueRange{init}, maps,
+             iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(nb, nloc,
+                                       combine(nb, nloc, args[0], args[1]));
+             })
+      .getResult(0);
+}
+
+double lowest(Type type) {
+  return isa<FloatType>(type) ? -std::numeric_limits<double>::infinity()
+                              : static_cast<double>(APInt::getSignedMinValue(
+                                                        type.getIntOrFloatBitWidth())
+                                                        .getSExtValue());
+}
+
+double highest(Type type) {
+  return isa<FloatType>(type) ? std::numeric_limits<double>::infinity()
+                              : static_cast<double>(APInt::getSignedMaxValue(
+                                                        type.getIntOrFloatBitWidth())
+                                                        .getSExtValue());
+}
+
+struct ReduceLowering : OpConversionPattern<ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    RankedTensorType inputType = tensorTypeOf(input);
+    Type elementType = inputType.getElementType();
+    ArrayRef<int64_t> axes = op.getAxes();
+    Value result;
+    switch (op.getKind()) {
+    case ReduceKind::Sum:
+    case ReduceKind::Mean:
+      result = reduce(rewriter, loc, input, axes, 0, addOf);
+      break;
+    case ReduceKind::Prod:
+      result = reduce(rewriter, loc, input, axes, 1, mulOf);
+      break;
+    case ReduceKind::Max:
+      result = reduce(rewriter, loc, input, axes, lowest(elementType), maxOf);
+      break;
+    case ReduceKind::Min:
+      result = reduce(rewriter, loc, input, axes, highest(elementType), minOf);
+      break;
+    }
+    if (op.getKind() == ReduceKind::Mean) {
+      int64_t count = 1;
+      for (int64_t axis : axes)
+        count *= inputType.getDimSize(axis);
+      Value divisor = scalarConstant(rewriter, loc, elementType, count);
+      result = elementwise(rewriter, loc, tensorTypeOf(result), result,
+                           [&](OpBuilder &b, Location nloc, ValueRange v) {
+                             return floatOrInt<arith::DivFOp, arith::DivSIOp>(
+                                 b, nloc, {v[0], divisor});
+                           });
+    }
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, result,
+                                     tensorTypeOf(op.getResult()).getShape()));
+    return success();
+  }
+};
+
+/// softmax(x) = exp(x - max) / sum(exp(x - max)) along `axis`;
+/// log_softmax(x) = x - max - log(sum(exp(x - max))).
+template <typename OpT, bool isLog>
+struct SoftmaxLowering : OpConversionPattern<OpT> {
+  using OpConversionPattern<OpT>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    RankedTensorType type = tensorTypeOf(x);
+    int64_t axis = op.getAxis();
+    // Keep the reduced axis as size 1 so the statistics broadcast back.
+    Shape keptShape(type.getShape());
+    keptShape[axis] = 1;
+    auto kept = [&](Value v) { return reshapeTo(rewriter, loc, v, keptShape); };
+    Value max = kept(reduce(rewriter, loc, x, axis,
+                            lowest(type.getElementType()), maxOf));
+    Value shifted = elementwise(
+        rewriter, loc, type, ValueRange{x, max},
+        [](OpBuilder &b, Location l, ValueRange v) -> Value {
+          return arith::SubFOp::create(b, l, v[0], v[1]);
+        });
+    Value exps = elementwise(rewriter, loc, type, shifted,
+                             [](OpBuilder &b, Location l, ValueRange v) -> Value {
+                               return math::ExpOp::create(b, l, v[0]);
+                             });
+    Value sum = kept(reduce(rewriter, loc, exps, axis, 0, addOf));
+    Value result =
+        isLog ? elementwise(rewriter, loc, type, ValueRange{shifted, sum},
+                            [](OpBuilder &b, Location l, ValueRange v) -> Value {
+                              return arith::SubFOp::create(
+                                  b, l, v[0], math::LogOp::create(b, l, v[1]));
+                            })
+              : elementwise(rewriter, loc, type, ValueRange{exps, sum},
+                            [](OpBuilder &b, Location l, ValueRange v) -> Value {
+                              return arith::DivFOp::create(b, l, v[0], v[1]);
+                            });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct ConvertParallaxToLinalgPass
+    : parallax::impl::ConvertParallaxToLinalgBase<ConvertParallaxToLinalgPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    patterns.add<
+        ElementwiseLowering<NegOp>, ElementwiseLowering<AbsOp>,
+        ElementwiseLowering<SignOp>, ElementwiseLowering<ReluOp>,
+        ElementwiseLowering<ExpOp>, ElementwiseLowering<LogOp>,
+        ElementwiseLowering<SqrtOp>, ElementwiseLowering<ReciprocalOp>,
+        ElementwiseLowering<SigmoidOp>, ElementwiseLowering<TanhOp>,
+        ElementwiseLowering<ErfOp>, ElementwiseLowering<FloorOp>,
+        ElementwiseLowering<CeilOp>, ElementwiseLowering<SinOp>,
+        ElementwiseLowering<CosOp>, ElementwiseLowering<NotOp>,
+        ElementwiseLowering<AddOp>, ElementwiseLowering<SubOp>,
+        ElementwiseLowering<MulOp>, ElementwiseLowering<DivOp>,
+        ElementwiseLowering<PowOp>, ElementwiseLowering<MaxOp>,
+        ElementwiseLowering<MinOp>, ElementwiseLowering<AndOp>,
+        ElementwiseLowering<OrOp>, ElementwiseLowering<XorOp>,
+        ElementwiseLowering<EqualOp>, ElementwiseLowering<LessOp>,
+        ElementwiseLowering<LessEqualOp>, ElementwiseLowering<GreaterOp>,
+        ElementwiseLowering<GreaterEqualOp>, ElementwiseLowering<WhereOp>,
+        ElementwiseLowering<CastOp>, ElementwiseLowering<ClipOp>,
+        MatMulLowering, GemmLowering, TransposeLowering, ReshapeLowering,
+        SliceLowering, ConcatLowering, GatherLowering, ReduceLowering,
+        SoftmaxLowering<SoftmaxOp, false>, SoftmaxLowering<LogSoftmaxOp, true>>(
+        ctx);
+
+    ConversionTarget target(*ctx);
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect>();
+    target.addIllegalDialect<ParallaxDialect>();
+    // Variables and collectives are lowered with the runtime.
+    target.addLegalOp<VariableOp, ReadOp, AssignOp, RowSparsePackOp,
+                      RowSparseUnpackOp, RowSparseToDenseOp, AllReduceOp,
+                      AllReduceStartOp, AllReduceWaitOp, AllGatherOp,
+                      BroadcastOp, PushOp, PullOp>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
