@@ -104,16 +104,14 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
                      : SmallVector<ReassociationIndices>{group};
   };
   int64_t n = type.getNumElements();
+  auto flatType = RankedTensorType::get({n}, type.getElementType());
   Value flat = value;
-  if (type.getRank() != 1)
-    flat = tensor::CollapseShapeOp::create(
-        b, loc, RankedTensorType::get(type.getRank() ? n : 1, type.getElementType()),
-        value, type.getRank() ? all(type.getRank())
-                              : SmallVector<ReassociationIndices>{});
   if (type.getRank() == 0)
-    flat = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({1}, type.getElementType()), value,
-        SmallVector<ReassociationIndices>{});
+    flat = tensor::ExpandShapeOp::create(b, loc, flatType, value,
+                                         SmallVector<ReassociationIndices>{});
+  else if (type.getRank() > 1)
+    flat = tensor::CollapseShapeOp::create(b, loc, flatType, value,
+                                           all(type.getRank()));
   if (shape.size() == 1)
     return flat;
   auto target = RankedTensorType::get(shape, type.getElementType());
@@ -702,6 +700,480 @@ struct SoftmaxLowering : OpConversionPattern<OpT> {
 };
 
 //===----------------------------------------------------------------------===//
+// Broadcasting, tiling and padding
+//===----------------------------------------------------------------------===//
+
+struct ExpandLowering : OpConversionPattern<ExpandOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ExpandOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, broadcastTo(rewriter, op.getLoc(), adaptor.getInput(),
+                                       tensorTypeOf(op.getResult()).getShape()));
+    return success();
+  }
+};
+
+/// Reads input[i mod size] along each dimension.
+struct TileLowering : OpConversionPattern<TileOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    RankedTensorType type = tensorTypeOf(op.getResult());
+    RankedTensorType inputType = tensorTypeOf(adaptor.getInput());
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type));
+      return success();
+    }
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      exprs.push_back(getAffineDimExpr(d, ctx) % inputType.getDimSize(d));
+    SmallVector<AffineMap> maps{AffineMap::get(type.getRank(), 0, exprs, ctx),
+                                rewriter.getMultiDimIdentityMap(type.getRank())};
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    rewriter.replaceOp(
+        op, linalg::GenericOp::create(
+                rewriter, op.getLoc(), TypeRange{type}, adaptor.getInput(),
+                ValueRange{emptyTensor(rewriter, op.getLoc(), type)}, maps,
+                iterators,
+                [](OpBuilder &b, Location l, ValueRange args) {
+                  linalg::YieldOp::create(b, l, args[0]);
+                })
+                .getResult(0));
+    return success();
+  }
+};
+
+/// Constant padding is tensor.pad; reflect and edge read the input at a
+/// mirrored or clamped index.
+struct PadLowering : OpConversionPattern<PadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(PadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    RankedTensorType type = tensorTypeOf(op.getResult());
+    RankedTensorType inputType = tensorTypeOf(input);
+    Type elementType = type.getElementType();
+    if (op.getMode() == PadMode::Constant) {
+      Value value = scalarConstant(rewriter, loc, elementType,
+                                   op.getValue().convertToDouble());
+      SmallVector<OpFoldResult> low, high;
+      for (auto [l, h] : llvm::zip(op.getLow(), op.getHigh())) {
+        low.push_back(rewriter.getIndexAttr(l));
+        high.push_back(rewriter.getIndexAttr(h));
+      }
+      rewriter.replaceOp(op, tensor::PadOp::create(rewriter, loc, type, input,
+                                                   low, high, value));
+      return success();
+    }
+    bool reflect = op.getMode() == PadMode::Reflect;
+    ArrayRef<int64_t> low = op.getLow();
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{type}, ValueRange{},
+            ValueRange{emptyTensor(rewriter, loc, type)},
+            SmallVector<AffineMap>{
+                rewriter.getMultiDimIdentityMap(type.getRank())},
+            SmallVector<utils::IteratorType>(type.getRank(),
+                                             utils::IteratorType::parallel),
+            [&](OpBuilder &b, Location l, ValueRange) {
+              SmallVector<Value> coords;
+              for (int64_t d = 0; d < type.getRank(); ++d) {
+                Value i = linalg::IndexOp::create(b, l, d);
+                Value shifted = arith::SubIOp::create(
+                    b, l, i, arith::ConstantIndexOp::create(b, l, low[d]));
+                Value zero = arith::ConstantIndexOp::create(b, l, 0);
+                Value last = arith::ConstantIndexOp::create(
+                    b, l, inputType.getDimSize(d) - 1);
+                if (reflect) {
+                  // -k -> k and last + k -> last - k.
+                  Value abs = arith::MaxSIOp::create(
+                      b, l, shifted, arith::SubIOp::create(b, l, zero, shifted));
+                  Value over = arith::SubIOp::create(b, l, abs, last);
+                  Value mirrored = arith::SubIOp::create(b, l, last, over);
+                  Value beyond = arith::CmpIOp::create(
+                      b, l, arith::CmpIPredicate::sgt, abs, last);
+                  coords.push_back(
+                      arith::SelectOp::create(b, l, beyond, mirrored, abs));
+                } else {
+                  coords.push_back(arith::MinSIOp::create(
+                      b, l, arith::MaxSIOp::create(b, l, shifted, zero), last));
+                }
+              }
+              Value element = tensor::ExtractOp::create(b, l, input, coords);
+              linalg::YieldOp::create(b, l, element);
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Normalisation
+//===----------------------------------------------------------------------===//
+
+/// (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + bias[c], channel dim 1.
+struct BatchNormLowering : OpConversionPattern<BatchNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BatchNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = tensorTypeOf(op.getResult());
+    // Per-channel parameters as C x 1 x ... x 1, broadcasting over N and
+    // the spatial dimensions.
+    Shape channelShape(type.getRank() - 1, 1);
+    channelShape[0] = type.getDimSize(1);
+    SmallVector<Value> operands{adaptor.getInput()};
+    for (Value v : {adaptor.getScale(), adaptor.getBias(), adaptor.getMean(),
+                    adaptor.getVariance()})
+      operands.push_back(reshapeTo(rewriter, loc, v, channelShape));
+    Value epsilon = scalarConstant(rewriter, loc, type.getElementType(),
+                                   op.getEpsilon().convertToDouble());
+    rewriter.replaceOp(
+        op, elementwise(rewriter, loc, type, operands,
+                        [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+                          Value centered = arith::SubFOp::create(b, l, v[0], v[3]);
+                          Value stddev = math::SqrtOp::create(
+                              b, l, arith::AddFOp::create(b, l, v[4], epsilon));
+                          Value normalized =
+                              arith::DivFOp::create(b, l, centered, stddev);
+                          return arith::AddFOp::create(
+                              b, l, arith::MulFOp::create(b, l, normalized, v[1]),
+                              v[2]);
+                        }));
+    return success();
+  }
+};
+
+/// Mean and variance over dimensions axis..rank-1, then scale and bias.
+struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LayerNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    RankedTensorType type = tensorTypeOf(x);
+    Type elementType = type.getElementType();
+    int64_t axis = op.getAxis();
+    Shape axes, keptShape(type.getShape());
+    int64_t count = 1;
+    for (int64_t d = axis; d < type.getRank(); ++d) {
+      axes.push_back(d);
+      keptShape[d] = 1;
+      count *= type.getDimSize(d);
+    }
+    Value n = scalarConstant(rewriter, loc, elementType, count);
+    auto meanOf = [&](Value v) {
+      Value sum = reduce(rewriter, loc, v, axes, 0, addOf);
+      return reshapeTo(rewriter, loc,
+                       elementwise(rewriter, loc, tensorTypeOf(sum), sum,
+                                   [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                     return arith::DivFOp::create(b, l, a[0], n);
+                                   }),
+                       keptShape);
+    };
+    Value mean = meanOf(x);
+    Value centered = elementwise(rewriter, loc, type, ValueRange{x, mean},
+                                 [](OpBuilder &b, Location l, ValueRange v) -> Value {
+                                   return arith::SubFOp::create(b, l, v[0], v[1]);
+                                 });
+    Value squares = elementwise(rewriter, loc, type, centered,
+                                [](OpBuilder &b, Location l, ValueRange v) -> Value {
+                                  return arith::MulFOp::create(b, l, v[0], v[0]);
+                                });
+    Value variance = meanOf(squares);
+    Value epsilon = scalarConstant(rewriter, loc, elementType,
+                                   op.getEpsilon().convertToDouble());
+    SmallVector<Value> operands{centered, variance, adaptor.getScale()};
+    if (adaptor.getBias())
+      operands.push_back(adaptor.getBias());
+    rewriter.replaceOp(
+        op, elementwise(rewriter, loc, type, operands,
+                        [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+                          Value stddev = math::SqrtOp::create(
+                              b, l, arith::AddFOp::create(b, l, v[1], epsilon));
+                          Value y = arith::MulFOp::create(
+                              b, l, arith::DivFOp::create(b, l, v[0], stddev), v[2]);
+                          return v.size() > 3 ? Value(arith::AddFOp::create(b, l, y, v[3]))
+                                              : y;
+                        }));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+/// Pads the spatial dimensions (2..) of `input` with `value`.
+Value padSpatial(OpBuilder &b, Location loc, Value input,
+                 ArrayRef<int64_t> pads, double value) {
+  if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
+    return input;
+  RankedTensorType type = tensorTypeOf(input);
+  int64_t k = type.getRank() - 2;
+  SmallVector<OpFoldResult> low(2, b.getIndexAttr(0)), high(2, b.getIndexAttr(0));
+  Shape shape(type.getShape());
+  for (int64_t d = 0; d < k; ++d) {
+    low.push_back(b.getIndexAttr(pads[d]));
+    high.push_back(b.getIndexAttr(pads[d + k]));
+    shape[d + 2] += pads[d] + pads[d + k];
+  }
+  return tensor::PadOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), input, low,
+      high, scalarConstant(b, loc, type.getElementType(), value));
+}
+
+/// Loops (n, f, o_1..o_k, c, k_1..k_k) of a grouped N-d convolution:
+/// out[n, f, o] += in[n, group(f) * C/g + c, o * s + k * d] * w[f, c, k].
+struct ConvLowering : OpConversionPattern<ConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    Location loc = op.getLoc();
+    RankedTensorType type = tensorTypeOf(op.getResult());
+    RankedTensorType filterType = tensorTypeOf(adaptor.getFilter());
+    Type elementType = type.getElementType();
+    int64_t k = type.getRank() - 2;
+    int64_t groups = op.getGroups();
+    int64_t featuresPerGroup = filterType.getDimSize(0) / groups;
+    int64_t channelsPerGroup = filterType.getDimSize(1);
+    Value input = padSpatial(rewriter, loc, adaptor.getInput(), op.getPads(), 0);
+    // Loop dimensions: 0 = n, 1 = f, 2..k+1 = o, k+2 = c, k+3.. = kernel.
+    int64_t loops = 2 * k + 3;
+    auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> in{dim(0), dim(1).floorDiv(featuresPerGroup) *
+                                           channelsPerGroup + dim(k + 2)};
+    SmallVector<AffineExpr> filter{dim(1), dim(k + 2)};
+    SmallVector<AffineExpr> out{dim(0), dim(1)};
+    for (int64_t d = 0; d < k; ++d) {
+      in.push_back(dim(2 + d) * op.getStrides()[d] +
+                   dim(k + 3 + d) * op.getDilations()[d]);
+      filter.push_back(dim(k + 3 + d));
+      out.push_back(dim(2 + d));
+    }
+    SmallVector<AffineMap> maps{AffineMap::get(loops, 0, in, ctx),
+                                AffineMap::get(loops, 0, filter, ctx),
+                                AffineMap::get(loops, 0, out, ctx)};
+    SmallVector<utils::IteratorType> iterators(k + 2,
+                                               utils::IteratorType::parallel);
+    iterators.append(k + 1, utils::IteratorType::reduction);
+    Value init;
+    if (Value bias = adaptor.getBias()) {
+      Shape biasShape(k + 1, 1);
+      biasShape[0] = type.getDimSize(1);
+      init = broadcastTo(rewriter, loc, reshapeTo(rewriter, loc, bias, biasShape),
+                         type.getShape());
+    } else {
+      init = filledTensor(rewriter, loc, type,
+                          scalarConstant(rewriter, loc, elementType, 0));
+    }
+    rewriter.replaceOp(
+        op, linalg::GenericOp::create(
+                rewriter, loc, TypeRange{type},
+                ValueRange{input, adaptor.getFilter()}, ValueRange{init}, maps,
+                iterators,
+                [](OpBuilder &b, Location l, ValueRange v) {
+                  Value product = arith::MulFOp::create(b, l, v[0], v[1]);
+                  linalg::YieldOp::create(b, l,
+                                          arith::AddFOp::create(b, l, v[2], product)
+                                              .getResult());
+                })
+                .getResult(0));
+    return success();
+  }
+};
+
+/// Windows over the padded input: max with -inf padding, or a sum divided
+/// by the window size (count_include_pad) or by the number of input
+/// elements in the window (the same window sum over a padded tensor of ones).
+struct PoolLowering : OpConversionPattern<PoolOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  Value window(OpBuilder &b, Location loc, PoolOp op, Value input,
+               RankedTensorType type, bool isMax) const {
+    MLIRContext *ctx = b.getContext();
+    int64_t k = type.getRank() - 2;
+    int64_t loops = 2 * k + 2;
+    auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> in{dim(0), dim(1)}, out{dim(0), dim(1)};
+    for (int64_t d = 0; d < k; ++d) {
+      in.push_back(dim(2 + d) * op.getStrides()[d] + dim(2 + k + d));
+      out.push_back(dim(2 + d));
+    }
+    // The kernel extent enters through a shape-only operand.
+    Value kernel = tensor::EmptyOp::create(b, loc, op.getKernel(),
+                                           type.getElementType());
+    SmallVector<AffineExpr> kernelExprs;
+    for (int64_t d = 0; d < k; ++d)
+      kernelExprs.push_back(dim(2 + k + d));
+    SmallVector<AffineMap> maps{AffineMap::get(loops, 0, in, ctx),
+                                AffineMap::get(loops, 0, kernelExprs, ctx),
+                                AffineMap::get(loops, 0, out, ctx)};
+    SmallVector<utils::IteratorType> iterators(k + 2,
+                                               utils::IteratorType::parallel);
+    iterators.append(k, utils::IteratorType::reduction);
+    Type elementType = type.getElementType();
+    Value init = filledTensor(
+        b, loc, type,
+        scalarConstant(b, loc, elementType, isMax ? lowest(elementType) : 0));
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{type}, ValueRange{input, kernel},
+               ValueRange{init}, maps, iterators,
+               [&](OpBuilder &nb, Location l, ValueRange v) {
+                 Value r = isMax ? maxOf(nb, l, v[2], v[0])
+                                 : addOf(nb, l, v[2], v[0]);
+                 linalg::YieldOp::create(nb, l, r);
+               })
+        .getResult(0);
+  }
+
+  LogicalResult
+  matchAndRewrite(PoolOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = tensorTypeOf(op.getResult());
+    RankedTensorType inputType = tensorTypeOf(adaptor.getInput());
+    Type elementType = type.getElementType();
+    // ceil_mode windows may start in the trailing padding: pad enough for
+    // the last window to fit.
+    Shape pads(op.getPads());
+    int64_t k = type.getRank() - 2;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t needed = (type.getDimSize(2 + d) - 1) * op.getStrides()[d] +
+                       op.getKernel()[d];
+      int64_t have = inputType.getDimSize(2 + d) + pads[d] + pads[d + k];
+      pads[d + k] += std::max<int64_t>(needed - have, 0);
+    }
+    bool isMax = op.getKind() == PoolKind::Max;
+    Value input = padSpatial(rewriter, loc, adaptor.getInput(), pads,
+                             isMax ? lowest(elementType) : 0);
+    Value result = window(rewriter, loc, op, input, type, isMax);
+    if (!isMax) {
+      Value divisor;
+      if (op.getCountIncludePad()) {
+        int64_t size = 1;
+        for (int64_t e : op.getKernel())
+          size *= e;
+        divisor = filledTensor(rewriter, loc, type,
+                               scalarConstant(rewriter, loc, elementType, size));
+      } else {
+        Value ones = filledTensor(rewriter, loc, inputType,
+                                  scalarConstant(rewriter, loc, elementType, 1));
+        divisor = window(rewriter, loc, op, padSpatial(rewriter, loc, ones, pads, 0),
+                         type, /*isMax=*/false);
+      }
+      result = elementwise(rewriter, loc, type, ValueRange{result, divisor},
+                           [](OpBuilder &b, Location l, ValueRange v) -> Value {
+                             return arith::DivFOp::create(b, l, v[0], v[1]);
+                           });
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+/// loss[n, d...] = -logp[n, label, d...] * w[label] (0 where label is
+/// ignore_index), then none / sum / weighted mean.
+template <typename OpT, bool fromScores>
+struct ClassificationLossLowering : OpConversionPattern<OpT> {
+  using OpConversionPattern<OpT>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput(), labels = adaptor.getLabels();
+    RankedTensorType inputType = tensorTypeOf(input);
+    Type elementType = inputType.getElementType();
+    // Scores become log-probabilities (lowered in turn by the driver).
+    if (fromScores)
+      input = LogSoftmaxOp::create(rewriter, loc, input, 1);
+    RankedTensorType labelType = tensorTypeOf(labels);
+    auto perExample = RankedTensorType::get(labelType.getShape(), elementType);
+    Value weights = adaptor.getWeights();
+    std::optional<int64_t> ignore;
+    if (IntegerAttr attr = op.getIgnoreIndexAttr())
+      ignore = attr.getInt();
+    int64_t classes = inputType.getDimSize(1);
+    // One loop per label; the class is read with tensor.extract.
+    auto computeLoss = [&](bool weightOnly) {
+      return linalg::GenericOp::create(
+                 rewriter, loc, TypeRange{perExample}, labels,
+                 ValueRange{emptyTensor(rewriter, loc, perExample)},
+                 SmallVector<AffineMap>{
+                     rewriter.getMultiDimIdentityMap(labelType.getRank()),
+                     rewriter.getMultiDimIdentityMap(labelType.getRank())},
+                 SmallVector<utils::IteratorType>(labelType.getRank(),
+                                                  utils::IteratorType::parallel),
+                 [&](OpBuilder &b, Location l, ValueRange v) {
+                   Value label = v[0];
+                   Value index = arith::IndexCastOp::create(b, l, b.getIndexType(), label);
+                   Value zero = scalarConstant(b, l, elementType, 0);
+                   Value weight = scalarConstant(b, l, elementType, 1);
+                   // Clamp for the read; ignored labels are masked below.
+                   Value safe = arith::MinSIOp::create(
+                       b, l,
+                       arith::MaxSIOp::create(b, l, index,
+                                              arith::ConstantIndexOp::create(b, l, 0)),
+                       arith::ConstantIndexOp::create(b, l, classes - 1));
+                   if (weights)
+                     weight = tensor::ExtractOp::create(b, l, weights, safe);
+                   Value value = weight;
+                   if (!weightOnly) {
+                     SmallVector<Value> coords{linalg::IndexOp::create(b, l, 0), safe};
+                     for (int64_t d = 1; d < labelType.getRank(); ++d)
+                       coords.push_back(linalg::IndexOp::create(b, l, d));
+                     Value logp = tensor::ExtractOp::create(b, l, input, coords);
+                     value = arith::NegFOp::create(
+                         b, l, arith::MulFOp::create(b, l, logp, weight));
+                   }
+                   if (ignore) {
+                     Value ignored = arith::CmpIOp::create(
+                         b, l, arith::CmpIPredicate::eq, label,
+                         scalarConstant(b, l, label.getType(), *ignore));
+                     value = arith::SelectOp::create(b, l, ignored, zero, value);
+                   }
+                   linalg::YieldOp::create(b, l, value);
+                 })
+          .getResult(0);
+    };
+    Value losses = computeLoss(false);
+    if (op.getReduction() == LossReduction::None) {
+      rewriter.replaceOp(op, losses);
+      return success();
+    }
+    Shape all;
+    for (int64_t d = 0; d < labelType.getRank(); ++d)
+      all.push_back(d);
+    Value total = reduce(rewriter, loc, losses, all, 0, addOf);
+    if (op.getReduction() == LossReduction::Mean) {
+      Value count = reduce(rewriter, loc, computeLoss(true), all, 0, addOf);
+      total = elementwise(rewriter, loc, tensorTypeOf(total),
+                          ValueRange{total, count},
+                          [](OpBuilder &b, Location l, ValueRange v) -> Value {
+                            return arith::DivFOp::create(b, l, v[0], v[1]);
+                          });
+    }
+    rewriter.replaceOp(op, total);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
 
@@ -730,8 +1202,11 @@ struct ConvertParallaxToLinalgPass
         ElementwiseLowering<CastOp>, ElementwiseLowering<ClipOp>,
         MatMulLowering, GemmLowering, TransposeLowering, ReshapeLowering,
         SliceLowering, ConcatLowering, GatherLowering, ReduceLowering,
-        SoftmaxLowering<SoftmaxOp, false>, SoftmaxLowering<LogSoftmaxOp, true>>(
-        ctx);
+        SoftmaxLowering<SoftmaxOp, false>, SoftmaxLowering<LogSoftmaxOp, true>,
+        ExpandLowering, TileLowering, PadLowering, BatchNormLowering,
+        LayerNormLowering, ConvLowering, PoolLowering,
+        ClassificationLossLowering<SoftmaxCrossEntropyOp, true>,
+        ClassificationLossLowering<NegativeLogLikelihoodOp, false>>(ctx);
 
     ConversionTarget target(*ctx);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
