@@ -12,20 +12,23 @@ include "mlir/Pass/PassBase.td"
 def ConvertParallaxToLinalg : Pass<"convert-parallax-to-linalg"> {
   let summary = "Lower Parallax compute ops to linalg, tensor, arith and math";
   let description = [{
-    Rewrites Parallax compute ops on tensors into upstream ops on tensors:
-    elementwise ops (with numpy broadcasting expressed in indexing maps)
-    become `linalg.generic`, so that chains of them fuse with upstream
+    Rewrites every Parallax compute op on tensors into upstream ops on
+    tensors: elementwise ops (numpy broadcasting expressed in the indexing
+    maps) become `linalg.generic`, so chains of them fuse with upstream
     elementwise fusion; `matmul` and `gemm` become `linalg.matmul` /
     `linalg.batch_matmul` (batch dimensions broadcast and collapsed);
     `transpose` becomes `linalg.transpose`; `reshape` a collapse and an
-    expand; `slice`, `concat`, `gather`, `reduce`, `softmax` and
-    `log_softmax` become `linalg.generic` / `tensor` ops.
+    expand; `slice` a strided `tensor.extract_slice` (reversed by a generic
+    for negative strides); `concat` `tensor.insert_slice`s; constant `pad`
+    `tensor.pad`; `gather`, `tile`, reflect/edge `pad`, reductions, softmax,
+    normalisations, convolution (grouped, dilated, N-d), pooling and the
+    classification losses become `linalg.generic`s.
 
     Precondition: static shapes (as the importer guarantees).
-    Postcondition: the ops above are gone. Ops without a lowering yet
-    (`conv`, `pool`, `pad`, `tile`, `expand`, `batch_norm`, `layer_norm`,
-    the losses, variables and collectives) are left as they are and make
-    the pass fail with an error naming them.
+    Postcondition: no compute op remains. Variables, row-sparse values and
+    collectives are left for the runtime lowering. Convolutions and matrix
+    products are plain loop nests at this point; making them fast (tiling,
+    vectorization or BLAS calls) is a separate step.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
