@@ -2,6 +2,7 @@
 # Lit configuration for the Parallax regression suite.
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -12,10 +13,11 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".onnxtext", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.parallax_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "ONNXTestData", "Inputs"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "ONNXTestData", "Inputs", "splice.py", "expect_close.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%parallax_src", config.parallax_src_root))
+config.substitutions.append(("%python", sys.executable))
 # ONNX text has `#` comments: split .onnxtext test files on "# -----". The
 # marker cannot appear literally in a RUN line, which would be split too.
 config.substitutions.append(("%split_onnx", "--split-input-file='# ""-----'"))

@@ -18,9 +18,10 @@ The CNN's batch norms are exported in inference form: their running
 statistics are initializers, which parallax imports as trainable unless
 frozen (`--freeze features.1.running_mean,...`).
 
-Writes MODEL.onnx (opset 17) and MODEL.opset14.onnx, plus, for the
-reference runs of later tests, data/MODEL/inputs/*.npy (a batch of 4) and
-data/MODEL/loss.npy (PyTorch's loss on it). The small files are committed,
+Writes MODEL.onnx (opset 17) and MODEL.opset14.onnx, plus the reference
+run: data/MODEL/inputs/*.npy (a batch of 4), data/MODEL/loss.npy
+(PyTorch's loss on it) and data/MODEL/driver.mlir (an MLIR @main feeding
+those inputs to the imported @forward, used by test/e2e/examples.test). The small files are committed,
 so tests need no PyTorch. `--large` writes realistic table sizes
 (vocabulary 100,000; CTR id spaces 1,000,000) into large/ for benchmarks;
 those are generated, not committed.
@@ -147,6 +148,51 @@ def models(large):
     }
 
 
+MLIR_TYPES = {np.dtype("float32"): "f32", np.dtype("int64"): "i64"}
+
+
+def mlir_scalar(value):
+    if isinstance(value, np.floating):
+        text = "%.9g" % value
+        # MLIR reads "0" as an integer: floats need a dot or an exponent.
+        return text if any(c in text for c in ".en") else text + ".0"
+    return str(int(value))
+
+
+def mlir_literal(array):
+    """An MLIR dense literal of a float32 or int64 array."""
+    if array.ndim == 0:
+        return mlir_scalar(array[()])
+    return "[" + ", ".join(mlir_literal(a) if a.ndim else mlir_scalar(a)
+                           for a in array) + "]"
+
+
+def write_driver(path, name, inputs, loss):
+    """An MLIR @main that calls the imported @forward on PyTorch's inputs
+    and prints the loss (spliced into the imported module by the e2e test,
+    test/e2e/splice.py)."""
+    lines = [f"// The reference run of {name}, written by export.py: PyTorch's",
+             "// inputs as constants and its loss.",
+             f"// EXPECTED-LOSS: {loss:.9g}",
+             "func.func private @printMemrefF32(memref<*xf32>)",
+             "func.func @main() {"]
+    types = []
+    for i, value in enumerate(inputs.values()):
+        array = value.numpy()
+        ty = "tensor<" + "x".join(map(str, array.shape)) + "x" + MLIR_TYPES[array.dtype] + ">"
+        types.append(ty)
+        lines.append(f"  %in{i} = arith.constant dense<{mlir_literal(array)}> : {ty}")
+    args = ", ".join(f"%in{i}" for i in range(len(types)))
+    lines += [f"  %loss = func.call @forward({args}) : ({', '.join(types)}) -> tensor<f32>",
+              "  %flat = parallax.reshape %loss : tensor<f32> -> tensor<1xf32>",
+              "  %buffer = bufferization.to_buffer %flat read_only : tensor<1xf32> to memref<1xf32>",
+              "  %any = memref.cast %buffer : memref<1xf32> to memref<*xf32>",
+              "  func.call @printMemrefF32(%any) : (memref<*xf32>) -> ()",
+              "  return",
+              "}"]
+    path.write_text("\n".join(lines) + "\n")
+
+
 def export(name, model, inputs, out_dir, opset, suffix):
     model.eval()
     names = list(inputs)
@@ -180,8 +226,10 @@ def main():
         for input_name, value in inputs.items():
             np.save(data / "inputs" / f"{input_name}.npy", value.numpy())
         with torch.no_grad():
-            np.save(data / "loss.npy", model(*inputs.values()).numpy())
-        print(f"{name}: loss {float(np.load(data / 'loss.npy')):.6f}")
+            loss = model(*inputs.values()).numpy()
+        np.save(data / "loss.npy", loss)
+        write_driver(data / "driver.mlir", name, inputs, float(loss))
+        print(f"{name}: loss {float(loss):.6f}")
 
 
 if __name__ == "__main__":

@@ -56,4 +56,20 @@ def ParallaxAsyncAllReduce : Pass<"parallax-async-allreduce"> {
   }];
 }
 
+def ParallaxInlineVariables : Pass<"parallax-inline-variables",
+                                  "::mlir::ModuleOp"> {
+  let summary = "Replace reads of never-assigned variables by their values";
+  let description = [{
+    For inference, where nothing updates the model's variables: every
+    `parallax.read` of a variable that has an initial value and is never
+    the target of `parallax.assign` or `parallax.push` becomes an
+    `arith.constant` of that value (a resource blob stays a resource
+    blob), and variables no longer referenced are erased.
+
+    Precondition: none. Postcondition: only variables without an initial
+    value or that are written remain.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // PARALLAX_TRANSFORMS_PASSES_TD
