@@ -13,7 +13,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".onnxtext", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.parallax_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "ONNXTestData", "Inputs", "splice.py", "expect_close.py"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "ONNXTestData", "Inputs", "splice.py", "expect_close.py", "npy_close.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%parallax_src", config.parallax_src_root))
@@ -32,6 +32,7 @@ llvm_config.with_environment("PATH", config.parallax_tools_dir, append_path=True
 tools = [
     ToolSubst("parallax-opt", unresolved="fatal"),
     ToolSubst("parallax-translate", unresolved="fatal"),
+    ToolSubst("parallax-compile", unresolved="fatal"),
     ToolSubst("mlir-runner", unresolved="fatal"),
 ]
 # Runs a module lowered with --parallax-lower-to-llvm and its @main.

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parallax/Conversion/Passes.h"
+#include "parallax/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -17,6 +18,39 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace mlir::parallax;
+
+/// Compute ops to linalg, fused and bufferized.
+static void addTensorToBufferPasses(OpPassManager &pm) {
+  pm.addPass(createConvertParallaxToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+}
+
+/// Deallocation, loops and the conversion of everything to LLVM.
+static void addBufferToLLVMPasses(OpPassManager &pm) {
+  bufferization::BufferDeallocationPipelineOptions deallocation;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::parallax::buildInferencePipeline(OpPassManager &pm) {
+  pm.addPass(createParallaxInlineVariables());
+  addTensorToBufferPasses(pm);
+  pm.addPass(createParallaxGenerateInferenceMain());
+  addBufferToLLVMPasses(pm);
+}
 
 void mlir::parallax::registerParallaxLoweringPipelines() {
   PassPipelineRegistration<>(
@@ -24,22 +58,13 @@ void mlir::parallax::registerParallaxLoweringPipelines() {
       "Lower Parallax compute ops through linalg, one-shot bufferization and "
       "loops to the LLVM dialect",
       [](OpPassManager &pm) {
-        pm.addPass(createConvertParallaxToLinalg());
-        pm.addPass(createCanonicalizerPass());
-        pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
-        bufferization::OneShotBufferizePassOptions bufferize;
-        bufferize.bufferizeFunctionBoundaries = true;
-        bufferize.functionBoundaryTypeConversion =
-            bufferization::LayoutMapOption::IdentityLayoutMap;
-        pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-        bufferization::BufferDeallocationPipelineOptions deallocation;
-        bufferization::buildBufferDeallocationPipeline(pm, deallocation);
-        pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-        pm.addPass(createLowerAffinePass());
-        pm.addPass(createSCFToControlFlowPass());
-        pm.addPass(memref::createExpandStridedMetadataPass());
-        pm.addPass(createConvertMathToLibmPass());
-        pm.addPass(createConvertToLLVMPass());
-        pm.addPass(createReconcileUnrealizedCastsPass());
+        addTensorToBufferPasses(pm);
+        addBufferToLLVMPasses(pm);
       });
+  PassPipelineRegistration<>(
+      "parallax-inference-pipeline",
+      "The pipeline of `parallax-compile --mode inference`: variables as "
+      "constants, lowering, an entry point reading and writing .npy files, "
+      "and the conversion to the LLVM dialect",
+      buildInferencePipeline);
 }

@@ -8,7 +8,9 @@
 #define PARALLAX_CONVERSION_PASSES_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
@@ -21,9 +23,14 @@ namespace mlir::parallax {
 #define GEN_PASS_REGISTRATION
 #include "parallax/Conversion/Passes.h.inc"
 
-/// Registers `parallax-lower-to-llvm`: the compute-op lowering, one-shot
-/// bufferization and the conversion of everything to the LLVM dialect.
+/// Registers `parallax-lower-to-llvm` (the compute-op lowering, one-shot
+/// bufferization and the conversion of everything to the LLVM dialect) and
+/// `parallax-inference-pipeline`.
 void registerParallaxLoweringPipelines();
+
+/// The pipeline of `parallax-compile --mode inference`: an imported module
+/// in, an LLVM-dialect module with a C `main` out.
+void buildInferencePipeline(OpPassManager &pm);
 
 } // namespace mlir::parallax
 

@@ -38,4 +38,33 @@ def ConvertParallaxToLinalg : Pass<"convert-parallax-to-linalg"> {
   ];
 }
 
+def ParallaxGenerateInferenceMain : Pass<"parallax-generate-inference-main",
+                                        "::mlir::ModuleOp"> {
+  let summary = "Add a C `main` that runs the model on .npy files";
+  let description = [{
+    Adds `func.func @main(i32, !llvm.ptr) -> i32`, the entry point of an
+    inference program run as `PROGRAM --inputs DIR --outputs DIR`: it
+    parses the command line, reads one `.npy` per argument of `function`
+    (named by its `parallax.name` attribute) into a fresh buffer, calls the
+    function, and writes one `.npy` per result, through the runtime's
+    `parallax_rt_*` C functions, which check dtypes and shapes and report
+    every problem with the file name. The `parallax.name` attributes move
+    into `main` (they are removed from `function`). Buffers are not freed
+    here: run the buffer-deallocation pipeline afterwards.
+
+    Precondition: the module is bufferized; `function` takes and returns
+    statically shaped memrefs with identity layouts of f32, f64, i64, i32
+    or i1. Postcondition: the module has a `main` and the runtime
+    declarations it calls.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The function the program runs">,
+  ];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 #endif // PARALLAX_CONVERSION_PASSES_TD

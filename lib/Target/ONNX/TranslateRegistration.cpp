@@ -49,11 +49,13 @@ struct ImportOptions {
                      "placeholders (the output is then not re-parseable)")};
 };
 
+} // namespace
+
 /// Binary models start with protobuf field 1 (ir_version, byte 0x08); the
 /// ONNX text format starts, after blanks and `#` comments, with the model
 /// header `<` or the graph's name. Split inputs (--split-input-file) carry
 /// no extension, so the contents decide when the name does not.
-bool looksLikeText(StringRef filename, StringRef contents) {
+bool mlir::parallax::isONNXText(StringRef filename, StringRef contents) {
   if (filename.ends_with(".onnxtext"))
     return true;
   if (filename.ends_with(".onnx"))
@@ -67,8 +69,6 @@ bool looksLikeText(StringRef filename, StringRef contents) {
   return !contents.empty() &&
          (contents.front() == '<' || llvm::isAlpha(contents.front()));
 }
-
-} // namespace
 
 void mlir::parallax::registerONNXImportTranslation() {
   static ImportOptions cl;
@@ -102,7 +102,7 @@ void mlir::parallax::registerONNXImportTranslation() {
         options.dataDirectory = cl.dataDir;
 
         OwningOpRef<ModuleOp> module = importONNXModel(
-            *buffer, filename, looksLikeText(filename, buffer->getBuffer()),
+            *buffer, filename, isONNXText(filename, buffer->getBuffer()),
             context, options);
         if (!module)
           return failure();

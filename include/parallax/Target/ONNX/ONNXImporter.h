@@ -48,6 +48,10 @@ OwningOpRef<ModuleOp> importONNXModel(const llvm::MemoryBuffer &buffer,
                                       MLIRContext *context,
                                       const ONNXImportOptions &options);
 
+/// Whether a model file is in ONNX text format: by its extension
+/// (`.onnxtext` / `.onnx`) or, without one, by its first characters.
+bool isONNXText(llvm::StringRef filename, llvm::StringRef contents);
+
 /// Registers `--import-onnx` and its options with parallax-translate.
 void registerONNXImportTranslation();
 

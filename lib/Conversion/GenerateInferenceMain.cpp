@@ -1,0 +1,166 @@
+//===- GenerateInferenceMain.cpp - The entry point of inference programs --===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Conversion/Passes.h"
+#include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::parallax {
+#define GEN_PASS_DEF_PARALLAXGENERATEINFERENCEMAIN
+#include "parallax/Conversion/Passes.h.inc"
+} // namespace mlir::parallax
+
+using namespace mlir;
+using namespace mlir::parallax;
+
+namespace {
+
+/// The runtime's suffix for an element type, or "" if it has no .npy I/O.
+StringRef runtimeSuffix(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isF64())
+    return "f64";
+  if (type.isInteger(64))
+    return "i64";
+  if (type.isInteger(32))
+    return "i32";
+  if (type.isInteger(1))
+    return "i1";
+  return "";
+}
+
+struct GenerateInferenceMainPass
+    : parallax::impl::ParallaxGenerateInferenceMainBase<
+          GenerateInferenceMainPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto target = module.lookupSymbol<func::FuncOp>(function);
+    if (!target) {
+      module.emitError() << "no function '" << function << "' to run";
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol("main")) {
+      module.emitError() << "the module already has a 'main'";
+      return signalPassFailure();
+    }
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    Location loc = target.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+
+    // Runtime declarations, created on first use.
+    auto declare = [&](StringRef name, FunctionType type) {
+      if (!module.lookupSymbol(name)) {
+        OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPointToStart(module.getBody());
+        func::FuncOp::create(builder, loc, name, type).setPrivate();
+      }
+      return name;
+    };
+    // A NUL-terminated global string, returned as a pointer.
+    int strings = 0;
+    auto cString = [&](OpBuilder &b, StringRef text) -> Value {
+      std::string symbol = "__parallax_name_" + std::to_string(strings++);
+      {
+        OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPointToStart(module.getBody());
+        auto type = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8),
+                                             text.size() + 1);
+        LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/true,
+                               LLVM::Linkage::Internal, symbol,
+                               builder.getStringAttr(text.str() + '\0'));
+      }
+      return LLVM::AddressOfOp::create(b, loc, ptr, symbol);
+    };
+    // The memref<*xT> and the runtime function for one argument or result.
+    auto io = [&](Value value, StringRef what, unsigned index, StringRef name,
+                  bool read) -> LogicalResult {
+      auto type = dyn_cast<MemRefType>(value.getType());
+      StringRef suffix = type ? runtimeSuffix(type.getElementType()) : "";
+      if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+          suffix.empty())
+        return target.emitError()
+               << what << " " << index << " (" << value.getType()
+               << ") cannot be read or written as .npy: it must be a "
+                  "statically shaped, contiguous memref of f32, f64, i64, "
+                  "i32 or i1";
+      auto unranked = UnrankedMemRefType::get(type.getElementType(), 0);
+      std::string callee =
+          (Twine(read ? "parallax_rt_read_input_" : "parallax_rt_write_output_") +
+           suffix)
+              .str();
+      declare(callee, builder.getFunctionType({ptr, unranked}, {}));
+      Value cast = memref::CastOp::create(builder, loc, unranked, value);
+      func::CallOp::create(builder, loc, callee, TypeRange{},
+                           ValueRange{cString(builder, name), cast});
+      return success();
+    };
+    auto nameOf = [&](DictionaryAttr attrs, StringRef what, unsigned i) {
+      if (attrs)
+        if (auto name = attrs.getAs<StringAttr>(
+                ParallaxDialect::getNameAttrName()))
+          return name.getValue().str();
+      return (what + Twine(i)).str();
+    };
+
+    auto mainType = builder.getFunctionType({builder.getI32Type(), ptr},
+                                            {builder.getI32Type()});
+    auto main = func::FuncOp::create(builder, loc, "main", mainType);
+    Block *body = main.addEntryBlock();
+    builder.setInsertionPointToEnd(body);
+    func::CallOp::create(
+        builder, loc,
+        declare("parallax_rt_init",
+                builder.getFunctionType({builder.getI32Type(), ptr}, {})),
+        TypeRange{}, body->getArguments());
+
+    SmallVector<Value> arguments;
+    for (auto [i, type] : llvm::enumerate(target.getArgumentTypes())) {
+      auto memrefType = dyn_cast<MemRefType>(type);
+      if (!memrefType)
+        return emitBadSignature(target, "argument", i, type);
+      Value buffer = memref::AllocOp::create(builder, loc, memrefType);
+      if (failed(io(buffer, "argument", i,
+                    nameOf(target.getArgAttrDict(i), "input", i), true)))
+        return signalPassFailure();
+      arguments.push_back(buffer);
+    }
+    auto call = func::CallOp::create(builder, loc, target, arguments);
+    for (auto [i, result] : llvm::enumerate(call.getResults()))
+      if (failed(io(result, "result", i,
+                    nameOf(target.getResultAttrDict(i), "output", i), false)))
+        return signalPassFailure();
+    Value zero = arith::ConstantOp::create(builder, loc,
+                                           builder.getI32IntegerAttr(0));
+    func::ReturnOp::create(builder, loc, zero);
+
+    // The names now live in main; LLVM has no use for them.
+    StringAttr nameAttr =
+        StringAttr::get(ctx, ParallaxDialect::getNameAttrName());
+    for (unsigned i = 0; i < target.getNumArguments(); ++i)
+      target.removeArgAttr(i, nameAttr);
+    for (unsigned i = 0; i < target.getNumResults(); ++i)
+      target.removeResultAttr(i, nameAttr);
+  }
+
+  void emitBadSignature(func::FuncOp target, StringRef what, unsigned i,
+                        Type type) {
+    target.emitError() << what << " " << i << " has type " << type
+                       << ": the module must be bufferized first";
+    signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,186 @@
+//===- Runtime.cpp - The C ABI that compiled Parallax programs call -------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Runtime/Runtime.h"
+#include "parallax/Runtime/Npy.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <sys/stat.h>
+
+using namespace parallax::runtime;
+
+namespace {
+
+std::string inputDir, outputDir;
+const char *programName = "program";
+
+[[noreturn]] void die(const std::string &message) {
+  std::fprintf(stderr, "%s: error: %s\n", programName, message.c_str());
+  std::exit(1);
+}
+
+/// A memref descriptor of rank `rank`: {allocated, aligned, offset,
+/// sizes[rank], strides[rank]}.
+struct Descriptor {
+  char *aligned;
+  int64_t offset;
+  std::vector<int64_t> sizes;
+};
+
+Descriptor view(int64_t rank, void *descriptor, int64_t elementSize) {
+  auto *words = static_cast<int64_t *>(descriptor);
+  Descriptor d;
+  d.aligned = reinterpret_cast<char *>(words[1]) + words[2] * elementSize;
+  d.offset = words[2];
+  d.sizes.assign(words + 3, words + 3 + rank);
+  return d;
+}
+
+std::string dtypeName(const std::string &dtype) {
+  if (dtype == "<f4")
+    return "float32";
+  if (dtype == "<f8")
+    return "float64";
+  if (dtype == "<i8")
+    return "int64";
+  if (dtype == "<i4")
+    return "int32";
+  if (dtype == "|b1")
+    return "bool";
+  return dtype;
+}
+
+} // namespace
+
+extern "C" void parallax_rt_init(int32_t argc, char **argv) {
+  programName = argc > 0 ? argv[0] : "program";
+  auto usage = [&](const std::string &problem) {
+    die(problem + "\nusage: " + programName +
+        " --inputs DIR --outputs DIR\n  reads DIR/<graph input>.npy, writes "
+        "DIR/<graph output>.npy");
+  };
+  for (int32_t i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if ((arg == "--inputs" || arg == "--outputs") && i + 1 < argc)
+      (arg == "--inputs" ? inputDir : outputDir) = argv[++i];
+    else if (arg == "--help" || arg == "-h")
+      usage("");
+    else
+      usage("unexpected argument '" + arg + "'");
+  }
+  if (inputDir.empty() || outputDir.empty())
+    usage("--inputs and --outputs are required");
+  struct stat info;
+  if (stat(inputDir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+    die("--inputs '" + inputDir + "' is not a directory");
+  if (stat(outputDir.c_str(), &info) != 0 &&
+      mkdir(outputDir.c_str(), 0777) != 0)
+    die("cannot create --outputs directory '" + outputDir +
+        "': " + std::strerror(errno));
+}
+
+static void readInput(const char *name, const char *dtype, int64_t rank,
+                      void *descriptor) {
+  std::string path = inputDir + "/" + name + ".npy";
+  int64_t elementSize = dtypeSize(dtype);
+  Descriptor d = view(rank, descriptor, elementSize);
+  NpyArray array;
+  std::string error;
+  if (!readNpy(path, array, error))
+    die(error + " (input '" + name + "' must be " + dtypeName(dtype) +
+        " of shape " + shapeString(d.sizes) + ")");
+  if (array.dtype != dtype)
+    die("'" + path + "' holds " + dtypeName(array.dtype) + ", input '" + name +
+        "' must be " + dtypeName(dtype) + " of shape " + shapeString(d.sizes));
+  if (array.shape != d.sizes)
+    die("'" + path + "' has shape " + shapeString(array.shape) + ", input '" +
+        name + "' must have shape " + shapeString(d.sizes));
+  std::memcpy(d.aligned, array.data.data(), array.data.size());
+}
+
+static void writeOutput(const char *name, const char *dtype, int64_t rank,
+                        void *descriptor) {
+  int64_t elementSize = dtypeSize(dtype);
+  Descriptor d = view(rank, descriptor, elementSize);
+  NpyArray array;
+  array.dtype = dtype;
+  array.shape = d.sizes;
+  int64_t count = 1;
+  for (int64_t s : d.sizes)
+    count *= s;
+  array.data.assign(d.aligned, d.aligned + count * elementSize);
+  std::string error;
+  if (!writeNpy(outputDir + "/" + name + ".npy", array, error))
+    die(error);
+}
+
+// One entry point per element type: generated code declares each with
+// its own memref<*xT> signature, which all lower to (rank, descriptor).
+#define PARALLAX_RT_IO(suffix, dtype)                                          \
+  extern "C" void parallax_rt_read_input_##suffix(const char *name,           \
+                                                 int64_t rank, void *desc) {  \
+    readInput(name, dtype, rank, desc);                                        \
+  }                                                                            \
+  extern "C" void parallax_rt_write_output_##suffix(                           \
+      const char *name, int64_t rank, void *desc) {                            \
+    writeOutput(name, dtype, rank, desc);                                      \
+  }
+PARALLAX_RT_IO(f32, "<f4")
+PARALLAX_RT_IO(f64, "<f8")
+PARALLAX_RT_IO(i64, "<i8")
+PARALLAX_RT_IO(i32, "<i4")
+PARALLAX_RT_IO(i1, "|b1")
+#undef PARALLAX_RT_IO
+
+extern "C" double parallax_rt_now() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+/// MLIR's unranked memref as passed by pointer: a rank and a descriptor.
+struct UnrankedMemRef {
+  int64_t rank;
+  void *descriptor;
+};
+} // namespace
+
+/// `memref.copy` between memrefs with arbitrary strides, which the LLVM
+/// lowering turns into a call to this function (MLIR's C runner utilities
+/// define it too; programs do not link those).
+extern "C" void memrefCopy(int64_t elementSize, UnrankedMemRef *source,
+                           UnrankedMemRef *target) {
+  int64_t rank = source->rank;
+  auto *src = static_cast<int64_t *>(source->descriptor);
+  auto *dst = static_cast<int64_t *>(target->descriptor);
+  char *srcBase = reinterpret_cast<char *>(src[1]) + src[2] * elementSize;
+  char *dstBase = reinterpret_cast<char *>(dst[1]) + dst[2] * elementSize;
+  const int64_t *sizes = src + 3;
+  const int64_t *srcStrides = src + 3 + rank;
+  const int64_t *dstStrides = dst + 3 + rank;
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    count *= sizes[d];
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t srcOffset = 0, dstOffset = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      srcOffset += index[d] * srcStrides[d];
+      dstOffset += index[d] * dstStrides[d];
+    }
+    std::memcpy(dstBase + dstOffset * elementSize,
+                srcBase + srcOffset * elementSize, elementSize);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Compares two .npy files of float32/float64 values elementwise:
+|got - want| <= rtol * |want| + atol. Standard library only.
+
+Usage: npy_close.py GOT.npy WANT.npy [--rtol 1e-4] [--atol 1e-6]
+"""
+
+import argparse
+import ast
+import struct
+import sys
+
+
+def load(path):
+    data = open(path, "rb").read()
+    if data[:6] != b"\x93NUMPY":
+        sys.exit(f"npy_close.py: {path} is not a .npy file")
+    major = data[6]
+    size = 2 if major == 1 else 4
+    length = int.from_bytes(data[8:8 + size], "little")
+    header = ast.literal_eval(data[8 + size:8 + size + length].decode())
+    body = data[8 + size + length:]
+    code = {"<f4": "f", "<f8": "d"}[header["descr"]]
+    count = 1
+    for dim in header["shape"]:
+        count *= dim
+    return header["shape"], struct.unpack(f"<{count}{code}", body[:count * struct.calcsize(code)])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("got")
+    parser.add_argument("want")
+    parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--atol", type=float, default=1e-6)
+    args = parser.parse_args()
+    got_shape, got = load(args.got)
+    want_shape, want = load(args.want)
+    if tuple(got_shape) != tuple(want_shape):
+        sys.exit(f"shape {tuple(got_shape)} != expected {tuple(want_shape)}")
+    bad = [(i, g, w) for i, (g, w) in enumerate(zip(got, want))
+           if not abs(g - w) <= args.rtol * abs(w) + args.atol]
+    for i, g, w in bad[:5]:
+        print(f"element {i}: {g!r} != {w!r}")
+    print(f"{len(got) - len(bad)} of {len(got)} elements within rtol {args.rtol:g}")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

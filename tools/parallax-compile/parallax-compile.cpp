@@ -1,0 +1,248 @@
+//===- parallax-compile.cpp - ONNX model in, native program out -----------===//
+//
+// Part of the Parallax project.
+//
+// One process: import the ONNX model, run the pass pipeline, translate to
+// LLVM IR, optimize, emit an object file with LLVM's TargetMachine, and link
+// it with the Parallax runtime into an executable.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Conversion/Passes.h"
+#include "parallax/InitAll.h"
+#include "parallax/Target/ONNX/ONNXImporter.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory category("parallax-compile options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                               cl::desc("<model.onnx | model.onnxtext>"),
+                               cl::cat(category));
+cl::opt<std::string> outputFile("o", cl::Required, cl::value_desc("PROGRAM"),
+                                cl::desc("Output file"), cl::cat(category));
+
+enum class Mode { Train, Inference };
+cl::opt<Mode> mode(
+    "mode", cl::init(Mode::Train), cl::cat(category),
+    cl::desc("What the program does"),
+    cl::values(clEnumValN(Mode::Train, "train", "a training program (default)"),
+               clEnumValN(Mode::Inference, "inference",
+                          "PROGRAM --inputs DIR --outputs DIR runs the model "
+                          "on one .npy per graph input")));
+
+enum class Emit { MLIR, LLVM, Obj, Exe };
+cl::opt<Emit> emit(
+    "emit", cl::init(Emit::Exe), cl::cat(category),
+    cl::desc("What to write"),
+    cl::values(clEnumValN(Emit::MLIR, "mlir", "MLIR in the LLVM dialect"),
+               clEnumValN(Emit::LLVM, "llvm", "LLVM IR (optimized)"),
+               clEnumValN(Emit::Obj, "obj", "an object file"),
+               clEnumValN(Emit::Exe, "exe", "an executable (default)")));
+
+cl::opt<std::string> target("target", cl::init("cpu"), cl::cat(category),
+                            cl::desc("cpu (cuda arrives with GPU support)"));
+cl::opt<unsigned> optLevel("O", cl::Prefix, cl::init(2), cl::cat(category),
+                           cl::desc("LLVM optimization level (-O0..-O3)"));
+cl::opt<bool> dumpPipeline("dump-pipeline", cl::cat(category),
+                           cl::desc("Print the MLIR pass pipeline"));
+cl::opt<int64_t> batchSize("batch-size", cl::init(0), cl::cat(category),
+                           cl::value_desc("B"),
+                           cl::desc("Bind the leading dimension of every "
+                                    "graph input to B"));
+cl::list<std::string> bind("bind", cl::CommaSeparated, cl::cat(category),
+                           cl::value_desc("NAME=VALUE"),
+                           cl::desc("Bind a symbolic dimension"));
+cl::opt<std::string> dataDir("onnx-data-dir", cl::cat(category),
+                             cl::value_desc("DIR"),
+                             cl::desc("Directory of external tensor data"));
+cl::opt<std::string> runtimeLib(
+    "runtime-lib", cl::cat(category), cl::value_desc("PATH"),
+    cl::desc("The Parallax runtime library to link (default: "
+             "../lib/libParallaxRuntime.a next to this tool)"));
+
+int fail(const Twine &message) {
+  llvm::errs() << "parallax-compile: error: " << message << "\n";
+  return 1;
+}
+
+std::string defaultRuntimeLib(const char *argv0) {
+  std::string self = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&defaultRuntimeLib));
+  SmallString<256> path(llvm::sys::path::parent_path(
+      llvm::sys::path::parent_path(self)));
+  llvm::sys::path::append(path, "lib", "libParallaxRuntime.a");
+  return std::string(path);
+}
+
+/// Links `object` with the runtime into `output` with the system's C++
+/// compiler driver (the runtime needs libstdc++).
+int link(StringRef object, StringRef runtime, StringRef output) {
+  if (!llvm::sys::fs::exists(runtime))
+    return fail("runtime library '" + runtime +
+                "' not found (set it with --runtime-lib)");
+  llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName("c++");
+  if (!driver)
+    driver = llvm::sys::findProgramByName("g++");
+  if (!driver)
+    return fail("no C++ compiler driver (c++ or g++) on PATH to link with");
+  SmallVector<StringRef> args{*driver, object, runtime, "-lm", "-o", output};
+  std::string message;
+  if (llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, {}, 0, 0,
+                                &message) != 0)
+    return fail("linking failed" + (message.empty() ? "" : ": " + message));
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerAsmPrinterCLOptions();
+  // libLLVM registers every backend's options: show ours and MLIR's
+  // debugging options (--mlir-print-ir-after-all, --mlir-timing, ...).
+  cl::HideUnrelatedOptions(category);
+  for (auto &option : cl::getRegisteredOptions())
+    if (option.first.starts_with("mlir-"))
+      option.second->setHiddenFlag(cl::NotHidden);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "parallax-compile: an ONNX model in, a native program out\n");
+
+  if (mode == Mode::Train)
+    return fail("training programs are not implemented yet; build an "
+                "inference program with --mode inference");
+  if (target != "cpu")
+    return fail("target '" + target + "' is not supported yet (only cpu)");
+  if (optLevel > 3)
+    return fail("-O" + Twine(optLevel) + " is not a level (use -O0..-O3)");
+
+  DialectRegistry registry;
+  parallax::registerAllDialects(registry);
+  registerAllToLLVMIRTranslations(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  auto buffer = openInputFile(inputFile, &error);
+  if (!buffer)
+    return fail(error);
+  parallax::ONNXImportOptions options;
+  if (batchSize < 0)
+    return fail("--batch-size must be at least 1");
+  if (batchSize > 0)
+    options.batchSize = batchSize;
+  for (const std::string &binding : bind) {
+    auto [name, value] = StringRef(binding).split('=');
+    int64_t size;
+    if (name.empty() || value.getAsInteger(10, size) || size < 0)
+      return fail("--bind expects NAME=VALUE, got '" + binding + "'");
+    options.dimensionBindings[name] = size;
+  }
+  options.dataDirectory = dataDir;
+
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parallax::importONNXModel(
+      *buffer, inputFile,
+      parallax::isONNXText(inputFile, buffer->getBuffer()), &context, options);
+  if (!module)
+    return 1;
+
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  parallax::buildInferencePipeline(pm);
+  if (dumpPipeline) {
+    pm.printAsTextualPipeline(llvm::errs());
+    llvm::errs() << "\n";
+  }
+  if (failed(pm.run(*module)))
+    return 1;
+
+  auto output = openOutputFile(emit == Emit::Exe ? outputFile + ".o"
+                                                 : std::string(outputFile),
+                               &error);
+  if (!output)
+    return fail(error);
+  if (emit == Emit::MLIR) {
+    module->print(output->os());
+    output->keep();
+    return 0;
+  }
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget)
+    return fail(error);
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(
+      llvmTarget->createTargetMachine(
+          triple, llvm::sys::getHostCPUName(), "", targetOptions,
+          llvm::Reloc::PIC_, std::nullopt,
+          static_cast<llvm::CodeGenOptLevel>(optLevel.getValue())));
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext);
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(machine->createDataLayout());
+  if (llvm::Error err =
+          makeOptimizingTransformer(optLevel, 0, machine.get())(llvmModule.get()))
+    return fail("LLVM optimization failed: " + toString(std::move(err)));
+
+  if (emit == Emit::LLVM) {
+    llvmModule->print(output->os(), nullptr);
+    output->keep();
+    return 0;
+  }
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, output->os(), nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+    return fail("the target cannot emit object files");
+  codegen.run(*llvmModule);
+  output->os().flush();
+  if (emit == Emit::Obj) {
+    output->keep();
+    return 0;
+  }
+  output->keep();
+  std::string object = outputFile + ".o";
+  int status = link(object, runtimeLib.empty() ? defaultRuntimeLib(argv[0])
+                                               : std::string(runtimeLib),
+                    outputFile);
+  llvm::sys::fs::remove(object);
+  return status;
+}
