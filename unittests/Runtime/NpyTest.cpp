@@ -1,0 +1,129 @@
+//===- NpyTest.cpp - .npy reading and writing -----------------------------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Runtime/Npy.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <unistd.h>
+
+using namespace parallax::runtime;
+
+namespace {
+
+class NpyTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/parallax-npy-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir = pattern;
+  }
+  void TearDown() override {
+    std::string command = "rm -rf '" + dir + "'";
+    ASSERT_EQ(std::system(command.c_str()), 0);
+  }
+  std::string path(const std::string &name) { return dir + "/" + name; }
+  void writeBytes(const std::string &name, const std::string &bytes) {
+    std::ofstream(path(name), std::ios::binary) << bytes;
+  }
+
+  std::string dir;
+};
+
+NpyArray floats(std::vector<int64_t> shape, std::vector<float> values) {
+  NpyArray array;
+  array.dtype = "<f4";
+  array.shape = std::move(shape);
+  array.data.resize(values.size() * sizeof(float));
+  std::memcpy(array.data.data(), values.data(), array.data.size());
+  return array;
+}
+
+TEST_F(NpyTest, RoundTrip) {
+  NpyArray written = floats({2, 3}, {1, 2, 3, 4, 5, 6});
+  std::string error;
+  ASSERT_TRUE(writeNpy(path("a.npy"), written, error)) << error;
+  NpyArray read;
+  ASSERT_TRUE(readNpy(path("a.npy"), read, error)) << error;
+  EXPECT_EQ(read.dtype, "<f4");
+  EXPECT_EQ(read.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(read.data, written.data);
+  // No temporary file is left behind.
+  EXPECT_NE(access(path("a.npy.tmp").c_str(), F_OK), 0);
+}
+
+TEST_F(NpyTest, ScalarsAndEmptyShapes) {
+  std::string error;
+  NpyArray scalar = floats({}, {2.5f});
+  ASSERT_TRUE(writeNpy(path("s.npy"), scalar, error)) << error;
+  NpyArray read;
+  ASSERT_TRUE(readNpy(path("s.npy"), read, error)) << error;
+  EXPECT_TRUE(read.shape.empty());
+  EXPECT_EQ(read.data.size(), 4u);
+  EXPECT_EQ(shapeString({}), "()");
+  EXPECT_EQ(shapeString({4}), "(4,)");
+  EXPECT_EQ(shapeString({2, 3}), "(2, 3)");
+}
+
+TEST_F(NpyTest, HeaderIsAlignedAsNumpyWritesIt) {
+  std::string error;
+  ASSERT_TRUE(writeNpy(path("a.npy"), floats({3}, {1, 2, 3}), error));
+  std::ifstream in(path("a.npy"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  // The data (12 bytes) starts at a multiple of 64, after a newline.
+  size_t dataStart = bytes.size() - 12;
+  EXPECT_EQ(dataStart % 64, 0u);
+  EXPECT_EQ(bytes[dataStart - 1], '\n');
+}
+
+TEST_F(NpyTest, ErrorsNameTheFileAndTheProblem) {
+  NpyArray array;
+  std::string error;
+  EXPECT_FALSE(readNpy(path("missing.npy"), array, error));
+  EXPECT_NE(error.find("missing.npy"), std::string::npos);
+  EXPECT_NE(error.find("No such file"), std::string::npos);
+
+  writeBytes("garbage.npy", "hello world");
+  EXPECT_FALSE(readNpy(path("garbage.npy"), array, error));
+  EXPECT_NE(error.find("magic"), std::string::npos);
+
+  std::string header = "{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }";
+  std::string prefix = std::string("\x93NUMPY\x01\x00", 8);
+  prefix.push_back(static_cast<char>(header.size()));
+  prefix.push_back(0);
+  writeBytes("fortran.npy", prefix + header + std::string(8, '\0'));
+  EXPECT_FALSE(readNpy(path("fortran.npy"), array, error));
+  EXPECT_NE(error.find("Fortran"), std::string::npos);
+
+  ASSERT_TRUE(writeNpy(path("full.npy"), floats({4}, {1, 2, 3, 4}), error));
+  std::ifstream in(path("full.npy"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  writeBytes("short.npy", bytes.substr(0, bytes.size() - 3));
+  EXPECT_FALSE(readNpy(path("short.npy"), array, error));
+  EXPECT_NE(error.find("truncated"), std::string::npos);
+  EXPECT_NE(error.find("(4,)"), std::string::npos);
+
+  std::string unknown = "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }";
+  std::string p2 = std::string("\x93NUMPY\x01\x00", 8);
+  p2.push_back(static_cast<char>(unknown.size()));
+  p2.push_back(0);
+  writeBytes("complex.npy", p2 + unknown + std::string(8, '\0'));
+  EXPECT_FALSE(readNpy(path("complex.npy"), array, error));
+  EXPECT_NE(error.find("unsupported dtype '<c8'"), std::string::npos);
+}
+
+TEST_F(NpyTest, UnwritableDirectoryIsAnError) {
+  std::string error;
+  EXPECT_FALSE(writeNpy("/nonexistent-dir/x.npy", floats({1}, {1}), error));
+  EXPECT_NE(error.find("/nonexistent-dir/x.npy.tmp"), std::string::npos);
+}
+
+} // namespace
