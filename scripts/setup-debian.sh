@@ -16,8 +16,9 @@ PACKAGES=(
   # ONNX importer: libonnx (loading, checker, shape inference, version
   # converter) and protobuf.
   libonnx-dev libprotobuf-dev protobuf-compiler
-  # Tests: GoogleTest, ONNX's backend test models.
-  libgtest-dev libonnx-testdata
+  # Tests: GoogleTest, ONNX's backend test models, and numpy/onnx for the
+  # conformance runner (Debian's /usr/bin/python3 packages).
+  libgtest-dev libonnx-testdata python3-numpy python3-onnx
 )
 
 missing=()

@@ -36,6 +36,12 @@ StringRef runtimeSuffix(Type type) {
     return "i32";
   if (type.isInteger(1))
     return "i1";
+  if (type.isF16())
+    return "f16";
+  if (type.isInteger(16))
+    return "i16";
+  if (type.isInteger(8))
+    return "i8";
   return "";
 }
 
@@ -93,9 +99,9 @@ struct GenerateInferenceMainPass
           suffix.empty())
         return target.emitError()
                << what << " " << index << " (" << value.getType()
-               << ") cannot be read or written as .npy: it must be a "
-                  "statically shaped, contiguous memref of f32, f64, i64, "
-                  "i32 or i1";
+               << ") is not supported as a program input or output: .npy "
+                  "files hold statically shaped, contiguous f32, f64, f16, "
+                  "i64, i32, i16, i8 or i1 data";
       auto unranked = UnrankedMemRefType::get(type.getElementType(), 0);
       std::string callee =
           (Twine(read ? "parallax_rt_read_input_" : "parallax_rt_write_output_") +

@@ -54,6 +54,12 @@ std::string dtypeName(const std::string &dtype) {
     return "int32";
   if (dtype == "|b1")
     return "bool";
+  if (dtype == "<f2")
+    return "float16";
+  if (dtype == "<i2")
+    return "int16";
+  if (dtype == "|i1")
+    return "int8";
   return dtype;
 }
 
@@ -137,6 +143,9 @@ PARALLAX_RT_IO(f64, "<f8")
 PARALLAX_RT_IO(i64, "<i8")
 PARALLAX_RT_IO(i32, "<i4")
 PARALLAX_RT_IO(i1, "|b1")
+PARALLAX_RT_IO(f16, "<f2")
+PARALLAX_RT_IO(i16, "<i2")
+PARALLAX_RT_IO(i8, "|i1")
 #undef PARALLAX_RT_IO
 
 extern "C" double parallax_rt_now() {

@@ -123,6 +123,7 @@ int link(StringRef object, StringRef runtime, StringRef output) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  parallax::registerAllPasses();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerAsmPrinterCLOptions();

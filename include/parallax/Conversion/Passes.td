@@ -53,8 +53,8 @@ def ParallaxGenerateInferenceMain : Pass<"parallax-generate-inference-main",
     here: run the buffer-deallocation pipeline afterwards.
 
     Precondition: the module is bufferized; `function` takes and returns
-    statically shaped memrefs with identity layouts of f32, f64, i64, i32
-    or i1. Postcondition: the module has a `main` and the runtime
+    statically shaped memrefs with identity layouts of f32, f64, f16, i64,
+    i32, i16, i8 or i1. Postcondition: the module has a `main` and the runtime
     declarations it calls.
   }];
   let options = [

@@ -26,8 +26,9 @@ void parallax_rt_init(int32_t argc, char **argv);
 /// parallax_rt_read_input_T fills the memref<...xT> with `DIR/<name>.npy`
 /// from --inputs, checking its dtype and shape; parallax_rt_write_output_T
 /// writes the memref to `DIR/<name>.npy` in --outputs, atomically (a
-/// temporary file renamed into place). T is f32, f64, i64, i32 or i1 (numpy
-/// float32, float64, int64, int32, bool).
+/// temporary file renamed into place). T is f32, f64, f16, i64, i32, i16,
+/// i8 or i1 (numpy float32, float64, float16, int64, int32, int16, int8,
+/// bool).
 #define PARALLAX_RT_IO_DECL(suffix)                                           \
   void parallax_rt_read_input_##suffix(const char *name, int64_t rank,       \
                                        void *descriptor);                     \
@@ -38,6 +39,9 @@ PARALLAX_RT_IO_DECL(f64)
 PARALLAX_RT_IO_DECL(i64)
 PARALLAX_RT_IO_DECL(i32)
 PARALLAX_RT_IO_DECL(i1)
+PARALLAX_RT_IO_DECL(f16)
+PARALLAX_RT_IO_DECL(i16)
+PARALLAX_RT_IO_DECL(i8)
 #undef PARALLAX_RT_IO_DECL
 
 /// Seconds since an arbitrary origin, for timing.

@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""ONNX conformance: compiles and runs ONNX's backend test models.
+
+For every model of ONNX's test data (Debian libonnx-testdata:
+node, pytorch-converted, pytorch-operator, simple) that imports, builds an
+inference program with `parallax-compile --mode inference` (symbolic
+dimensions bound from the test data), runs it on each test_data_set_*, and
+compares every output with the expected one using ONNX's default
+tolerances (rtol 1e-3, atol 1e-7; integers and booleans exactly).
+
+A model whose import stops with a "not supported" diagnostic is skipped.
+Known failures are listed, each with its reason, in conformance-xfail.txt;
+a failure not listed there, or a listed model that passes, fails the run.
+Closes with `conformance: N passed, N failed, N skipped`.
+
+Needs Debian's python3-onnx and python3-numpy (run with /usr/bin/python3).
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
+UNSUPPORTED = re.compile(
+    r"unsupported operator|(is|are) not supported|unsupported element type|"
+    r"newer than the newest supported opset")
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def load_tensor(path):
+    tensor = onnx.TensorProto()
+    tensor.ParseFromString(path.read_bytes())
+    return numpy_helper.to_array(tensor)
+
+
+def bindings(model, inputs):
+    """--bind NAME=VALUE for each symbolic dimension, from the test data."""
+    binds = {}
+    for info, value in zip(model.graph.input, inputs):
+        dims = info.type.tensor_type.shape.dim
+        for dim, size in zip(dims, value.shape):
+            if dim.dim_param:
+                binds[dim.dim_param] = size
+    return [f"--bind={k}={v}" for k, v in sorted(binds.items())]
+
+
+def check(compile_tool, model_dir, work):
+    """Returns (status, detail): passed, failed or skipped."""
+    model_path = model_dir / "model.onnx"
+    model = onnx.load(str(model_path), load_external_data=False)
+    initializers = {i.name for i in model.graph.initializer}
+    graph_inputs = [i for i in model.graph.input if i.name not in initializers]
+    data_sets = sorted(model_dir.glob("test_data_set_*"))
+    if not data_sets:
+        return "skipped", "no test data"
+    try:
+        first = [load_tensor(p) for p in sorted(
+            data_sets[0].glob("input_*.pb"), key=lambda p: int(p.stem.split("_")[1]))]
+    except Exception:
+        # Sequence and optional test data: not tensors, not supported.
+        return "skipped", "test data is not tensors"
+    program = work / "program"
+    try:
+        proc = subprocess.run(
+            [compile_tool, str(model_path), "--mode", "inference", "-o",
+             str(program), *bindings(model, first)],
+            capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        return "failed", "compile: timeout"
+    if proc.returncode != 0:
+        if UNSUPPORTED.search(proc.stderr):
+            return "skipped", "not supported"
+        return "failed", "compile: " + proc.stderr.strip().splitlines()[-1][:300]
+    for data_set in data_sets:
+        inputs_dir, outputs_dir = work / "in", work / "out"
+        for d in (inputs_dir, outputs_dir):
+            d.mkdir(exist_ok=True)
+            for f in d.iterdir():
+                f.unlink()
+        input_files = sorted(data_set.glob("input_*.pb"),
+                             key=lambda p: int(p.stem.split("_")[1]))
+        for info, path in zip(graph_inputs, input_files):
+            np.save(inputs_dir / f"{info.name}.npy", load_tensor(path))
+        try:
+            run = subprocess.run([str(program), "--inputs", str(inputs_dir),
+                                  "--outputs", str(outputs_dir)],
+                                 capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired:
+            return "failed", "run: timeout"
+        if run.returncode != 0:
+            return "failed", f"run: exit {run.returncode}: {run.stderr.strip()[-300:]}"
+        output_files = sorted(data_set.glob("output_*.pb"),
+                              key=lambda p: int(p.stem.split("_")[1]))
+        for info, path in zip(model.graph.output, output_files):
+            want = load_tensor(path)
+            got_path = outputs_dir / f"{info.name}.npy"
+            if not got_path.exists():
+                return "failed", f"output '{info.name}' missing"
+            got = np.load(got_path)
+            if got.shape != want.shape:
+                return "failed", f"output '{info.name}': shape {got.shape}, expected {want.shape}"
+            if want.dtype.kind in "fc":
+                ok = np.allclose(got, want, rtol=1e-3, atol=1e-7, equal_nan=True)
+            else:
+                ok = np.array_equal(got, want)
+            if not ok:
+                err = np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))
+                return "failed", f"output '{info.name}' differs (max abs error {err:.3g}) in {data_set.name}"
+    return "passed", ""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compile", required=True, help="parallax-compile")
+    parser.add_argument("--data", default="/usr/share/libonnx-testdata/data")
+    parser.add_argument("--xfail", default=HERE / "conformance-xfail.txt", type=pathlib.Path)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--filter", default="", help="only tests whose path contains this")
+    parser.add_argument("--write-xfail", type=pathlib.Path,
+                        help="write the current failures as an xfail list")
+    args = parser.parse_args()
+
+    data = pathlib.Path(args.data)
+    dirs = sorted(d for s in SUITES for d in (data / s).iterdir()
+                  if (d / "model.onnx").exists() and args.filter in str(d))
+    xfail = {}
+    if args.xfail.exists():
+        for line in args.xfail.read_text().splitlines():
+            if line.strip() and not line.startswith("#"):
+                name, _, reason = line.partition(":")
+                xfail[name.strip()] = reason.strip()
+
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp, \
+            concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        def job(d):
+            work = pathlib.Path(tmp) / d.relative_to(data).as_posix().replace("/", "__")
+            work.mkdir()
+            try:
+                return check(args.compile, d, work)
+            except Exception as e:  # a broken test file, not a Parallax bug
+                return "failed", f"harness: {e}"
+        futures = {pool.submit(job, d): d for d in dirs}
+        for future in concurrent.futures.as_completed(futures):
+            results[futures[future].relative_to(data).as_posix()] = future.result()
+
+    counts = collections.Counter()
+    for name in sorted(results):
+        status, detail = results[name]
+        if status == "failed" and name in xfail:
+            counts["xfail"] += 1
+            continue
+        if status == "passed" and name in xfail:
+            print(f"UNEXPECTED PASS {name} (listed in {args.xfail.name}: {xfail[name]})")
+            counts["failed"] += 1
+            continue
+        if status == "failed":
+            print(f"FAILED {name}: {detail}")
+        counts[status] += 1
+    if args.write_xfail:
+        lines = [f"{n}: {results[n][1]}" for n in sorted(results) if results[n][0] == "failed"]
+        args.write_xfail.write_text("\n".join(lines) + "\n")
+    print(f"({counts['xfail']} expected failures listed in {args.xfail.name})")
+    print(f"conformance: {counts['passed']} passed, {counts['failed']} failed, "
+          f"{counts['skipped'] + counts['xfail']} skipped")
+    return 1 if counts["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
