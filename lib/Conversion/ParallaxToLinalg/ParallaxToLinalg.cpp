@@ -90,6 +90,23 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
       .getResult(0);
 }
 
+/// A `linalg.generic` whose result element at index i is `input` at
+/// `inputMap(i)`: a gather of elements by an affine map.
+Value remap(OpBuilder &b, Location loc, Value input, AffineMap inputMap,
+            RankedTensorType resultType) {
+  SmallVector<AffineMap> maps{inputMap,
+                              b.getMultiDimIdentityMap(resultType.getRank())};
+  SmallVector<utils::IteratorType> iterators(resultType.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, input,
+             ValueRange{emptyTensor(b, loc, resultType)}, maps, iterators,
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, args[0]);
+             })
+      .getResult(0);
+}
+
 /// Reshapes a statically shaped tensor: collapse to 1-D, expand to `shape`.
 Value reshapeTo(OpBuilder &b, Location loc, Value value,
                 ArrayRef<int64_t> shape) {
@@ -464,21 +481,10 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
     }
     Value window = tensor::ExtractSliceOp::create(
         rewriter, loc, type, adaptor.getInput(), offsets, sizes, strides);
-    if (reversed) {
-      SmallVector<AffineMap> maps{
-          AffineMap::get(type.getRank(), 0, reversedExprs, ctx),
-          rewriter.getMultiDimIdentityMap(type.getRank())};
-      SmallVector<utils::IteratorType> iterators(
-          type.getRank(), utils::IteratorType::parallel);
-      window = linalg::GenericOp::create(
-                   rewriter, loc, TypeRange{type}, window,
-                   ValueRange{emptyTensor(rewriter, loc, type)}, maps,
-                   iterators,
-                   [](OpBuilder &b, Location l, ValueRange args) {
-                     linalg::YieldOp::create(b, l, args[0]);
-                   })
-                   .getResult(0);
-    }
+    if (reversed)
+      window = remap(rewriter, loc, window,
+                     AffineMap::get(type.getRank(), 0, reversedExprs, ctx),
+                     type);
     rewriter.replaceOp(op, window);
     return success();
   }
@@ -730,19 +736,9 @@ struct TileLowering : OpConversionPattern<TileOp> {
     SmallVector<AffineExpr> exprs;
     for (int64_t d = 0; d < type.getRank(); ++d)
       exprs.push_back(getAffineDimExpr(d, ctx) % inputType.getDimSize(d));
-    SmallVector<AffineMap> maps{AffineMap::get(type.getRank(), 0, exprs, ctx),
-                                rewriter.getMultiDimIdentityMap(type.getRank())};
-    SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                               utils::IteratorType::parallel);
-    rewriter.replaceOp(
-        op, linalg::GenericOp::create(
-                rewriter, op.getLoc(), TypeRange{type}, adaptor.getInput(),
-                ValueRange{emptyTensor(rewriter, op.getLoc(), type)}, maps,
-                iterators,
-                [](OpBuilder &b, Location l, ValueRange args) {
-                  linalg::YieldOp::create(b, l, args[0]);
-                })
-                .getResult(0));
+    rewriter.replaceOp(op, remap(rewriter, op.getLoc(), adaptor.getInput(),
+                                 AffineMap::get(type.getRank(), 0, exprs, ctx),
+                                 type));
     return success();
   }
 };
