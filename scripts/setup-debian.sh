@@ -13,6 +13,8 @@ PACKAGES=(
   g++ cmake ninja-build ccache python3
   # LLVM/MLIR 22 (libMLIR.so, libLLVM.so, mlir-tblgen, lit, FileCheck, not).
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
+  # Matrix products of compiled programs.
+  libopenblas-dev
   # ONNX importer: libonnx (loading, checker, shape inference, version
   # converter) and protobuf.
   libonnx-dev libprotobuf-dev protobuf-compiler

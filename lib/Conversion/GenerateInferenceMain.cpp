@@ -143,7 +143,22 @@ struct GenerateInferenceMainPass
         return signalPassFailure();
       arguments.push_back(buffer);
     }
+    // The model's own time, reported by the runtime when PARALLAX_TIMING
+    // is set (benchmarks time compute apart from .npy I/O).
+    auto f64 = builder.getF64Type();
+    StringRef now = declare("parallax_rt_now", builder.getFunctionType({}, {f64}));
+    Value start = func::CallOp::create(builder, loc, now, TypeRange{f64},
+                                       ValueRange{})
+                      .getResult(0);
     auto call = func::CallOp::create(builder, loc, target, arguments);
+    Value end = func::CallOp::create(builder, loc, now, TypeRange{f64},
+                                     ValueRange{})
+                    .getResult(0);
+    func::CallOp::create(
+        builder, loc,
+        declare("parallax_rt_report_time",
+                builder.getFunctionType({ptr, f64, f64}, {})),
+        TypeRange{}, ValueRange{cString(builder, function), start, end});
     for (auto [i, result] : llvm::enumerate(call.getResults()))
       if (failed(io(result, "result", i,
                     nameOf(target.getResultAttrDict(i), "output", i), false)))

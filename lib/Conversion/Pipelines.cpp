@@ -46,9 +46,11 @@ static void addBufferToLLVMPasses(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void mlir::parallax::buildInferencePipeline(OpPassManager &pm) {
+void mlir::parallax::buildInferencePipeline(OpPassManager &pm, bool useBlas) {
   pm.addPass(createParallaxInlineVariables());
   addTensorToBufferPasses(pm);
+  if (useBlas)
+    pm.addPass(createParallaxLinalgToBlas());
   pm.addPass(createParallaxGenerateInferenceMain());
   addBufferToLLVMPasses(pm);
 }
@@ -67,5 +69,5 @@ void mlir::parallax::registerParallaxLoweringPipelines() {
       "The pipeline of `parallax-compile --mode inference`: variables as "
       "constants, lowering, an entry point reading and writing .npy files, "
       "and the conversion to the LLVM dialect",
-      buildInferencePipeline);
+      [](OpPassManager &pm) { buildInferencePipeline(pm); });
 }

@@ -148,6 +148,12 @@ PARALLAX_RT_IO(i16, "<i2")
 PARALLAX_RT_IO(i8, "|i1")
 #undef PARALLAX_RT_IO
 
+extern "C" void parallax_rt_report_time(const char *what, double start,
+                                        double end) {
+  if (std::getenv("PARALLAX_TIMING"))
+    std::fprintf(stderr, "%s: %.6f s\n", what, end - start);
+}
+
 extern "C" double parallax_rt_now() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();

@@ -69,6 +69,9 @@ cl::opt<std::string> target("target", cl::init("cpu"), cl::cat(category),
                             cl::desc("cpu (cuda arrives with GPU support)"));
 cl::opt<unsigned> optLevel("O", cl::Prefix, cl::init(2), cl::cat(category),
                            cl::desc("LLVM optimization level (-O0..-O3)"));
+cl::opt<bool> useBlas("blas", cl::init(true), cl::cat(category),
+                      cl::desc("Run f32 matrix products through OpenBLAS "
+                               "(--blas=false: generated loops)"));
 cl::opt<bool> dumpPipeline("dump-pipeline", cl::cat(category),
                            cl::desc("Print the MLIR pass pipeline"));
 cl::opt<int64_t> batchSize("batch-size", cl::init(0), cl::cat(category),
@@ -111,7 +114,8 @@ int link(StringRef object, StringRef runtime, StringRef output) {
     driver = llvm::sys::findProgramByName("g++");
   if (!driver)
     return fail("no C++ compiler driver (c++ or g++) on PATH to link with");
-  SmallVector<StringRef> args{*driver, object, runtime, "-lm", "-o", output};
+  SmallVector<StringRef> args{*driver, object, runtime, "-lopenblas", "-lm",
+                              "-o", output};
   std::string message;
   if (llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, {}, 0, 0,
                                 &message) != 0)
@@ -180,7 +184,7 @@ int main(int argc, char **argv) {
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
-  parallax::buildInferencePipeline(pm);
+  parallax::buildInferencePipeline(pm, useBlas);
   if (dumpPipeline) {
     pm.printAsTextualPipeline(llvm::errs());
     llvm::errs() << "\n";

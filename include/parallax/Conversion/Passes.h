@@ -29,8 +29,9 @@ namespace mlir::parallax {
 void registerParallaxLoweringPipelines();
 
 /// The pipeline of `parallax-compile --mode inference`: an imported module
-/// in, an LLVM-dialect module with a C `main` out.
-void buildInferencePipeline(OpPassManager &pm);
+/// in, an LLVM-dialect module with a C `main` out. With `useBlas`, f32
+/// matrix products call OpenBLAS.
+void buildInferencePipeline(OpPassManager &pm, bool useBlas = true);
 
 } // namespace mlir::parallax
 

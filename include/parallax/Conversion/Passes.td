@@ -38,6 +38,24 @@ def ConvertParallaxToLinalg : Pass<"convert-parallax-to-linalg"> {
   ];
 }
 
+def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
+                               "::mlir::ModuleOp"> {
+  let summary = "Run f32 matrix products through the runtime's BLAS call";
+  let description = [{
+    Replaces `linalg.matmul` and `linalg.batch_matmul` on f32 memrefs whose
+    rows are contiguous (unit stride along the last dimension) by a call to
+    `parallax_rt_matmul_f32`, which runs OpenBLAS's `cblas_sgemm` (C += A B,
+    as linalg accumulates into its output). Other products stay loops.
+
+    Precondition: the module is bufferized. Postcondition: the programs
+    built from it link OpenBLAS (parallax-compile does).
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 def ParallaxGenerateInferenceMain : Pass<"parallax-generate-inference-main",
                                         "::mlir::ModuleOp"> {
   let summary = "Add a C `main` that runs the model on .npy files";
@@ -48,7 +66,9 @@ def ParallaxGenerateInferenceMain : Pass<"parallax-generate-inference-main",
     (named by its `parallax.name` attribute) into a fresh buffer, calls the
     function, and writes one `.npy` per result, through the runtime's
     `parallax_rt_*` C functions, which check dtypes and shapes and report
-    every problem with the file name. The `parallax.name` attributes move
+    every problem with the file name. The call is timed; the runtime
+    prints the time when `PARALLAX_TIMING` is set. The `parallax.name`
+    attributes move
     into `main` (they are removed from `function`). Buffers are not freed
     here: run the buffer-deallocation pipeline afterwards.
 

@@ -44,8 +44,18 @@ PARALLAX_RT_IO_DECL(i16)
 PARALLAX_RT_IO_DECL(i8)
 #undef PARALLAX_RT_IO_DECL
 
+/// C += A @ B for f32 memrefs of rank 2, or rank 3 (a batch), whose last
+/// dimension has unit stride: the lowering of linalg.matmul and
+/// linalg.batch_matmul, through OpenBLAS's cblas_sgemm.
+void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB, void *b,
+                            int64_t rankC, void *c);
+
 /// Seconds since an arbitrary origin, for timing.
 double parallax_rt_now();
+
+/// Prints "WHAT: SECONDS s" on stderr when the environment variable
+/// PARALLAX_TIMING is set; programs report the model's run time with it.
+void parallax_rt_report_time(const char *what, double start, double end);
 }
 
 #endif // PARALLAX_RUNTIME_RUNTIME_H

@@ -1,0 +1,29 @@
+// RUN: parallax-opt %s --parallax-linalg-to-blas | FileCheck %s
+
+// f32 products on memrefs with contiguous rows call the runtime's BLAS.
+// CHECK: func.func private @parallax_rt_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>)
+// CHECK-LABEL: func.func @products
+// CHECK: %[[A:.*]] = memref.cast %arg0 : memref<4x8xf32> to memref<*xf32>
+// CHECK: %[[B:.*]] = memref.cast %arg1 : memref<8x3xf32> to memref<*xf32>
+// CHECK: %[[C:.*]] = memref.cast %arg2 : memref<4x3xf32> to memref<*xf32>
+// CHECK: call @parallax_rt_matmul_f32(%[[A]], %[[B]], %[[C]])
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK-NOT: linalg.matmul
+// CHECK-NOT: linalg.batch_matmul
+func.func @products(%a: memref<4x8xf32>, %b: memref<8x3xf32>, %c: memref<4x3xf32>,
+                    %ba: memref<2x4x8xf32>, %bb: memref<2x8x3xf32>, %bc: memref<2x4x3xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  linalg.batch_matmul ins(%ba, %bb : memref<2x4x8xf32>, memref<2x8x3xf32>) outs(%bc : memref<2x4x3xf32>)
+  return
+}
+
+// Integer products and tensors stay as they are.
+// CHECK-LABEL: func.func @others
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<4x8xi32>, memref<8x3xi32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8x3xf32>)
+func.func @others(%a: memref<4x8xi32>, %b: memref<8x3xi32>, %c: memref<4x3xi32>,
+                  %ta: tensor<4x8xf32>, %tb: tensor<8x3xf32>, %tc: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  linalg.matmul ins(%a, %b : memref<4x8xi32>, memref<8x3xi32>) outs(%c : memref<4x3xi32>)
+  %0 = linalg.matmul ins(%ta, %tb : tensor<4x8xf32>, tensor<8x3xf32>) outs(%tc : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
