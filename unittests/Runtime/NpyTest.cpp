@@ -36,6 +36,14 @@ protected:
   std::string dir;
 };
 
+/// A version-1.0 .npy file with the given header dict and data bytes.
+std::string npyFile(const std::string &header, size_t dataBytes) {
+  std::string file("\x93NUMPY\x01\x00", 8);
+  file.push_back(static_cast<char>(header.size()));
+  file.push_back(0);
+  return file + header + std::string(dataBytes, '\0');
+}
+
 NpyArray floats(std::vector<int64_t> shape, std::vector<float> values) {
   NpyArray array;
   array.dtype = "<f4";
@@ -94,11 +102,8 @@ TEST_F(NpyTest, ErrorsNameTheFileAndTheProblem) {
   EXPECT_FALSE(readNpy(path("garbage.npy"), array, error));
   EXPECT_NE(error.find("magic"), std::string::npos);
 
-  std::string header = "{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }";
-  std::string prefix = std::string("\x93NUMPY\x01\x00", 8);
-  prefix.push_back(static_cast<char>(header.size()));
-  prefix.push_back(0);
-  writeBytes("fortran.npy", prefix + header + std::string(8, '\0'));
+  writeBytes("fortran.npy",
+             npyFile("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", 8));
   EXPECT_FALSE(readNpy(path("fortran.npy"), array, error));
   EXPECT_NE(error.find("Fortran"), std::string::npos);
 
@@ -111,11 +116,8 @@ TEST_F(NpyTest, ErrorsNameTheFileAndTheProblem) {
   EXPECT_NE(error.find("truncated"), std::string::npos);
   EXPECT_NE(error.find("(4,)"), std::string::npos);
 
-  std::string unknown = "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }";
-  std::string p2 = std::string("\x93NUMPY\x01\x00", 8);
-  p2.push_back(static_cast<char>(unknown.size()));
-  p2.push_back(0);
-  writeBytes("complex.npy", p2 + unknown + std::string(8, '\0'));
+  writeBytes("complex.npy",
+             npyFile("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", 8));
   EXPECT_FALSE(readNpy(path("complex.npy"), array, error));
   EXPECT_NE(error.find("unsupported dtype '<c8'"), std::string::npos);
 }
