@@ -24,7 +24,7 @@ using namespace mlir::parallax;
 static void addTensorToBufferPasses(OpPassManager &pm) {
   pm.addPass(createConvertParallaxToLinalg());
   pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createParallaxFuseElementwise());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -1,5 +1,6 @@
 // RUN: parallax-opt %s --split-input-file --convert-parallax-to-linalg | FileCheck %s
 // RUN: parallax-opt %s --split-input-file --convert-parallax-to-linalg --linalg-fuse-elementwise-ops --canonicalize | FileCheck %s --check-prefix=FUSED
+// RUN: parallax-opt %s --split-input-file --convert-parallax-to-linalg --parallax-fuse-elementwise --canonicalize | FileCheck %s --check-prefixes=FUSED,KEEP
 
 // Elementwise ops become linalg.generic with broadcasting in the indexing
 // maps; a chain of them fuses into one loop nest.
@@ -79,3 +80,22 @@ func.func @gather(%t: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
   return %0 : tensor<3x4xf32>
 }
 
+
+// -----
+
+// --parallax-fuse-elementwise keeps a matmul whose operand is produced by
+// a transpose a linalg.matmul (for BLAS), while still fusing the
+// elementwise chain after it.
+// KEEP-LABEL: func.func @keep_matmul
+// KEEP: linalg.transpose
+// KEEP: linalg.matmul
+// KEEP: linalg.generic
+// KEEP: arith.addf
+// KEEP-NEXT: arith.maximumf
+func.func @keep_matmul(%a: tensor<8x4xf32>, %b: tensor<8x3xf32>, %c: tensor<3xf32>) -> tensor<4x3xf32> {
+  %t = parallax.transpose %a permutation = [1, 0] : tensor<8x4xf32>
+  %m = parallax.matmul %t, %b : tensor<4x8xf32>, tensor<8x3xf32>
+  %s = parallax.add %m, %c : tensor<4x3xf32>, tensor<3xf32>
+  %r = parallax.relu %s : tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}

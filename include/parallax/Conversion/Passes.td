@@ -38,6 +38,19 @@ def ConvertParallaxToLinalg : Pass<"convert-parallax-to-linalg"> {
   ];
 }
 
+def ParallaxFuseElementwise : Pass<"parallax-fuse-elementwise"> {
+  let summary = "Fuse elementwise linalg ops into elementwise consumers only";
+  let description = [{
+    Upstream elementwise fusion restricted to consumers that are themselves
+    elementwise `linalg.generic`s: chains of elementwise ops become one loop
+    nest, while matrix products stay `linalg.matmul` /
+    `linalg.batch_matmul` (upstream fusion would fold a transposing or
+    broadcasting producer into them, turning them into generics that can
+    no longer go to BLAS). A producer is fused only into its single user.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
                                "::mlir::ModuleOp"> {
   let summary = "Run f32 matrix products through the runtime's BLAS call";

@@ -928,8 +928,58 @@ Value padSpatial(OpBuilder &b, Location loc, Value input,
       high, scalarConstant(b, loc, type.getElementType(), value));
 }
 
+/// An ungrouped convolution as one matrix product (im2col): the patches
+/// P[n, o..., c, k...] = in[n, c, o * s + k * d] of the padded input,
+/// collapsed to [N*O, C*K], times the filter as [C*K, M], give the output as
+/// [N*O, M]; a transpose restores N x M x O. The product is a linalg.matmul,
+/// which --parallax-linalg-to-blas sends to BLAS.
+Value convolveAsMatmul(OpBuilder &b, Location loc, ConvOp op, Value input,
+                       Value filter, RankedTensorType type) {
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType filterType = tensorTypeOf(filter);
+  Type elementType = type.getElementType();
+  int64_t k = type.getRank() - 2;
+  int64_t n = type.getDimSize(0), m = type.getDimSize(1);
+  int64_t c = filterType.getDimSize(1);
+  ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
+  ArrayRef<int64_t> kernel = filterType.getShape().drop_front(2);
+  int64_t o = ShapedType::getNumElements(outSpatial);
+  int64_t ck = c * ShapedType::getNumElements(kernel);
+  // Loops (n, o_1..o_k, c, k_1..k_k); the patch tensor has that shape.
+  Shape patchShape{n};
+  llvm::append_range(patchShape, outSpatial);
+  patchShape.push_back(c);
+  llvm::append_range(patchShape, kernel);
+  auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> in{dim(0), dim(k + 1)};
+  for (int64_t d = 0; d < k; ++d)
+    in.push_back(dim(1 + d) * op.getStrides()[d] +
+                 dim(k + 2 + d) * op.getDilations()[d]);
+  auto patchType = RankedTensorType::get(patchShape, elementType);
+  Value patches =
+      remap(b, loc, input, AffineMap::get(patchShape.size(), 0, in, ctx),
+            patchType);
+  Value lhs = reshapeTo(b, loc, patches, {n * o, ck});
+  Value rhs = transposed(b, loc, reshapeTo(b, loc, filter, {m, ck}), {1, 0});
+  auto productType = RankedTensorType::get({n * o, m}, elementType);
+  Value product = linalg::MatmulOp::create(
+                      b, loc, ValueRange{lhs, rhs},
+                      ValueRange{filledTensor(b, loc, productType,
+                                              scalarConstant(b, loc, elementType, 0))})
+                      .getResult(0);
+  // [N*O, M] -> [N, O..., M] -> [N, M, O...].
+  Shape unflat{n};
+  llvm::append_range(unflat, outSpatial);
+  unflat.push_back(m);
+  SmallVector<int64_t> perm{0, k + 1};
+  for (int64_t d = 0; d < k; ++d)
+    perm.push_back(1 + d);
+  return transposed(b, loc, reshapeTo(b, loc, product, unflat), perm);
+}
+
 /// Loops (n, f, o_1..o_k, c, k_1..k_k) of a grouped N-d convolution:
 /// out[n, f, o] += in[n, group(f) * C/g + c, o * s + k * d] * w[f, c, k].
+/// Ungrouped convolutions go through convolveAsMatmul instead.
 struct ConvLowering : OpConversionPattern<ConvOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -945,6 +995,22 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
     int64_t featuresPerGroup = filterType.getDimSize(0) / groups;
     int64_t channelsPerGroup = filterType.getDimSize(1);
     Value input = padSpatial(rewriter, loc, adaptor.getInput(), op.getPads(), 0);
+    if (groups == 1 && type.getElementType().isF32()) {
+      Value result = convolveAsMatmul(rewriter, loc, op, input,
+                                      adaptor.getFilter(), type);
+      if (Value bias = adaptor.getBias()) {
+        Shape biasShape(k + 1, 1);
+        biasShape[0] = type.getDimSize(1);
+        result = elementwise(
+            rewriter, loc, type,
+            ValueRange{result, reshapeTo(rewriter, loc, bias, biasShape)},
+            [](OpBuilder &b, Location l, ValueRange v) -> Value {
+              return arith::AddFOp::create(b, l, v[0], v[1]);
+            });
+      }
+      rewriter.replaceOp(op, result);
+      return success();
+    }
     // Loop dimensions: 0 = n, 1 = f, 2..k+1 = o, k+2 = c, k+3.. = kernel.
     int64_t loops = 2 * k + 3;
     auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
