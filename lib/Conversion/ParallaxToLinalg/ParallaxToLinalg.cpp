@@ -619,6 +619,22 @@ double highest(Type type) {
                                                         .getSExtValue());
 }
 
+/// The mean of `input` over `axes` (dropped from the result).
+Value meanOver(OpBuilder &b, Location loc, Value input,
+               ArrayRef<int64_t> axes) {
+  RankedTensorType type = tensorTypeOf(input);
+  int64_t count = 1;
+  for (int64_t axis : axes)
+    count *= type.getDimSize(axis);
+  Value sum = reduce(b, loc, input, axes, 0, addOf);
+  Value divisor = scalarConstant(b, loc, type.getElementType(), count);
+  return elementwise(b, loc, tensorTypeOf(sum), sum,
+                     [&](OpBuilder &nb, Location l, ValueRange v) {
+                       return floatOrInt<arith::DivFOp, arith::DivSIOp>(
+                           nb, l, {v[0], divisor});
+                     });
+}
+
 struct ReduceLowering : OpConversionPattern<ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -632,8 +648,10 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
     Value result;
     switch (op.getKind()) {
     case ReduceKind::Sum:
-    case ReduceKind::Mean:
       result = reduce(rewriter, loc, input, axes, 0, addOf);
+      break;
+    case ReduceKind::Mean:
+      result = meanOver(rewriter, loc, input, axes);
       break;
     case ReduceKind::Prod:
       result = reduce(rewriter, loc, input, axes, 1, mulOf);
@@ -644,17 +662,6 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
     case ReduceKind::Min:
       result = reduce(rewriter, loc, input, axes, highest(elementType), minOf);
       break;
-    }
-    if (op.getKind() == ReduceKind::Mean) {
-      int64_t count = 1;
-      for (int64_t axis : axes)
-        count *= inputType.getDimSize(axis);
-      Value divisor = scalarConstant(rewriter, loc, elementType, count);
-      result = elementwise(rewriter, loc, tensorTypeOf(result), result,
-                           [&](OpBuilder &b, Location nloc, ValueRange v) {
-                             return floatOrInt<arith::DivFOp, arith::DivSIOp>(
-                                 b, nloc, {v[0], divisor});
-                           });
     }
     rewriter.replaceOp(op, reshapeTo(rewriter, loc, result,
                                      tensorTypeOf(op.getResult()).getShape()));
@@ -860,20 +867,12 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
     Type elementType = type.getElementType();
     int64_t axis = op.getAxis();
     Shape axes, keptShape(type.getShape());
-    int64_t count = 1;
     for (int64_t d = axis; d < type.getRank(); ++d) {
       axes.push_back(d);
       keptShape[d] = 1;
-      count *= type.getDimSize(d);
     }
-    Value n = scalarConstant(rewriter, loc, elementType, count);
     auto meanOf = [&](Value v) {
-      Value sum = reduce(rewriter, loc, v, axes, 0, addOf);
-      return reshapeTo(rewriter, loc,
-                       elementwise(rewriter, loc, tensorTypeOf(sum), sum,
-                                   [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                                     return arith::DivFOp::create(b, l, a[0], n);
-                                   }),
+      return reshapeTo(rewriter, loc, meanOver(rewriter, loc, v, axes),
                        keptShape);
     };
     Value mean = meanOf(x);
