@@ -6,7 +6,11 @@
 
 #include "parallax/Runtime/Runtime.h"
 
+#include "Descriptor.h"
+
 #include <cblas.h>
+
+using namespace parallax::runtime;
 
 namespace {
 
@@ -18,15 +22,14 @@ struct Matrices {
 };
 
 Matrices view(int64_t rank, void *descriptor) {
-  auto *words = static_cast<int64_t *>(descriptor);
+  StridedView d = viewDescriptor(rank, descriptor, sizeof(float));
   Matrices m;
-  m.data = reinterpret_cast<float *>(words[1]) + words[2];
-  const int64_t *sizes = words + 3, *strides = words + 3 + rank;
-  m.batch = rank == 3 ? sizes[0] : 1;
-  m.batchStride = rank == 3 ? strides[0] : 0;
-  m.rows = sizes[rank - 2];
-  m.cols = sizes[rank - 1];
-  m.rowStride = strides[rank - 2];
+  m.data = reinterpret_cast<float *>(d.data);
+  m.batch = rank == 3 ? d.sizes[0] : 1;
+  m.batchStride = rank == 3 ? d.strides[0] : 0;
+  m.rows = d.sizes[rank - 2];
+  m.cols = d.sizes[rank - 1];
+  m.rowStride = d.strides[rank - 2];
   return m;
 }
 

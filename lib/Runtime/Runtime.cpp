@@ -7,6 +7,8 @@
 #include "parallax/Runtime/Runtime.h"
 #include "parallax/Runtime/Npy.h"
 
+#include "Descriptor.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,23 +26,6 @@ const char *programName = "program";
 [[noreturn]] void die(const std::string &message) {
   std::fprintf(stderr, "%s: error: %s\n", programName, message.c_str());
   std::exit(1);
-}
-
-/// A memref descriptor of rank `rank`: {allocated, aligned, offset,
-/// sizes[rank], strides[rank]}.
-struct Descriptor {
-  char *aligned;
-  int64_t offset;
-  std::vector<int64_t> sizes;
-};
-
-Descriptor view(int64_t rank, void *descriptor, int64_t elementSize) {
-  auto *words = static_cast<int64_t *>(descriptor);
-  Descriptor d;
-  d.aligned = reinterpret_cast<char *>(words[1]) + words[2] * elementSize;
-  d.offset = words[2];
-  d.sizes.assign(words + 3, words + 3 + rank);
-  return d;
 }
 
 std::string dtypeName(const std::string &dtype) {
@@ -96,7 +81,7 @@ static void readInput(const char *name, const char *dtype, int64_t rank,
                       void *descriptor) {
   std::string path = inputDir + "/" + name + ".npy";
   int64_t elementSize = dtypeSize(dtype);
-  Descriptor d = view(rank, descriptor, elementSize);
+  StridedView d = viewDescriptor(rank, descriptor, elementSize);
   NpyArray array;
   std::string error;
   if (!readNpy(path, array, error))
@@ -108,20 +93,20 @@ static void readInput(const char *name, const char *dtype, int64_t rank,
   if (array.shape != d.sizes)
     die("'" + path + "' has shape " + shapeString(array.shape) + ", input '" +
         name + "' must have shape " + shapeString(d.sizes));
-  std::memcpy(d.aligned, array.data.data(), array.data.size());
+  std::memcpy(d.data, array.data.data(), array.data.size());
 }
 
 static void writeOutput(const char *name, const char *dtype, int64_t rank,
                         void *descriptor) {
   int64_t elementSize = dtypeSize(dtype);
-  Descriptor d = view(rank, descriptor, elementSize);
+  StridedView d = viewDescriptor(rank, descriptor, elementSize);
   NpyArray array;
   array.dtype = dtype;
   array.shape = d.sizes;
   int64_t count = 1;
   for (int64_t s : d.sizes)
     count *= s;
-  array.data.assign(d.aligned, d.aligned + count * elementSize);
+  array.data.assign(d.data, d.data + count * elementSize);
   std::string error;
   if (!writeNpy(outputDir + "/" + name + ".npy", array, error))
     die(error);
@@ -173,27 +158,22 @@ struct UnrankedMemRef {
 extern "C" void memrefCopy(int64_t elementSize, UnrankedMemRef *source,
                            UnrankedMemRef *target) {
   int64_t rank = source->rank;
-  auto *src = static_cast<int64_t *>(source->descriptor);
-  auto *dst = static_cast<int64_t *>(target->descriptor);
-  char *srcBase = reinterpret_cast<char *>(src[1]) + src[2] * elementSize;
-  char *dstBase = reinterpret_cast<char *>(dst[1]) + dst[2] * elementSize;
-  const int64_t *sizes = src + 3;
-  const int64_t *srcStrides = src + 3 + rank;
-  const int64_t *dstStrides = dst + 3 + rank;
+  StridedView src = viewDescriptor(rank, source->descriptor, elementSize);
+  StridedView dst = viewDescriptor(rank, target->descriptor, elementSize);
   int64_t count = 1;
-  for (int64_t d = 0; d < rank; ++d)
-    count *= sizes[d];
+  for (int64_t size : src.sizes)
+    count *= size;
   std::vector<int64_t> index(rank, 0);
   for (int64_t n = 0; n < count; ++n) {
     int64_t srcOffset = 0, dstOffset = 0;
     for (int64_t d = 0; d < rank; ++d) {
-      srcOffset += index[d] * srcStrides[d];
-      dstOffset += index[d] * dstStrides[d];
+      srcOffset += index[d] * src.strides[d];
+      dstOffset += index[d] * dst.strides[d];
     }
-    std::memcpy(dstBase + dstOffset * elementSize,
-                srcBase + srcOffset * elementSize, elementSize);
+    std::memcpy(dst.data + dstOffset * elementSize,
+                src.data + srcOffset * elementSize, elementSize);
     for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++index[d] < sizes[d])
+      if (++index[d] < src.sizes[d])
         break;
       index[d] = 0;
     }
