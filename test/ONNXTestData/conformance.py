@@ -21,7 +21,6 @@ import collections
 import concurrent.futures
 import os
 import pathlib
-import re
 import subprocess
 import sys
 import tempfile
@@ -30,10 +29,9 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
-UNSUPPORTED = re.compile(
-    r"unsupported operator|(is|are) not supported|unsupported element type|"
-    r"newer than the newest supported opset")
+# The suites and the "not supported" diagnostics are import_all.py's.
+from import_all import SUITES, UNSUPPORTED  # noqa: E402
+
 HERE = pathlib.Path(__file__).resolve().parent
 
 
