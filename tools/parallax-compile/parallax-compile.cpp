@@ -74,7 +74,7 @@ cl::opt<bool> useBlas("blas", cl::init(true), cl::cat(category),
                                "(--blas=false: generated loops)"));
 cl::opt<bool> dumpPipeline("dump-pipeline", cl::cat(category),
                            cl::desc("Print the MLIR pass pipeline"));
-cl::opt<int64_t> batchSize("batch-size", cl::init(0), cl::cat(category),
+cl::opt<int64_t> batchSize("batch-size", cl::cat(category),
                            cl::value_desc("B"),
                            cl::desc("Bind the leading dimension of every "
                                     "graph input to B"));
@@ -160,17 +160,12 @@ int main(int argc, char **argv) {
   if (!buffer)
     return fail(error);
   parallax::ONNXImportOptions options;
-  if (batchSize < 0)
-    return fail("--batch-size must be at least 1");
-  if (batchSize > 0)
-    options.batchSize = batchSize;
-  for (const std::string &binding : bind) {
-    auto [name, value] = StringRef(binding).split('=');
-    int64_t size;
-    if (name.empty() || value.getAsInteger(10, size) || size < 0)
-      return fail("--bind expects NAME=VALUE, got '" + binding + "'");
-    options.dimensionBindings[name] = size;
-  }
+  error = parallax::setShapeBindings(
+      options, bind,
+      batchSize.getNumOccurrences() ? std::optional<int64_t>(batchSize)
+                                    : std::nullopt);
+  if (!error.empty())
+    return fail(error);
   options.dataDirectory = dataDir;
 
   llvm::SourceMgr sourceMgr;

@@ -55,6 +55,27 @@ struct ImportOptions {
 /// ONNX text format starts, after blanks and `#` comments, with the model
 /// header `<` or the graph's name. Split inputs (--split-input-file) carry
 /// no extension, so the contents decide when the name does not.
+std::string mlir::parallax::setShapeBindings(
+    ONNXImportOptions &options, ArrayRef<std::string> bindings,
+    std::optional<int64_t> batchSize) {
+  for (const std::string &binding : bindings) {
+    auto [name, value] = StringRef(binding).split('=');
+    int64_t size;
+    if (name.empty() || value.getAsInteger(10, size) || size < 0)
+      return "--bind expects NAME=VALUE with a non-negative integer VALUE, "
+             "got '" +
+             binding + "'";
+    options.dimensionBindings[name] = size;
+  }
+  if (batchSize) {
+    if (*batchSize < 1)
+      return "--batch-size must be at least 1, got " +
+             std::to_string(*batchSize);
+    options.batchSize = batchSize;
+  }
+  return "";
+}
+
 bool mlir::parallax::isONNXText(StringRef filename, StringRef contents) {
   if (filename.ends_with(".onnxtext"))
     return true;
@@ -82,21 +103,13 @@ void mlir::parallax::registerONNXImportTranslation() {
         Location loc = FileLineColLoc::get(context, filename, 0, 0);
 
         ONNXImportOptions options;
-        for (const std::string &binding : cl.bind) {
-          auto [name, value] = StringRef(binding).split('=');
-          int64_t size;
-          if (name.empty() || value.getAsInteger(10, size) || size < 0)
-            return emitError(loc) << "--bind expects NAME=VALUE with a "
-                                     "non-negative integer VALUE, got '"
-                                  << binding << "'";
-          options.dimensionBindings[name] = size;
-        }
-        if (cl.batchSize.getNumOccurrences()) {
-          if (cl.batchSize < 1)
-            return emitError(loc) << "--batch-size must be at least 1, got "
-                                  << cl.batchSize.getValue();
-          options.batchSize = cl.batchSize;
-        }
+        std::string error = setShapeBindings(
+            options, cl.bind,
+            cl.batchSize.getNumOccurrences()
+                ? std::optional<int64_t>(cl.batchSize)
+                : std::nullopt);
+        if (!error.empty())
+          return emitError(loc) << error;
         for (const std::string &name : cl.freeze)
           options.frozen.insert(name);
         options.dataDirectory = cl.dataDir;

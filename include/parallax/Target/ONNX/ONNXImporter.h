@@ -9,6 +9,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -36,6 +37,13 @@ struct ONNXImportOptions {
   /// blobs rather than as dense text.
   int64_t resourceBlobThresholdBytes = 1024;
 };
+
+/// Sets the shape bindings of `options` from command-line values: `--bind
+/// NAME=VALUE` strings and `--batch-size` (std::nullopt when not given).
+/// Returns a message naming the offending option, or "" on success.
+std::string setShapeBindings(ONNXImportOptions &options,
+                             llvm::ArrayRef<std::string> bindings,
+                             std::optional<int64_t> batchSize);
 
 /// Imports the ONNX model in `buffer` (binary protobuf, or ONNX text format
 /// when `isText`) into a module holding one `parallax.variable` per float
