@@ -21,7 +21,14 @@ frozen (`--freeze features.1.running_mean,...`).
 Writes MODEL.onnx (opset 17) and MODEL.opset14.onnx, plus the reference
 run: data/MODEL/inputs/*.npy (a batch of 4), data/MODEL/loss.npy
 (PyTorch's loss on it) and data/MODEL/driver.mlir (an MLIR @main feeding
-those inputs to the imported @forward, used by test/e2e/examples.test). The small files are committed,
+those inputs to the imported @forward, used by test/e2e/examples.test),
+and PyTorch's reference training run: data/MODEL/train/*.npy (8 batches
+of 4 examples, the training-program data layout) and, per optimizer,
+data/MODEL/reference/OPTIMIZER/ with losses.npy (the loss of each of the
+8 steps) and PARAMETER.npy (every parameter after the 8 steps):
+SGD for every model, Adagrad for the language models (TRAINING below),
+with config.json saying how to build the same run with parallax-compile
+(test/e2e/training.test compares). The small files are committed,
 so tests need no PyTorch. `--large` writes realistic table sizes
 (vocabulary 100,000; CTR id spaces 1,000,000) into large/ for benchmarks;
 those are generated, not committed.
@@ -30,6 +37,8 @@ Run with Debian's interpreter: /usr/bin/python3 examples/models/export.py
 """
 
 import argparse
+import copy
+import json
 import pathlib
 
 import numpy as np
@@ -39,6 +48,22 @@ import torch.nn.functional as F
 
 HERE = pathlib.Path(__file__).parent
 SEQ = 8
+BATCH = 4
+STEPS = 8
+# model -> the optimizers (name and PyTorch keyword arguments) of the
+# recorded reference runs. The transformer's key bias has a zero gradient
+# in exact arithmetic (softmax ignores a constant shift): from a zero
+# accumulator Adagrad would turn its rounding noise into full-size steps,
+# so that run starts the accumulator at 0.1 (TensorFlow's default).
+TRAINING = {
+    "lstm_lm": [("sgd", {"lr": 0.1}), ("adagrad", {"lr": 0.02})],
+    "gru_lm": [("sgd", {"lr": 0.1}), ("adagrad", {"lr": 0.02})],
+    "transformer_lm": [("sgd", {"lr": 0.1}),
+                       ("adagrad", {"lr": 0.02,
+                                    "initial_accumulator_value": 0.1})],
+    "wide_deep": [("sgd", {"lr": 0.1})],
+    "cnn": [("sgd", {"lr": 0.1})],
+}
 
 
 class LanguageModel(nn.Module):
@@ -129,7 +154,7 @@ def models(large):
     vocab = 100_000 if large else 200
     ids = [1_000_000, 100_000, 1_000] if large else [1000, 500, 100]
     g = torch.Generator().manual_seed(0)
-    batch = 4
+    batch = BATCH
     tokens = torch.randint(0, vocab, (batch, SEQ), generator=g)
     targets = torch.randint(0, vocab, (batch, SEQ), generator=g)
     lm_inputs = {"tokens": tokens, "targets": targets}
@@ -207,6 +232,75 @@ def export(name, model, inputs, out_dir, opset, suffix):
         training=torch.onnx.TrainingMode.PRESERVE)
 
 
+def training_data(inputs, generator):
+    """STEPS batches like `inputs`, drawn as models() draws them."""
+    data = {}
+    for name, value in inputs.items():
+        if value.is_floating_point():
+            if name == "clicked":
+                fresh = torch.randint(0, 2, (STEPS * BATCH,) + value.shape[1:],
+                                      generator=generator).float()
+            else:
+                fresh = torch.randn((STEPS * BATCH,) + value.shape[1:],
+                                    generator=generator)
+        else:
+            # Integer inputs: ids below each column's observed bound.
+            high = int(value.max()) + 1
+            fresh = torch.randint(0, high, (STEPS * BATCH,) + value.shape[1:],
+                                  generator=generator)
+        data[name] = fresh
+    return data
+
+
+def reference_training(model, data, optimizer, kwargs):
+    """PyTorch's run: the model in eval mode (no dropout, batch norm with
+    its running statistics, as exported), STEPS steps of BATCH examples."""
+    model = copy.deepcopy(model)
+    model.eval()
+    make = {"sgd": torch.optim.SGD, "adagrad": torch.optim.Adagrad}[optimizer]
+    opt = make(model.parameters(), **kwargs)
+    losses = []
+    for step in range(STEPS):
+        batch = [v[step * BATCH:(step + 1) * BATCH] for v in data.values()]
+        opt.zero_grad()
+        loss = model(*batch)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    parameters = {n: p.detach().numpy() for n, p in model.named_parameters()}
+    return np.array(losses, np.float32), parameters
+
+
+def write_training_reference(name, model, inputs, data_dir):
+    g = torch.Generator().manual_seed(1)
+    data = training_data(inputs, g)
+    if name == "wide_deep":
+        # Each categorical column has its own id space.
+        ids = [int(t.num_embeddings) for t in model.wide]
+        data["categorical"] = torch.stack(
+            [torch.randint(0, n, (STEPS * BATCH,), generator=g) for n in ids],
+            1)
+    (data_dir / "train").mkdir(exist_ok=True)
+    for input_name, value in data.items():
+        np.save(data_dir / "train" / f"{input_name}.npy", value.numpy())
+    # Buffers (batch-norm statistics) are initializers in the ONNX model:
+    # the compiled program must keep them constant.
+    frozen = [n for n, b in model.named_buffers() if b.is_floating_point()]
+    for optimizer, kwargs in TRAINING[name]:
+        losses, parameters = reference_training(model, data, optimizer, kwargs)
+        out = data_dir / "reference" / optimizer
+        out.mkdir(parents=True, exist_ok=True)
+        np.save(out / "losses.npy", losses)
+        # How to build the same run with parallax-compile.
+        config = {"optimizer": optimizer, "batch_size": BATCH,
+                  "steps": STEPS, "freeze": frozen,
+                  **kwargs}
+        (out / "config.json").write_text(json.dumps(config, indent=1) + "\n")
+        for param_name, value in parameters.items():
+            np.save(out / f"{param_name}.npy", value)
+        print(f"{name}: {optimizer} losses {losses[0]:.4f} -> {losses[-1]:.4f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--large", action="store_true",
@@ -230,6 +324,7 @@ def main():
         np.save(data / "loss.npy", loss)
         write_driver(data / "driver.mlir", name, inputs, float(loss))
         print(f"{name}: loss {float(loss):.6f}")
+        write_training_reference(name, model, inputs, data)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeCalls.h"
+
 #include "parallax/Conversion/Passes.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
 
@@ -23,27 +25,6 @@ using namespace mlir;
 using namespace mlir::parallax;
 
 namespace {
-
-/// The runtime's suffix for an element type, or "" if it has no .npy I/O.
-StringRef runtimeSuffix(Type type) {
-  if (type.isF32())
-    return "f32";
-  if (type.isF64())
-    return "f64";
-  if (type.isInteger(64))
-    return "i64";
-  if (type.isInteger(32))
-    return "i32";
-  if (type.isInteger(1))
-    return "i1";
-  if (type.isF16())
-    return "f16";
-  if (type.isInteger(16))
-    return "i16";
-  if (type.isInteger(8))
-    return "i8";
-  return "";
-}
 
 struct GenerateInferenceMainPass
     : parallax::impl::ParallaxGenerateInferenceMainBase<
@@ -66,29 +47,11 @@ struct GenerateInferenceMainPass
     Location loc = target.getLoc();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
 
-    // Runtime declarations, created on first use.
     auto declare = [&](StringRef name, FunctionType type) {
-      if (!module.lookupSymbol(name)) {
-        OpBuilder::InsertionGuard guard(builder);
-        builder.setInsertionPointToStart(module.getBody());
-        func::FuncOp::create(builder, loc, name, type).setPrivate();
-      }
-      return name;
+      return declareRuntimeFunction(module, name, type);
     };
-    // A NUL-terminated global string, returned as a pointer.
-    int strings = 0;
-    auto cString = [&](OpBuilder &b, StringRef text) -> Value {
-      std::string symbol = "__parallax_name_" + std::to_string(strings++);
-      {
-        OpBuilder::InsertionGuard guard(builder);
-        builder.setInsertionPointToStart(module.getBody());
-        auto type = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8),
-                                             text.size() + 1);
-        LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/true,
-                               LLVM::Linkage::Internal, symbol,
-                               builder.getStringAttr(text.str() + '\0'));
-      }
-      return LLVM::AddressOfOp::create(b, loc, ptr, symbol);
+    auto cString = [&](OpBuilder &b, StringRef text) {
+      return runtimeString(b, module, loc, text);
     };
     // The memref<*xT> and the runtime function for one argument or result.
     auto io = [&](Value value, StringRef what, unsigned index, StringRef name,

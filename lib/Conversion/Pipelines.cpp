@@ -23,6 +23,7 @@ using namespace mlir::parallax;
 /// Compute ops to linalg, fused and bufferized.
 static void addTensorToBufferPasses(OpPassManager &pm) {
   pm.addPass(createConvertParallaxToLinalg());
+  pm.addPass(createConvertParallaxVariables());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createParallaxFuseElementwise());
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -55,6 +56,22 @@ void mlir::parallax::buildInferencePipeline(OpPassManager &pm, bool useBlas) {
   addBufferToLLVMPasses(pm);
 }
 
+void mlir::parallax::buildTrainingPipeline(
+    OpPassManager &pm, const TrainingPipelineOptions &options) {
+  ParallaxAutodiffOptions autodiff;
+  autodiff.loss = options.loss;
+  pm.addPass(createParallaxAutodiff(autodiff));
+  pm.addPass(createParallaxOptimizer(options.optimizer));
+  pm.addPass(createParallaxInlineVariables());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  addTensorToBufferPasses(pm);
+  if (options.useBlas)
+    pm.addPass(createParallaxLinalgToBlas());
+  pm.addPass(createParallaxGenerateTrainingMain());
+  addBufferToLLVMPasses(pm);
+}
+
 void mlir::parallax::registerParallaxLoweringPipelines() {
   PassPipelineRegistration<>(
       "parallax-lower-to-llvm",
@@ -70,4 +87,10 @@ void mlir::parallax::registerParallaxLoweringPipelines() {
       "constants, lowering, an entry point reading and writing .npy files, "
       "and the conversion to the LLVM dialect",
       [](OpPassManager &pm) { buildInferencePipeline(pm); });
+  PassPipelineRegistration<>(
+      "parallax-training-pipeline",
+      "The pipeline of `parallax-compile` (training, SGD with lr 0.01): "
+      "autodiff, the optimizer, lowering, an entry point running the "
+      "training loop, and the conversion to the LLVM dialect",
+      [](OpPassManager &pm) { buildTrainingPipeline(pm, {}); });
 }

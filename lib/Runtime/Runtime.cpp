@@ -8,6 +8,7 @@
 #include "parallax/Runtime/Npy.h"
 
 #include "Descriptor.h"
+#include "Support.h"
 
 #include <chrono>
 #include <cstdio>
@@ -18,17 +19,22 @@
 
 using namespace parallax::runtime;
 
+static const char *programName = "program";
+
 namespace {
-
 std::string inputDir, outputDir;
-const char *programName = "program";
+} // namespace
 
-[[noreturn]] void die(const std::string &message) {
+void parallax::runtime::setProgramName(const char *name) {
+  programName = name;
+}
+
+[[noreturn]] void parallax::runtime::die(const std::string &message) {
   std::fprintf(stderr, "%s: error: %s\n", programName, message.c_str());
   std::exit(1);
 }
 
-std::string dtypeName(const std::string &dtype) {
+std::string parallax::runtime::dtypeName(const std::string &dtype) {
   if (dtype == "<f4")
     return "float32";
   if (dtype == "<f8")
@@ -48,10 +54,8 @@ std::string dtypeName(const std::string &dtype) {
   return dtype;
 }
 
-} // namespace
-
 extern "C" void parallax_rt_init(int32_t argc, char **argv) {
-  programName = argc > 0 ? argv[0] : "program";
+  setProgramName(argc > 0 ? argv[0] : "program");
   auto usage = [&](const std::string &problem) {
     die(problem + "\nusage: " + programName +
         " --inputs DIR --outputs DIR\n  reads DIR/<graph input>.npy, writes "

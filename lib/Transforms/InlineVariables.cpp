@@ -31,6 +31,14 @@ struct InlineVariablesPass
         written.insert(assign.getVariable());
       else if (auto push = dyn_cast<PushOp>(op))
         written.insert(push.getVariable());
+      else if (auto apply = dyn_cast<ApplyGradientOp>(op))
+        written.insert(apply.getVariable());
+      else if (auto update = dyn_cast<UpdateOp>(op)) {
+        written.insert(update.getVariable());
+        if (ArrayAttr state = update.getStateAttr())
+          for (auto symbol : state.getAsRange<FlatSymbolRefAttr>())
+            written.insert(symbol.getValue());
+      }
     });
     SymbolTable symbols(module);
     module.walk([&](ReadOp read) {

@@ -84,6 +84,45 @@ cl::list<std::string> bind("bind", cl::CommaSeparated, cl::cat(category),
 cl::opt<std::string> dataDir("onnx-data-dir", cl::cat(category),
                              cl::value_desc("DIR"),
                              cl::desc("Directory of external tensor data"));
+cl::OptionCategory trainingCategory("training options (--mode train)");
+cl::opt<std::string> lossName("loss", cl::cat(trainingCategory),
+                              cl::value_desc("NAME"),
+                              cl::desc("The graph output to minimise "
+                                       "(default: the only scalar float "
+                                       "output)"));
+cl::list<std::string> freeze("freeze", cl::CommaSeparated,
+                             cl::cat(trainingCategory),
+                             cl::value_desc("INITIALIZER"),
+                             cl::desc("Keep these initializers constant (not "
+                                      "trained)"));
+cl::opt<std::string> optimizer("optimizer", cl::init("sgd"),
+                               cl::cat(trainingCategory),
+                               cl::desc("sgd, momentum, adagrad, adam or "
+                                        "adamw (PyTorch's update rules)"));
+cl::opt<double> lr("lr", cl::init(0.01), cl::cat(trainingCategory),
+                   cl::desc("Learning rate (default 0.01)"));
+cl::opt<double> momentum("momentum", cl::init(0.9), cl::cat(trainingCategory),
+                         cl::desc("Momentum factor of --optimizer momentum "
+                                  "(default 0.9)"));
+cl::opt<bool> nesterov("nesterov", cl::cat(trainingCategory),
+                       cl::desc("Nesterov momentum"));
+cl::opt<double> beta1("beta1", cl::init(0.9), cl::cat(trainingCategory),
+                      cl::desc("Adam's first-moment decay (default 0.9)"));
+cl::opt<double> beta2("beta2", cl::init(0.999), cl::cat(trainingCategory),
+                      cl::desc("Adam's second-moment decay (default 0.999)"));
+cl::opt<double> epsilon("epsilon", cl::init(-1.0), cl::cat(trainingCategory),
+                        cl::desc("Denominator term (default: 1e-10 for "
+                                 "adagrad, 1e-8 for adam and adamw)"));
+cl::opt<double> weightDecay("weight-decay", cl::init(-1.0),
+                            cl::cat(trainingCategory),
+                            cl::desc("Weight decay (default: 0.01 for adamw, "
+                                     "0 otherwise)"));
+cl::opt<double> lrDecay("lr-decay", cl::init(0.0), cl::cat(trainingCategory),
+                        cl::desc("Adagrad's learning-rate decay"));
+cl::opt<double> initialAccumulator(
+    "initial-accumulator-value", cl::init(0.0), cl::cat(trainingCategory),
+    cl::desc("Initial value of Adagrad's sum of squares"));
+
 cl::opt<std::string> runtimeLib(
     "runtime-lib", cl::cat(category), cl::value_desc("PATH"),
     cl::desc("The Parallax runtime library to link (default: "
@@ -133,7 +172,7 @@ int main(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   // libLLVM registers every backend's options: show ours and MLIR's
   // debugging options (--mlir-print-ir-after-all, --mlir-timing, ...).
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &trainingCategory});
   for (auto &option : cl::getRegisteredOptions())
     if (option.first.starts_with("mlir-"))
       option.second->setHiddenFlag(cl::NotHidden);
@@ -141,9 +180,6 @@ int main(int argc, char **argv) {
       argc, argv,
       "parallax-compile: an ONNX model in, a native program out\n");
 
-  if (mode == Mode::Train)
-    return fail("training programs are not implemented yet; build an "
-                "inference program with --mode inference");
   if (target != "cpu")
     return fail("target '" + target + "' is not supported yet (only cpu)");
   if (optLevel > 3)
@@ -167,6 +203,8 @@ int main(int argc, char **argv) {
   if (!error.empty())
     return fail(error);
   options.dataDirectory = dataDir;
+  for (const std::string &name : freeze)
+    options.frozen.insert(name);
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
@@ -179,7 +217,25 @@ int main(int argc, char **argv) {
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
-  parallax::buildInferencePipeline(pm, useBlas);
+  if (mode == Mode::Inference) {
+    parallax::buildInferencePipeline(pm, useBlas);
+  } else {
+    parallax::TrainingPipelineOptions training;
+    training.loss = lossName;
+    training.useBlas = useBlas;
+    parallax::ParallaxOptimizerOptions &opt = training.optimizer;
+    opt.optimizer = optimizer;
+    opt.lr = lr;
+    opt.momentum = momentum;
+    opt.nesterov = nesterov;
+    opt.beta1 = beta1;
+    opt.beta2 = beta2;
+    opt.epsilon = epsilon;
+    opt.weightDecay = weightDecay;
+    opt.lrDecay = lrDecay;
+    opt.initialAccumulatorValue = initialAccumulator;
+    parallax::buildTrainingPipeline(pm, training);
+  }
   if (dumpPipeline) {
     pm.printAsTextualPipeline(llvm::errs());
     llvm::errs() << "\n";

@@ -8,12 +8,16 @@
 #define PARALLAX_CONVERSION_PASSES_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
+#include "parallax/Transforms/Passes.h"
 
 namespace mlir::parallax {
 
@@ -25,13 +29,26 @@ namespace mlir::parallax {
 
 /// Registers `parallax-lower-to-llvm` (the compute-op lowering, one-shot
 /// bufferization and the conversion of everything to the LLVM dialect) and
-/// `parallax-inference-pipeline`.
+/// `parallax-inference-pipeline` and `parallax-training-pipeline`.
 void registerParallaxLoweringPipelines();
 
 /// The pipeline of `parallax-compile --mode inference`: an imported module
 /// in, an LLVM-dialect module with a C `main` out. With `useBlas`, f32
 /// matrix products call OpenBLAS.
 void buildInferencePipeline(OpPassManager &pm, bool useBlas = true);
+
+struct TrainingPipelineOptions {
+  /// The graph output to minimise (empty: the only scalar float output).
+  std::string loss;
+  ParallaxOptimizerOptions optimizer;
+  bool useBlas = true;
+};
+
+/// The pipeline of `parallax-compile --mode train`: an imported forward
+/// module in; autodiff, the optimizer, the lowering and a C `main` running
+/// the training loop; an LLVM-dialect module out.
+void buildTrainingPipeline(OpPassManager &pm,
+                           const TrainingPipelineOptions &options);
 
 } // namespace mlir::parallax
 

@@ -38,6 +38,42 @@ def ConvertParallaxToLinalg : Pass<"convert-parallax-to-linalg"> {
   ];
 }
 
+def ConvertParallaxVariables : Pass<"convert-parallax-variables",
+                                    "::mlir::ModuleOp"> {
+  let summary = "Variables to memref globals, optimizer updates to runtime calls";
+  let description = [{
+    Lowers the stateful part of a training step, on tensors, before
+    bufferization:
+
+    * `parallax.variable` becomes a mutable, 64-byte aligned
+      `memref.global` of the same name holding the initial value, marked
+      `parallax.variable = "trainable"` or `"state"` so the program's entry
+      point can register it with the runtime (checkpoints);
+    * `parallax.read` becomes `memref.get_global` and a `restrict`
+      `bufferization.to_tensor`: a view of the variable, never a copy;
+    * `parallax.update` becomes a call of the runtime's in-place update
+      `parallax_rt_update_<optimizer>[_sparse]_f32`, with the gradient's
+      buffer (read-only) or, for a row-sparse gradient, its index and row
+      buffers; the runtime sums repeated rows and updates only those rows;
+    * `parallax.row_sparse.to_dense` becomes a zero tensor and a loop
+      adding each row at its index.
+
+    Precondition: every row-sparse value is built by
+    `parallax.row_sparse.pack` (as autodiff and canonicalization leave
+    them); updates come after every use of the values read from the
+    variables they update (autodiff puts them at the end of the step).
+    Postcondition: no variable, read, update or row-sparse op remains.
+  }];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def ParallaxFuseElementwise : Pass<"parallax-fuse-elementwise"> {
   let summary = "Fuse elementwise linalg ops into elementwise consumers only";
   let description = [{
@@ -97,6 +133,36 @@ def ParallaxGenerateInferenceMain : Pass<"parallax-generate-inference-main",
   let dependentDialects = [
     "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
+  ];
+}
+
+def ParallaxGenerateTrainingMain : Pass<"parallax-generate-training-main",
+                                       "::mlir::ModuleOp"> {
+  let summary = "Add a C `main` that runs the training loop";
+  let description = [{
+    Adds `func.func @main(i32, !llvm.ptr) -> i32`, the entry point of a
+    training program run as `PROGRAM --data DIR [--steps S] ...`
+    (docs/training.md): it parses the command line, registers every
+    variable global (`parallax.variable` attribute) with the runtime for
+    checkpoints, allocates one buffer per argument of `function` and
+    registers it as the graph input named by its `parallax.name`, then
+    loops over the steps: load the step's batch into the buffers, call
+    `function`, report its loss (result 0) to the runtime. The runtime
+    restores `--restore`, writes metrics, progress and checkpoints.
+
+    Precondition: the module is bufferized; `function` takes statically
+    shaped memrefs with identity layouts whose leading dimension is the
+    batch, and returns the loss as `memref<f32>` first. Postcondition: the
+    module has a `main` and the runtime declarations it calls.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"train_step\"",
+           "The training-step function">,
+  ];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
   ];
 }
 

@@ -50,6 +50,67 @@ PARALLAX_RT_IO_DECL(i8)
 void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB, void *b,
                             int64_t rankC, void *c);
 
+//===----------------------------------------------------------------------===//
+// Training programs (lib/Runtime/Training.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Parses `--data DIR [--steps S] [--metrics FILE] [--save DIR]
+/// [--save-every K] [--restore DIR] [--log-every K]`; prints usage and
+/// exits on anything else.
+void parallax_rt_train_init(int32_t argc, char **argv);
+
+/// Registers a variable's storage (a trainable variable, or optimizer
+/// state when `isState`) for checkpoints, under its name.
+void parallax_rt_register_variable(const char *name, int32_t isState,
+                                   int64_t rank, void *descriptor);
+
+/// parallax_rt_register_input_T registers the memref<...xT> buffer of graph
+/// input `name`: each step fills it with the step's examples from
+/// `DIR/<name>.npy`. The buffer's leading dimension is the batch. T as for
+/// parallax_rt_read_input_T.
+#define PARALLAX_RT_REGISTER_DECL(suffix)                                     \
+  void parallax_rt_register_input_##suffix(const char *name, int64_t rank,   \
+                                           void *descriptor);
+PARALLAX_RT_REGISTER_DECL(f32)
+PARALLAX_RT_REGISTER_DECL(f64)
+PARALLAX_RT_REGISTER_DECL(i64)
+PARALLAX_RT_REGISTER_DECL(i32)
+PARALLAX_RT_REGISTER_DECL(i1)
+PARALLAX_RT_REGISTER_DECL(f16)
+PARALLAX_RT_REGISTER_DECL(i16)
+PARALLAX_RT_REGISTER_DECL(i8)
+#undef PARALLAX_RT_REGISTER_DECL
+
+/// Checks the data (dtypes, shapes, enough examples for the steps),
+/// restores `--restore`, opens `--metrics`; returns the first step to run
+/// (0, or the restored checkpoint's step).
+int64_t parallax_rt_begin();
+
+/// The step to stop before (`--steps`, or every full batch of the data).
+int64_t parallax_rt_end_step();
+
+/// Fills every registered input with the examples of `step`.
+void parallax_rt_load_batch(int64_t step);
+
+/// The 1-based number of the update being applied (Adam's bias correction,
+/// Adagrad's learning-rate decay).
+int64_t parallax_rt_current_step();
+
+/// Records the finished step: metrics line, progress line on stderr every
+/// `--log-every` steps, checkpoint every `--save-every` steps.
+void parallax_rt_step_end(int64_t step, float loss);
+
+/// Writes the final checkpoint (`--save`); returns the exit status.
+int32_t parallax_rt_finish();
+
+/// In-place optimizer updates, one pair per rule of #parallax.optimizer:
+/// parallax_rt_update_<rule>_f32(name, variable, state..., gradient,
+/// lr, momentum, beta1, beta2, epsilon, weight_decay, lr_decay, nesterov)
+/// and parallax_rt_update_<rule>_sparse_f32 with (indices, rows) in place
+/// of the gradient (repeated rows are summed, only those rows change).
+/// Rules: sgd (no state), momentum (momentum_buffer), adagrad (sum), adam
+/// and adamw (exp_avg, exp_avg_sq). Declared by generated code only.
+
 /// Seconds since an arbitrary origin, for timing.
 double parallax_rt_now();
 

@@ -60,9 +60,10 @@ def ParallaxInlineVariables : Pass<"parallax-inline-variables",
                                   "::mlir::ModuleOp"> {
   let summary = "Replace reads of never-assigned variables by their values";
   let description = [{
-    For inference, where nothing updates the model's variables: every
-    `parallax.read` of a variable that has an initial value and is never
-    the target of `parallax.assign` or `parallax.push` becomes an
+    For frozen variables, and for inference, where nothing updates the
+    model's variables: every `parallax.read` of a variable that has an
+    initial value and is never the target of `parallax.assign`,
+    `parallax.apply_gradient`, `parallax.update` or `parallax.push` becomes an
     `arith.constant` of that value (a resource blob stays a resource
     blob), and variables no longer referenced are erased.
 
@@ -70,6 +71,82 @@ def ParallaxInlineVariables : Pass<"parallax-inline-variables",
     value or that are written remain.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def ParallaxAutodiff : Pass<"parallax-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Turn the forward function into a training step (reverse-mode AD)";
+  let description = [{
+    Differentiates the loss returned by `function` with respect to every
+    trainable variable it reads, by reverse-mode automatic differentiation
+    over the op's `GradientOpInterface` rules, and rewrites the function
+    into `@train_step`: the forward computation, then the backward
+    computation, then one `parallax.apply_gradient` per trainable variable
+    (in declaration order), returning only the loss.
+
+    The loss is the result named `loss` by its `parallax.name` (the ONNX
+    graph output), or the only scalar float result when `loss` is empty.
+    Values of non-float type (shapes, indices, masks) carry no gradient:
+    comparisons, integer and boolean ops are constants for the derivative.
+
+    Gradients of a `parallax.gather` on axis 0 are row-sparse: when such a
+    gather reads a variable, the variable's gradient is a
+    `!parallax.row_sparse` value (indices and rows), never a dense scatter.
+    Several sparse contributions to one value are concatenated (still
+    sparse); a sparse and a dense contribution add up densely (a tied
+    embedding, read by a gather and a matmul, gets a dense gradient).
+
+    Precondition: `function` has one block, no region-holding ops, and
+    reads variables with `parallax.read`. Postcondition: `@train_step`
+    exists and returns the loss; a trainable variable the loss does not
+    depend on gets no `apply_gradient` and a warning naming it.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The function computing the loss">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"\"",
+           "The name (parallax.name) of the result to minimise; empty: the "
+           "only scalar float result">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def ParallaxOptimizer : Pass<"parallax-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Replace apply_gradient by the optimizer's update";
+  let description = [{
+    Chooses the update rule for every trainable variable: each
+    `parallax.apply_gradient @v, %g` becomes
+    `parallax.update @v, %g optimizer = #parallax.optimizer<...>`, and the
+    optimizer's state tensors become `state` variables named
+    `<variable>.<state>` (PyTorch's state names: `momentum_buffer`, `sum`,
+    `exp_avg`, `exp_avg_sq`), zero-initialised (Adagrad's `sum` starts at
+    `initial-accumulator-value`). A row-sparse gradient gives a lazy,
+    row-wise update (see `#parallax.optimizer`).
+
+    Precondition: none. Postcondition: no `parallax.apply_gradient` remains.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, momentum, adagrad, adam or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"0.01", "Learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "Momentum factor (momentum)">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "Nesterov momentum (momentum)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9",
+           "First-moment decay (adam, adamw)">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999",
+           "Second-moment decay (adam, adamw)">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"-1.0",
+           "Denominator term; negative: PyTorch's default (1e-10 for "
+           "adagrad, 1e-8 for adam and adamw)">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "Weight decay; negative: PyTorch's default (0.01 for adamw, "
+           "0 otherwise)">,
+    Option<"lrDecay", "lr-decay", "double", /*default=*/"0.0",
+           "Learning-rate decay (adagrad)">,
+    Option<"initialAccumulatorValue", "initial-accumulator-value", "double",
+           /*default=*/"0.0", "Initial value of Adagrad's sum">,
+  ];
 }
 
 #endif // PARALLAX_TRANSFORMS_PASSES_TD

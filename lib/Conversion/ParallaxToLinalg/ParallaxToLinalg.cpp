@@ -567,6 +567,49 @@ struct GatherLowering : OpConversionPattern<GatherOp> {
   }
 };
 
+/// result[..., c, ...] = indices[...] == c: the indices are read without
+/// the class dimension.
+struct OneHotLowering : OpConversionPattern<OneHotOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OneHotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = tensorTypeOf(op.getResult());
+    int64_t axis = op.getAxis();
+    SmallVector<AffineExpr> indexExprs;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != axis)
+        indexExprs.push_back(rewriter.getAffineDimExpr(d));
+    SmallVector<AffineMap> maps{
+        AffineMap::get(type.getRank(), 0, indexExprs, getContext()),
+        rewriter.getMultiDimIdentityMap(type.getRank())};
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    Type element = type.getElementType();
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{type}, adaptor.getIndices(),
+            ValueRange{emptyTensor(rewriter, loc, type)}, maps, iterators,
+            [&](OpBuilder &b, Location nloc, ValueRange args) {
+              Value index = arith::IndexCastOp::create(
+                  b, nloc, b.getIndexType(), args[0]);
+              Value hit = arith::CmpIOp::create(
+                  b, nloc, arith::CmpIPredicate::eq, index,
+                  linalg::IndexOp::create(b, nloc, axis));
+              linalg::YieldOp::create(
+                  b, nloc,
+                  arith::SelectOp::create(b, nloc, hit,
+                                          scalarConstant(b, nloc, element, 1),
+                                          scalarConstant(b, nloc, element, 0))
+                      .getResult());
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Reductions and softmax
 //===----------------------------------------------------------------------===//
@@ -1262,7 +1305,8 @@ struct ConvertParallaxToLinalgPass
         ElementwiseLowering<GreaterEqualOp>, ElementwiseLowering<WhereOp>,
         ElementwiseLowering<CastOp>, ElementwiseLowering<ClipOp>,
         MatMulLowering, GemmLowering, TransposeLowering, ReshapeLowering,
-        SliceLowering, ConcatLowering, GatherLowering, ReduceLowering,
+        SliceLowering, ConcatLowering, GatherLowering, OneHotLowering,
+        ReduceLowering,
         SoftmaxLowering<SoftmaxOp, false>, SoftmaxLowering<LogSoftmaxOp, true>,
         ExpandLowering, TileLowering, PadLowering, BatchNormLowering,
         LayerNormLowering, ConvLowering, PoolLowering,
@@ -1274,7 +1318,8 @@ struct ConvertParallaxToLinalgPass
                            math::MathDialect, tensor::TensorDialect>();
     target.addIllegalDialect<ParallaxDialect>();
     // Variables and collectives are lowered with the runtime.
-    target.addLegalOp<VariableOp, ReadOp, AssignOp, RowSparsePackOp,
+    target.addLegalOp<VariableOp, ReadOp, AssignOp, ApplyGradientOp,
+                      UpdateOp, RowSparsePackOp,
                       RowSparseUnpackOp, RowSparseToDenseOp, AllReduceOp,
                       AllReduceStartOp, AllReduceWaitOp, AllGatherOp,
                       BroadcastOp, PushOp, PullOp>();

@@ -792,7 +792,7 @@ LogicalResult GraphImporter::importInitializers(onnx::GraphProto &graph) {
                                 fileLoc());
     VariableOp::create(builder, loc, init.name(), type,
                        makeElementsAttr(type, std::move(*data), init.name()),
-                       /*trainable=*/!options.frozen.contains(init.name()),
+                       /*trainable=*/!options.frozen.contains(init.name()), /*state=*/false,
                        /*distribution=*/nullptr);
   }
   for (const auto &name : options.frozen)

@@ -567,3 +567,21 @@ LogicalResult LayerNormOp::verify() {
   }
   return success();
 }
+
+LogicalResult OneHotOp::verify() {
+  auto indices = cast<RankedTensorType>(getIndices().getType());
+  auto result = cast<RankedTensorType>(getType());
+  int64_t axis = getAxis();
+  if (result.getRank() != indices.getRank() + 1 || axis >= result.getRank())
+    return emitOpError() << "result must add one dimension to the indices "
+                            "at axis "
+                         << axis << ", got " << str(result);
+  Shape expected(indices.getShape());
+  expected.insert(expected.begin() + axis, result.getDimSize(axis));
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result shape " << str(result.getShape())
+                         << " must be the indices' shape "
+                         << str(indices.getShape()) << " with the depth at axis "
+                         << axis;
+  return success();
+}

@@ -56,6 +56,13 @@ void ParallaxDialect::registerTypes() {
 
 LogicalResult ParallaxDialect::verifyOperationAttribute(Operation *op,
                                                         NamedAttribute attr) {
+  if (attr.getName() == getVariableAttrName()) {
+    auto kind = dyn_cast<StringAttr>(attr.getValue());
+    if (!kind || (kind.getValue() != "trainable" && kind.getValue() != "state"))
+      return op->emitError() << "'" << getVariableAttrName()
+                             << "' must be \"trainable\" or \"state\"";
+    return success();
+  }
   if (attr.getName() != getWorldAttrName())
     return op->emitError() << "unknown Parallax dialect attribute '"
                            << attr.getName().getValue() << "'";
@@ -122,6 +129,52 @@ LogicalResult WorldAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (workers < 1)
     return emitError() << "workers must be at least 1, got " << workers;
   return success();
+}
+
+LogicalResult OptimizerAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, OptimizerKind kind,
+    APFloat lrValue, APFloat momentumValue, bool nesterov, APFloat beta1Value,
+    APFloat beta2Value, APFloat epsilonValue, APFloat weightDecayValue,
+    APFloat lrDecayValue, APFloat initialAccumulatorValue) {
+  auto inRange = [](double x, double low, double high) {
+    return x >= low && x < high; // false for NaN
+  };
+  double lr = lrValue.convertToDouble(),
+         momentum = momentumValue.convertToDouble(),
+         beta1 = beta1Value.convertToDouble(),
+         beta2 = beta2Value.convertToDouble(),
+         epsilon = epsilonValue.convertToDouble(),
+         weightDecay = weightDecayValue.convertToDouble(),
+         lrDecay = lrDecayValue.convertToDouble(),
+         initialAccumulator = initialAccumulatorValue.convertToDouble();
+  if (!(lr > 0.0))
+    return emitError() << "learning rate must be positive, got " << lr;
+  if (!inRange(momentum, 0.0, 1.0) || !inRange(beta1, 0.0, 1.0) ||
+      !inRange(beta2, 0.0, 1.0))
+    return emitError() << "momentum, beta1 and beta2 must lie in [0, 1)";
+  if (nesterov && (kind != OptimizerKind::Momentum || momentum == 0.0))
+    return emitError() << "nesterov needs the momentum optimizer with a "
+                          "non-zero momentum";
+  if (!(epsilon >= 0.0) || !(weightDecay >= 0.0) || !(lrDecay >= 0.0) ||
+      !(initialAccumulator >= 0.0))
+    return emitError() << "epsilon, weight_decay, lr_decay and "
+                          "initial_accumulator_value must be non-negative";
+  return success();
+}
+
+SmallVector<StringRef> OptimizerAttr::getStateNames() const {
+  switch (getKind()) {
+  case OptimizerKind::SGD:
+    return {};
+  case OptimizerKind::Momentum:
+    return {"momentum_buffer"};
+  case OptimizerKind::Adagrad:
+    return {"sum"};
+  case OptimizerKind::Adam:
+  case OptimizerKind::AdamW:
+    return {"exp_avg", "exp_avg_sq"};
+  }
+  llvm_unreachable("unknown optimizer");
 }
 
 //===----------------------------------------------------------------------===//

@@ -97,6 +97,21 @@ static LogicalResult verifyReduction(Operation *op, ReductionKind kind,
   return success();
 }
 
+/// A gradient for `variable`: of its type, or row-sparse with it as the
+/// dense type.
+static LogicalResult verifyGradientType(Operation *op, Type gradientType,
+                                        VariableOp variable) {
+  Type denseType = gradientType;
+  if (auto rowSparse = dyn_cast<RowSparseType>(gradientType))
+    denseType = rowSparse.getDenseType();
+  if (denseType != variable.getType())
+    return op->emitOpError()
+           << "gradient " << gradientType << " does not match the type "
+           << variable.getType() << " of variable '"
+           << FlatSymbolRefAttr::get(variable.getSymNameAttr()) << "'";
+  return success();
+}
+
 bool mlir::parallax::mayCommunicate(Operation *op) {
   if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
     SmallVector<MemoryEffects::EffectInstance> instances;
@@ -132,8 +147,11 @@ LogicalResult VariableOp::verify() {
       init && init.getShapedType() != type)
     return emitOpError() << "initial value type " << init.getShapedType()
                          << " does not match the variable type " << type;
-  if (getTrainable() && !isa<FloatType>(elementType))
-    return emitOpError() << "trainable variable must have a floating-point "
+  if (getTrainable() && getState())
+    return emitOpError("a variable is either trainable or optimizer state");
+  if ((getTrainable() || getState()) && !isa<FloatType>(elementType))
+    return emitOpError() << (getTrainable() ? "trainable" : "state")
+                         << " variable must have a floating-point "
                             "element type, got "
                          << elementType;
 
@@ -182,6 +200,57 @@ LogicalResult AssignOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return emitOpError() << "value type " << getValue().getType()
                          << " does not match the type " << variable->getType()
                          << " of variable '" << getVariableAttr() << "'";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ApplyGradientOp / UpdateOp
+//===----------------------------------------------------------------------===//
+
+/// Looks up `symbol` as a trainable variable for `op`, which changes it.
+static FailureOr<VariableOp> lookupTrainable(Operation *op,
+                                             FlatSymbolRefAttr symbol,
+                                             SymbolTableCollection &symbols) {
+  FailureOr<VariableOp> variable = lookupVariable(op, symbol, symbols);
+  if (succeeded(variable) && !variable->getTrainable())
+    return op->emitOpError() << "cannot update '" << symbol
+                             << "': the variable is not trainable";
+  return variable;
+}
+
+LogicalResult
+ApplyGradientOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<VariableOp> variable =
+      lookupTrainable(*this, getVariableAttr(), symbols);
+  if (failed(variable))
+    return failure();
+  return verifyGradientType(*this, getGradient().getType(), *variable);
+}
+
+LogicalResult UpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<VariableOp> variable =
+      lookupTrainable(*this, getVariableAttr(), symbols);
+  if (failed(variable) ||
+      failed(verifyGradientType(*this, getGradient().getType(), *variable)))
+    return failure();
+  SmallVector<StringRef> names = getOptimizer().getStateNames();
+  ArrayAttr state = getStateAttr() ? getStateAttr() : ArrayAttr();
+  size_t count = state ? state.size() : 0;
+  if (count != names.size())
+    return emitOpError() << "optimizer " << getOptimizer() << " keeps "
+                         << names.size() << " state variable(s), got "
+                         << count;
+  if (!state)
+    return success();
+  for (auto symbol : state.getAsRange<FlatSymbolRefAttr>()) {
+    FailureOr<VariableOp> state = lookupVariable(*this, symbol, symbols);
+    if (failed(state))
+      return failure();
+    if (!state->getState() || state->getType() != variable->getType())
+      return emitOpError() << "'" << symbol
+                           << "' must be a state variable of type "
+                           << variable->getType();
+  }
   return success();
 }
 
@@ -292,15 +361,7 @@ LogicalResult PushOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (!variable->getTrainable())
     return emitOpError() << "cannot push a gradient to '" << getVariableAttr()
                          << "': the variable is not trainable";
-  Type gradientType = getGradient().getType();
-  Type denseType = gradientType;
-  if (auto rowSparse = dyn_cast<RowSparseType>(gradientType))
-    denseType = rowSparse.getDenseType();
-  if (denseType != variable->getType())
-    return emitOpError() << "gradient " << gradientType
-                         << " does not match the type " << variable->getType()
-                         << " of variable '" << getVariableAttr() << "'";
-  return success();
+  return verifyGradientType(*this, getGradient().getType(), *variable);
 }
 
 LogicalResult PullOp::verifySymbolUses(SymbolTableCollection &symbols) {

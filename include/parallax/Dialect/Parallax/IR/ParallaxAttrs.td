@@ -59,6 +59,17 @@ def Parallax_PoolKind : I32EnumAttr<"PoolKind", "a pooling reduction", [
   let cppNamespace = "::mlir::parallax";
 }
 
+def Parallax_OptimizerKind : I32EnumAttr<"OptimizerKind",
+    "an optimizer's update rule", [
+      I32EnumAttrCase<"SGD", 0, "sgd">,
+      I32EnumAttrCase<"Momentum", 1, "momentum">,
+      I32EnumAttrCase<"Adagrad", 2, "adagrad">,
+      I32EnumAttrCase<"Adam", 3, "adam">,
+      I32EnumAttrCase<"AdamW", 4, "adamw">]> {
+  let cppNamespace = "::mlir::parallax";
+  let genSpecializedAttr = 0;
+}
+
 def Parallax_LossReduction : I32EnumAttr<"LossReduction",
     "how per-example losses are combined", [
       I32EnumAttrCase<"None", 0, "none">,
@@ -111,6 +122,84 @@ def Parallax_WorldAttr : Parallax_Attr<"World", "world"> {
   let parameters = (ins "int64_t":$workers);
   let assemblyFormat = "`<` `workers` `=` $workers `>`";
   let genVerifyDecl = 1;
+}
+
+/// A real-valued parameter (an APFloat holding a double), written as a
+/// plain float literal.
+class Parallax_RealParameter<string desc>
+    : AttrOrTypeParameter<"::llvm::APFloat", desc> {
+  let comparator = "$_lhs.bitwiseIsEqual($_rhs)";
+  let parser = [{ [&]() -> ::mlir::FailureOr<::llvm::APFloat> {
+      double value;
+      if ($_parser.parseFloat(value))
+        return ::mlir::failure();
+      return ::llvm::APFloat(value);
+    }() }];
+  let printer = "$_printer << $_self.convertToDouble()";
+}
+class Parallax_OptionalReal<string default>
+    : Parallax_RealParameter<"defaults to " # default> {
+  let defaultValue = "::llvm::APFloat(" # default # ")";
+}
+def Parallax_OptionalBool : AttrOrTypeParameter<"bool", "defaults to false"> {
+  let defaultValue = "false";
+  let parser = [{ [&]() -> ::mlir::FailureOr<bool> {
+      if (::mlir::succeeded($_parser.parseOptionalKeyword("true")))
+        return true;
+      if (::mlir::succeeded($_parser.parseOptionalKeyword("false")))
+        return false;
+      return $_parser.emitError($_parser.getCurrentLocation(),
+                                "expected 'true' or 'false'");
+    }() }];
+  let printer = "$_printer << ($_self ? \"true\" : \"false\")";
+}
+
+def Parallax_OptimizerAttr : Parallax_Attr<"Optimizer", "optimizer"> {
+  let summary = "an optimizer and its hyper-parameters";
+  let description = [{
+    The update rule `parallax.update` applies, with PyTorch's semantics
+    (`torch.optim.SGD`, `Adagrad`, `Adam`, `AdamW`); omitted parameters take
+    the values shown:
+
+    * `sgd`: `w -= lr * (g + weight_decay * w)`;
+    * `momentum`: `v = momentum * v + g'`, `w -= lr * v` (with `nesterov`,
+      `w -= lr * (g' + momentum * v)`), `g' = g + weight_decay * w`;
+    * `adagrad`: `h += g'^2`, `w -= lr / (1 + (t - 1) * lr_decay) * g' /
+      (sqrt(h) + epsilon)`;
+    * `adam` / `adamw`: bias-corrected first and second moments; `adamw`
+      decays the weights by `lr * weight_decay` instead of adding
+      `weight_decay * w` to the gradient.
+
+    `t` is the 1-based step number, kept by the runtime. With a row-sparse
+    gradient the update is lazy: only the rows it holds (repeated rows
+    summed first) change, as TensorFlow's sparse apply ops do. For SGD and
+    Adagrad this equals the dense update; for momentum and Adam rows
+    without gradient keep their state instead of decaying it.
+
+    Example: `#parallax.optimizer<adam, lr = 1.0e-03, beta2 = 9.800000e-01>`
+  }];
+  let parameters = (ins
+    EnumParameter<Parallax_OptimizerKind>:$kind,
+    Parallax_RealParameter<"learning rate">:$lr,
+    Parallax_OptionalReal<"0.0">:$momentum,
+    Parallax_OptionalBool:$nesterov,
+    Parallax_OptionalReal<"0.9">:$beta1,
+    Parallax_OptionalReal<"0.999">:$beta2,
+    Parallax_OptionalReal<"1e-08">:$epsilon,
+    Parallax_OptionalReal<"0.0">:$weight_decay,
+    Parallax_OptionalReal<"0.0">:$lr_decay,
+    Parallax_OptionalReal<"0.0">:$initial_accumulator_value);
+  let assemblyFormat = [{
+    `<` $kind `,` struct($lr, $momentum, $nesterov, $beta1, $beta2, $epsilon,
+                         $weight_decay, $lr_decay, $initial_accumulator_value)
+    `>`
+  }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The names of the per-variable state tensors this rule keeps, e.g.
+    /// {"exp_avg", "exp_avg_sq"} for Adam (PyTorch's state names).
+    ::llvm::SmallVector<::llvm::StringRef> getStateNames() const;
+  }];
 }
 
 #endif // PARALLAX_DIALECT_PARALLAX_IR_PARALLAXATTRS_TD

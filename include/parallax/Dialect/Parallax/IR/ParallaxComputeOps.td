@@ -14,10 +14,13 @@
 
 include "parallax/Dialect/Parallax/IR/ParallaxDialect.td"
 include "parallax/Dialect/Parallax/IR/ParallaxAttrs.td"
+include "parallax/Dialect/Parallax/IR/ParallaxInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 defvar Parallax_Tensor = AnyStaticShapeTensor;
+defvar Parallax_Differentiable =
+    DeclareOpInterfaceMethods<Parallax_GradientOpInterface>;
 def Parallax_FloatTensor : StaticShapeTensorOf<[AnyFloat]>;
 def Parallax_IntTensor : StaticShapeTensorOf<[AnySignlessInteger]>;
 def Parallax_BoolTensor : StaticShapeTensorOf<[I1]>;
@@ -44,8 +47,10 @@ class Parallax_InferWith<string fn> {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-class Parallax_UnaryOp<string mnemonic, Type type, string onnx>
-    : Parallax_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+class Parallax_UnaryOp<string mnemonic, Type type, string onnx,
+                       list<Trait> traits = [Parallax_Differentiable]>
+    : Parallax_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType],
+                                        traits)> {
   let summary = "elementwise " # mnemonic # " (ONNX " # onnx # ")";
   let description = "Example: `%y = parallax." # mnemonic #
                     " %x : tensor<4x8xf32>`";
@@ -71,12 +76,13 @@ def Parallax_FloorOp : Parallax_UnaryOp<"floor", Parallax_FloatTensor, "Floor">;
 def Parallax_CeilOp : Parallax_UnaryOp<"ceil", Parallax_FloatTensor, "Ceil">;
 def Parallax_SinOp : Parallax_UnaryOp<"sin", Parallax_FloatTensor, "Sin">;
 def Parallax_CosOp : Parallax_UnaryOp<"cos", Parallax_FloatTensor, "Cos">;
-def Parallax_NotOp : Parallax_UnaryOp<"not", Parallax_BoolTensor, "Not">;
+def Parallax_NotOp : Parallax_UnaryOp<"not", Parallax_BoolTensor, "Not", []>;
 
 class Parallax_BinaryOp<string mnemonic, Type type, string onnx,
-                        bit isPredicate = 0>
-    : Parallax_Op<mnemonic, [Pure, SameOperandsElementType,
-                             InferTypeOpAdaptor]> {
+                        bit isPredicate = 0,
+                        list<Trait> traits = [Parallax_Differentiable]>
+    : Parallax_Op<mnemonic, !listconcat([Pure, SameOperandsElementType,
+                                         InferTypeOpAdaptor], traits)> {
   let summary = "elementwise " # mnemonic #
                 " with numpy broadcasting (ONNX " # onnx # ")";
   let description = "The operands are broadcast to a common shape as in "
@@ -99,22 +105,22 @@ def Parallax_DivOp : Parallax_BinaryOp<"div", Parallax_NumberTensor, "Div">;
 def Parallax_PowOp : Parallax_BinaryOp<"pow", Parallax_FloatTensor, "Pow">;
 def Parallax_MaxOp : Parallax_BinaryOp<"max", Parallax_NumberTensor, "Max">;
 def Parallax_MinOp : Parallax_BinaryOp<"min", Parallax_NumberTensor, "Min">;
-def Parallax_AndOp : Parallax_BinaryOp<"and", Parallax_BoolTensor, "And">;
-def Parallax_OrOp : Parallax_BinaryOp<"or", Parallax_BoolTensor, "Or">;
-def Parallax_XorOp : Parallax_BinaryOp<"xor", Parallax_BoolTensor, "Xor">;
+def Parallax_AndOp : Parallax_BinaryOp<"and", Parallax_BoolTensor, "And", 0, []>;
+def Parallax_OrOp : Parallax_BinaryOp<"or", Parallax_BoolTensor, "Or", 0, []>;
+def Parallax_XorOp : Parallax_BinaryOp<"xor", Parallax_BoolTensor, "Xor", 0, []>;
 def Parallax_EqualOp
-    : Parallax_BinaryOp<"equal", Parallax_Tensor, "Equal", 1>;
+    : Parallax_BinaryOp<"equal", Parallax_Tensor, "Equal", 1, []>;
 def Parallax_LessOp
-    : Parallax_BinaryOp<"less", Parallax_NumberTensor, "Less", 1>;
+    : Parallax_BinaryOp<"less", Parallax_NumberTensor, "Less", 1, []>;
 def Parallax_LessEqualOp
-    : Parallax_BinaryOp<"less_equal", Parallax_NumberTensor, "LessOrEqual", 1>;
+    : Parallax_BinaryOp<"less_equal", Parallax_NumberTensor, "LessOrEqual", 1, []>;
 def Parallax_GreaterOp
-    : Parallax_BinaryOp<"greater", Parallax_NumberTensor, "Greater", 1>;
+    : Parallax_BinaryOp<"greater", Parallax_NumberTensor, "Greater", 1, []>;
 def Parallax_GreaterEqualOp
     : Parallax_BinaryOp<"greater_equal", Parallax_NumberTensor,
-                        "GreaterOrEqual", 1>;
+                        "GreaterOrEqual", 1, []>;
 
-def Parallax_WhereOp : Parallax_Op<"where", [Pure, InferTypeOpAdaptor,
+def Parallax_WhereOp : Parallax_Op<"where", [Pure, Parallax_Differentiable, InferTypeOpAdaptor,
     AllElementTypesMatch<["true_value", "false_value"]>]> {
   let summary = "elementwise select with numpy broadcasting (ONNX Where)";
   let description = [{
@@ -131,7 +137,24 @@ def Parallax_WhereOp : Parallax_Op<"where", [Pure, InferTypeOpAdaptor,
   let extraClassDefinition = Parallax_InferWith<"inferWhere">.body;
 }
 
-def Parallax_CastOp : Parallax_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+def Parallax_OneHotOp : Parallax_Op<"one_hot", [Pure]> {
+  let summary = "indicator tensor of class indices along a new axis";
+  let description = [{
+    Inserts a dimension of size `depth` at `axis` of the result:
+    `result[..., c, ...] = (indices[...] == c) ? 1 : 0`. An index outside
+    `[0, depth)` gives an all-zero slice (this is how ignored labels drop
+    out of a loss gradient).
+
+    Example: `%h = parallax.one_hot %labels axis = 1 : tensor<4x6xi64> -> tensor<4x10x6xf32>`
+  }];
+  let arguments = (ins Parallax_IndexTensor:$indices, Parallax_Axis:$axis);
+  let results = (outs Parallax_NumberTensor:$result);
+  let assemblyFormat =
+      "$indices `axis` `=` $axis attr-dict `:` type($indices) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Parallax_CastOp : Parallax_Op<"cast", [Pure, Parallax_Differentiable, SameOperandsAndResultShape]> {
   let summary = "elementwise conversion of the element type (ONNX Cast)";
   let description = [{
     Float to integer conversion truncates toward zero; to `i1` yields
@@ -144,7 +167,7 @@ def Parallax_CastOp : Parallax_Op<"cast", [Pure, SameOperandsAndResultShape]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
-def Parallax_ClipOp : Parallax_Op<"clip", [Pure, SameOperandsAndResultType]> {
+def Parallax_ClipOp : Parallax_Op<"clip", [Pure, Parallax_Differentiable, SameOperandsAndResultType]> {
   let summary = "elementwise clamp to [min, max] (ONNX Clip)";
   let description = [{
     Either bound may be absent.
@@ -162,7 +185,7 @@ def Parallax_ClipOp : Parallax_Op<"clip", [Pure, SameOperandsAndResultType]> {
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-def Parallax_MatMulOp : Parallax_Op<"matmul", [Pure, SameOperandsElementType,
+def Parallax_MatMulOp : Parallax_Op<"matmul", [Pure, Parallax_Differentiable, SameOperandsElementType,
     InferTypeOpAdaptor]> {
   let summary = "numpy matrix product (ONNX MatMul)";
   let description = [{
@@ -178,7 +201,7 @@ def Parallax_MatMulOp : Parallax_Op<"matmul", [Pure, SameOperandsElementType,
   let extraClassDefinition = Parallax_InferWith<"inferMatMul">.body;
 }
 
-def Parallax_GemmOp : Parallax_Op<"gemm", [Pure, SameOperandsElementType,
+def Parallax_GemmOp : Parallax_Op<"gemm", [Pure, Parallax_Differentiable, SameOperandsElementType,
     InferTypeOpAdaptor]> {
   let summary = "alpha * op(A) @ op(B) + beta * C (ONNX Gemm)";
   let description = [{
@@ -213,7 +236,7 @@ def Parallax_GemmOp : Parallax_Op<"gemm", [Pure, SameOperandsElementType,
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Parallax_GatherOp : Parallax_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+def Parallax_GatherOp : Parallax_Op<"gather", [Pure, Parallax_Differentiable, InferTypeOpAdaptor]> {
   let summary = "take slices along an axis at the given indices (ONNX Gather)";
   let description = [{
     `result[i0..i(a-1), j..., k...] = data[i0..i(a-1), indices[j...], k...]`
@@ -234,7 +257,7 @@ def Parallax_GatherOp : Parallax_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   let extraClassDefinition = Parallax_InferWith<"inferGather">.body;
 }
 
-def Parallax_ReshapeOp : Parallax_Op<"reshape", [Pure,
+def Parallax_ReshapeOp : Parallax_Op<"reshape", [Pure, Parallax_Differentiable,
     SameOperandsAndResultElementType]> {
   let summary = "reinterpret the shape, keeping the row-major element order";
   let description = [{
@@ -249,7 +272,7 @@ def Parallax_ReshapeOp : Parallax_Op<"reshape", [Pure,
   let hasFolder = 1;
 }
 
-def Parallax_ExpandOp : Parallax_Op<"expand", [Pure,
+def Parallax_ExpandOp : Parallax_Op<"expand", [Pure, Parallax_Differentiable,
     SameOperandsAndResultElementType]> {
   let summary = "broadcast to a larger shape (ONNX Expand)";
   let description = [{
@@ -264,7 +287,7 @@ def Parallax_ExpandOp : Parallax_Op<"expand", [Pure,
   let hasVerifier = 1;
 }
 
-def Parallax_TransposeOp : Parallax_Op<"transpose", [Pure,
+def Parallax_TransposeOp : Parallax_Op<"transpose", [Pure, Parallax_Differentiable,
     InferTypeOpAdaptor]> {
   let summary = "permute dimensions (ONNX Transpose)";
   let description = [{
@@ -281,7 +304,7 @@ def Parallax_TransposeOp : Parallax_Op<"transpose", [Pure,
   let extraClassDefinition = Parallax_InferWith<"inferTranspose">.body;
 }
 
-def Parallax_ConcatOp : Parallax_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+def Parallax_ConcatOp : Parallax_Op<"concat", [Pure, Parallax_Differentiable, InferTypeOpAdaptor]> {
   let summary = "join tensors along an axis (ONNX Concat)";
   let description = [{
     Example: `%c = parallax.concat %a, %b axis = 1 : tensor<4x8xf32>, tensor<4x2xf32>`
@@ -292,7 +315,7 @@ def Parallax_ConcatOp : Parallax_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let extraClassDefinition = Parallax_InferWith<"inferConcat">.body;
 }
 
-def Parallax_SliceOp : Parallax_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+def Parallax_SliceOp : Parallax_Op<"slice", [Pure, Parallax_Differentiable, InferTypeOpAdaptor]> {
   let summary = "strided slice with static bounds (ONNX Slice, Split)";
   let description = [{
     `result[i...] = input[offsets[d] + i[d] * strides[d] ...]`, one entry per
@@ -311,7 +334,7 @@ def Parallax_SliceOp : Parallax_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let extraClassDefinition = Parallax_InferWith<"inferSlice">.body;
 }
 
-def Parallax_TileOp : Parallax_Op<"tile", [Pure, InferTypeOpAdaptor]> {
+def Parallax_TileOp : Parallax_Op<"tile", [Pure, Parallax_Differentiable, InferTypeOpAdaptor]> {
   let summary = "repeat a tensor along each dimension (ONNX Tile)";
   let description = [{
     Example: `%t = parallax.tile %x repeats = [2, 1] : tensor<4x8xf32>`
@@ -322,7 +345,7 @@ def Parallax_TileOp : Parallax_Op<"tile", [Pure, InferTypeOpAdaptor]> {
   let extraClassDefinition = Parallax_InferWith<"inferTile">.body;
 }
 
-def Parallax_PadOp : Parallax_Op<"pad", [Pure, InferTypeOpAdaptor]> {
+def Parallax_PadOp : Parallax_Op<"pad", [Pure, Parallax_Differentiable, InferTypeOpAdaptor]> {
   let summary = "pad each dimension at both ends (ONNX Pad)";
   let description = [{
     `low[d]` / `high[d]` elements are added before / after dimension `d`,
@@ -346,7 +369,7 @@ def Parallax_PadOp : Parallax_Op<"pad", [Pure, InferTypeOpAdaptor]> {
 // Reductions and normalisation
 //===----------------------------------------------------------------------===//
 
-def Parallax_ReduceOp : Parallax_Op<"reduce", [Pure, InferTypeOpAdaptor]> {
+def Parallax_ReduceOp : Parallax_Op<"reduce", [Pure, Parallax_Differentiable, InferTypeOpAdaptor]> {
   let summary = "reduce over axes (ONNX ReduceSum/Mean/Max/Min/Prod)";
   let description = [{
     Reduces the listed axes (sorted, distinct); with `keepdims` they stay as
@@ -367,7 +390,8 @@ def Parallax_ReduceOp : Parallax_Op<"reduce", [Pure, InferTypeOpAdaptor]> {
 }
 
 class Parallax_SoftmaxLikeOp<string mnemonic, string onnx>
-    : Parallax_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Parallax_Op<mnemonic, [Pure, SameOperandsAndResultType,
+                             Parallax_Differentiable]> {
   let summary = mnemonic # " along one axis (ONNX " # onnx # ", opset >= 13)";
   let description = "Example: `%p = parallax." # mnemonic #
                     " %x axis = 1 : tensor<4x8xf32>`";
@@ -380,7 +404,7 @@ class Parallax_SoftmaxLikeOp<string mnemonic, string onnx>
 def Parallax_SoftmaxOp : Parallax_SoftmaxLikeOp<"softmax", "Softmax">;
 def Parallax_LogSoftmaxOp : Parallax_SoftmaxLikeOp<"log_softmax", "LogSoftmax">;
 
-def Parallax_BatchNormOp : Parallax_Op<"batch_norm", [Pure,
+def Parallax_BatchNormOp : Parallax_Op<"batch_norm", [Pure, Parallax_Differentiable,
     AllTypesMatch<["input", "result"]>,
     AllTypesMatch<["scale", "bias", "mean", "variance"]>]> {
   let summary = "batch normalisation with given statistics (ONNX BatchNormalization)";
@@ -405,7 +429,7 @@ def Parallax_BatchNormOp : Parallax_Op<"batch_norm", [Pure,
   let hasVerifier = 1;
 }
 
-def Parallax_LayerNormOp : Parallax_Op<"layer_norm", [Pure,
+def Parallax_LayerNormOp : Parallax_Op<"layer_norm", [Pure, Parallax_Differentiable,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "normalise over the trailing dimensions (ONNX LayerNormalization)";
   let description = [{
@@ -433,7 +457,7 @@ def Parallax_LayerNormOp : Parallax_Op<"layer_norm", [Pure,
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
-def Parallax_ConvOp : Parallax_Op<"conv", [Pure, SameOperandsElementType,
+def Parallax_ConvOp : Parallax_Op<"conv", [Pure, Parallax_Differentiable, SameOperandsElementType,
     InferTypeOpAdaptor]> {
   let summary = "grouped N-d convolution, NC... layout (ONNX Conv)";
   let description = [{
@@ -462,7 +486,7 @@ def Parallax_ConvOp : Parallax_Op<"conv", [Pure, SameOperandsElementType,
   let extraClassDefinition = Parallax_InferWith<"inferConv">.body;
 }
 
-def Parallax_PoolOp : Parallax_Op<"pool", [Pure, InferTypeOpAdaptor]> {
+def Parallax_PoolOp : Parallax_Op<"pool", [Pure, Parallax_Differentiable, InferTypeOpAdaptor]> {
   let summary = "N-d max or average pooling, NC... layout (ONNX MaxPool, AveragePool)";
   let description = [{
     Windows of `kernel` elements with the given strides and pads (k leading
@@ -494,7 +518,8 @@ def Parallax_PoolOp : Parallax_Op<"pool", [Pure, InferTypeOpAdaptor]> {
 //===----------------------------------------------------------------------===//
 
 class Parallax_LossOp<string mnemonic, string onnx, string formula>
-    : Parallax_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Parallax_Op<mnemonic, [Pure, InferTypeOpAdaptor,
+                             Parallax_Differentiable]> {
   let summary = formula # " (ONNX " # onnx # ")";
   let description = [{
     `input` is `N x C` or `N x C x D1 ...` (class dimension 1), `labels` is

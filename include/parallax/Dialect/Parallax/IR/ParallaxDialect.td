@@ -56,6 +56,12 @@ def Parallax_Dialect : Dialect {
       return ::llvm::StringLiteral("parallax.name");
     }
 
+    /// Name of the attribute marking the `memref.global` a variable was
+    /// lowered to: "trainable" or "state" (registered for checkpoints).
+    static constexpr ::llvm::StringLiteral getVariableAttrName() {
+      return ::llvm::StringLiteral("parallax.variable");
+    }
+
     /// Returns the number of workers fixed on the module enclosing `op`, or
     /// std::nullopt when it is decided at run time.
     static std::optional<int64_t> getStaticWorkers(::mlir::Operation *op);

@@ -15,6 +15,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
 
+#include "parallax/Dialect/Parallax/IR/ParallaxInterfaces.h.inc"
+
 namespace mlir::parallax {
 
 /// The values of model variables, ordering reads and writes of variables.

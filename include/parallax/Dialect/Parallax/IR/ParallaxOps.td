@@ -34,8 +34,9 @@ def Parallax_VariableOp : Parallax_Op<"variable", [
   let summary = "a named, typed model variable";
   let description = [{
     Declares a model variable: one per ONNX initializer, named after it. A
-    `trainable` variable is updated by the optimizer; others are frozen
-    constants. The initial value is omitted when the model was imported
+    `trainable` variable is updated by the optimizer; a `state` variable
+    holds optimizer state of one (created by `--parallax-optimizer`, e.g.
+    `@fc.weight.exp_avg`); others are frozen constants. The initial value is omitted when the model was imported
     without its initializer data (`parallax-compile --plan-only`). The
     optional `distribution` attribute records how the variable is
     synchronised across workers.
@@ -51,10 +52,10 @@ def Parallax_VariableOp : Parallax_Op<"variable", [
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<AnyStaticShapeTensor>:$type,
                        OptionalAttr<ElementsAttr>:$initial_value,
-                       UnitAttr:$trainable,
+                       UnitAttr:$trainable, UnitAttr:$state,
                        OptionalAttr<Parallax_DistributionAttr>:$distribution);
   let assemblyFormat = [{
-    (`trainable` $trainable^)? $sym_name
+    (`trainable` $trainable^)? (`state` $state^)? $sym_name
     custom<TypeAndInitialValue>($type, $initial_value) attr-dict
   }];
   let hasVerifier = 1;
@@ -93,6 +94,62 @@ def Parallax_AssignOp : Parallax_Op<"assign", [
   let arguments = (ins FlatSymbolRefAttr:$variable,
                        AnyStaticShapeTensor:$value);
   let assemblyFormat = "$variable `,` $value attr-dict `:` type($value)";
+}
+
+//===----------------------------------------------------------------------===//
+// Training: gradients and optimizer updates
+//===----------------------------------------------------------------------===//
+
+def Parallax_ApplyGradientOp : Parallax_Op<"apply_gradient", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead<Parallax_VariableResource>,
+                   MemWrite<Parallax_VariableResource>]>]> {
+  let summary = "the gradient of the loss for one trainable variable";
+  let description = [{
+    Produced by `--parallax-autodiff`, one per trainable variable the loss
+    depends on: `gradient` is d loss / d `variable` for this step, dense or
+    row-sparse (an embedding lookup). It stands for "update the variable
+    with this gradient": the distribution passes rewrite its gradient
+    (averaging it over workers), and `--parallax-optimizer` replaces it
+    with a `parallax.update`.
+
+    Example:
+
+    ```mlir
+    parallax.apply_gradient @emb, %g : !parallax.row_sparse<tensor<1000x64xf32>, rows = 32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$variable,
+                       Parallax_TensorOrRowSparse:$gradient);
+  let assemblyFormat = "$variable `,` $gradient attr-dict `:` type($gradient)";
+}
+
+def Parallax_UpdateOp : Parallax_Op<"update", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead<Parallax_VariableResource>,
+                   MemWrite<Parallax_VariableResource>]>]> {
+  let summary = "apply one optimizer step to a variable in place";
+  let description = [{
+    Updates the trainable `variable` and its optimizer `state` variables
+    (in the order of `OptimizerAttr::getStateNames`) with `gradient`, by
+    the rule of `optimizer`. A row-sparse gradient updates only the rows it
+    holds (lazily; repeated rows are summed first).
+
+    Example:
+
+    ```mlir
+    parallax.update @emb, %g optimizer = #parallax.optimizer<adagrad, lr = 1.000000e-01>
+        state = [@emb.sum] : !parallax.row_sparse<tensor<1000x64xf32>, rows = 32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$variable,
+                       Parallax_TensorOrRowSparse:$gradient,
+                       Parallax_OptimizerAttr:$optimizer,
+                       OptionalAttr<FlatSymbolRefArrayAttr>:$state);
+  let assemblyFormat = [{
+    $variable `,` $gradient `optimizer` `=` $optimizer
+    (`state` `=` $state^)? attr-dict `:` type($gradient)
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,135 @@
+//===- GenerateTrainingMain.cpp - The entry point of training programs ----===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeCalls.h"
+
+#include "parallax/Conversion/Passes.h"
+#include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::parallax {
+#define GEN_PASS_DEF_PARALLAXGENERATETRAININGMAIN
+#include "parallax/Conversion/Passes.h.inc"
+} // namespace mlir::parallax
+
+using namespace mlir;
+using namespace mlir::parallax;
+
+namespace {
+
+struct GenerateTrainingMainPass
+    : parallax::impl::ParallaxGenerateTrainingMainBase<
+          GenerateTrainingMainPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto step = module.lookupSymbol<func::FuncOp>(function);
+    if (!step) {
+      module.emitError() << "no function '" << function << "' to train with";
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol("main")) {
+      module.emitError("the module already has a 'main'");
+      return signalPassFailure();
+    }
+    auto lossType = step.getNumResults()
+                        ? dyn_cast<MemRefType>(step.getResultTypes().front())
+                        : MemRefType();
+    if (!lossType || lossType.getRank() != 0 ||
+        !lossType.getElementType().isF32()) {
+      step.emitError("the training step must return its f32 loss first, as "
+                     "memref<f32> (bufferize the module first)");
+      return signalPassFailure();
+    }
+
+    Location loc = step.getLoc();
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
+    auto call = [&](StringRef name, TypeRange results, ValueRange args) {
+      declareRuntimeFunction(
+          module, name, builder.getFunctionType(args.getTypes(), results));
+      return func::CallOp::create(builder, loc, name, results, args);
+    };
+
+    auto main = func::FuncOp::create(builder, loc, "main",
+                                     builder.getFunctionType({i32, ptr}, {i32}));
+    Block *body = main.addEntryBlock();
+    builder.setInsertionPointToEnd(body);
+    call("parallax_rt_train_init", {}, body->getArguments());
+
+    for (auto global : module.getOps<memref::GlobalOp>()) {
+      auto kind = global->getAttrOfType<StringAttr>(ParallaxDialect::getVariableAttrName());
+      if (!kind)
+        continue;
+      Value buffer = memref::GetGlobalOp::create(builder, loc, global.getType(),
+                                                 global.getSymName());
+      Value isState = arith::ConstantOp::create(
+          builder, loc, builder.getI32IntegerAttr(kind.getValue() == "state"));
+      call("parallax_rt_register_variable", {},
+           {runtimeString(builder, module, loc, global.getSymName()), isState,
+            unrankedMemRef(builder, loc, buffer)});
+    }
+
+    SmallVector<Value> buffers;
+    for (auto [i, type] : llvm::enumerate(step.getArgumentTypes())) {
+      auto memrefType = dyn_cast<MemRefType>(type);
+      StringRef suffix =
+          memrefType ? runtimeSuffix(memrefType.getElementType()) : "";
+      if (!memrefType || !memrefType.hasStaticShape() ||
+          !memrefType.getLayout().isIdentity() || suffix.empty()) {
+        step.emitError() << "argument " << i << " (" << type
+                         << ") cannot be a training input: .npy data holds "
+                            "statically shaped, contiguous f32, f64, f16, "
+                            "i64, i32, i16, i8 or i1 tensors";
+        return signalPassFailure();
+      }
+      std::string name = ("input" + Twine(i)).str();
+      if (auto attr = step.getArgAttrOfType<StringAttr>(
+              i, ParallaxDialect::getNameAttrName()))
+        name = attr.getValue().str();
+      Value buffer = memref::AllocOp::create(builder, loc, memrefType);
+      call(("parallax_rt_register_input_" + suffix).str(), {},
+           {runtimeString(builder, module, loc, name),
+            unrankedMemRef(builder, loc, buffer)});
+      buffers.push_back(buffer);
+    }
+
+    Value first = call("parallax_rt_begin", {i64}, {}).getResult(0);
+    Value last = call("parallax_rt_end_step", {i64}, {}).getResult(0);
+    Value one = arith::ConstantOp::create(builder, loc,
+                                          builder.getI64IntegerAttr(1));
+    scf::ForOp::create(
+        builder, loc, first, last, one, ValueRange{},
+        [&](OpBuilder &b, Location nloc, Value index, ValueRange) {
+          OpBuilder::InsertionGuard guard(builder);
+          builder.setInsertionPoint(b.getInsertionBlock(),
+                                    b.getInsertionPoint());
+          call("parallax_rt_load_batch", {}, {index});
+          auto result = func::CallOp::create(builder, nloc, step, buffers);
+          Value loss = memref::LoadOp::create(builder, nloc,
+                                              result.getResult(0), ValueRange{});
+          call("parallax_rt_step_end", {}, {index, loss});
+          scf::YieldOp::create(builder, nloc);
+        });
+    Value status = call("parallax_rt_finish", {i32}, {}).getResult(0);
+    func::ReturnOp::create(builder, loc, status);
+
+    // The names now live in main; LLVM has no use for them.
+    StringAttr nameAttr =
+        StringAttr::get(ctx, ParallaxDialect::getNameAttrName());
+    for (unsigned i = 0; i < step.getNumArguments(); ++i)
+      step.removeArgAttr(i, nameAttr);
+    for (unsigned i = 0; i < step.getNumResults(); ++i)
+      step.removeResultAttr(i, nameAttr);
+  }
+};
+
+} // namespace

@@ -1,0 +1,88 @@
+//===- RuntimeCalls.h - Calling the Parallax runtime from IR ----*- C++ -*-===//
+//
+// Part of the Parallax project. Internal to lib/Conversion.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_LIB_CONVERSION_RUNTIMECALLS_H
+#define PARALLAX_LIB_CONVERSION_RUNTIMECALLS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::parallax {
+
+/// The runtime's suffix for an element type, or "" if it has no .npy I/O.
+inline StringRef runtimeSuffix(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isF64())
+    return "f64";
+  if (type.isInteger(64))
+    return "i64";
+  if (type.isInteger(32))
+    return "i32";
+  if (type.isInteger(1))
+    return "i1";
+  if (type.isF16())
+    return "f16";
+  if (type.isInteger(16))
+    return "i16";
+  if (type.isInteger(8))
+    return "i8";
+  return "";
+}
+
+/// Declares the runtime function `name` (private, at the top of `module`)
+/// unless the module already has it; returns `name`.
+inline StringRef declareRuntimeFunction(ModuleOp module, StringRef name,
+                                        FunctionType type) {
+  if (!module.lookupSymbol(name)) {
+    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+    func::FuncOp::create(builder, module.getLoc(), name, type).setPrivate();
+  }
+  return name;
+}
+
+/// A pointer to a NUL-terminated copy of `text` in a private global of
+/// `module` (one global per distinct text).
+inline Value runtimeString(OpBuilder &builder, ModuleOp module, Location loc,
+                           StringRef text) {
+  MLIRContext *ctx = builder.getContext();
+  std::string contents = text.str() + '\0';
+  std::string symbol;
+  for (unsigned i = 0;; ++i) {
+    symbol = "__parallax_str_" + std::to_string(i);
+    auto existing = module.lookupSymbol<LLVM::GlobalOp>(symbol);
+    if (!existing)
+      break;
+    if (auto value = dyn_cast_or_null<StringAttr>(existing.getValueOrNull());
+        value && value.getValue() == contents)
+      return LLVM::AddressOfOp::create(builder, loc,
+                                       LLVM::LLVMPointerType::get(ctx), symbol);
+  }
+  {
+    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    auto type = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8),
+                                         text.size() + 1);
+    LLVM::GlobalOp::create(top, loc, type, /*isConstant=*/true,
+                           LLVM::Linkage::Internal, symbol,
+                           top.getStringAttr(contents));
+  }
+  return LLVM::AddressOfOp::create(builder, loc,
+                                   LLVM::LLVMPointerType::get(ctx), symbol);
+}
+
+/// `value` (a memref) as the runtime takes memrefs: memref<*xT>.
+inline Value unrankedMemRef(OpBuilder &builder, Location loc, Value value) {
+  auto type = cast<MemRefType>(value.getType());
+  return memref::CastOp::create(
+      builder, loc, UnrankedMemRefType::get(type.getElementType(), 0), value);
+}
+
+} // namespace mlir::parallax
+
+#endif // PARALLAX_LIB_CONVERSION_RUNTIMECALLS_H

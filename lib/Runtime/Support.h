@@ -1,0 +1,25 @@
+//===- Support.h - Errors and dtypes shared by the runtime ------*- C++ -*-===//
+//
+// Part of the Parallax project. Internal to lib/Runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_LIB_RUNTIME_SUPPORT_H
+#define PARALLAX_LIB_RUNTIME_SUPPORT_H
+
+#include <string>
+
+namespace parallax::runtime {
+
+/// The program's name (argv[0]) for messages; set by the init functions.
+void setProgramName(const char *name);
+
+/// Prints "PROGRAM: error: MESSAGE" on stderr and exits with status 1.
+[[noreturn]] void die(const std::string &message);
+
+/// numpy's name of a .npy dtype descr ("<f4" -> "float32").
+std::string dtypeName(const std::string &dtype);
+
+} // namespace parallax::runtime
+
+#endif // PARALLAX_LIB_RUNTIME_SUPPORT_H

@@ -1,0 +1,102 @@
+//===- Optimizer.cpp - Gradients into optimizer updates -------------------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
+#include "parallax/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::parallax {
+#define GEN_PASS_DEF_PARALLAXOPTIMIZER
+#include "parallax/Transforms/Passes.h.inc"
+} // namespace mlir::parallax
+
+using namespace mlir;
+using namespace mlir::parallax;
+
+namespace {
+
+struct OptimizerPass : parallax::impl::ParallaxOptimizerBase<OptimizerPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    std::optional<OptimizerKind> kind = symbolizeOptimizerKind(optimizer);
+    if (!kind) {
+      module.emitError() << "unknown optimizer '" << optimizer
+                         << "': expected sgd, momentum, adagrad, adam or adamw";
+      return signalPassFailure();
+    }
+    double eps = epsilon >= 0.0 ? epsilon
+                 : *kind == OptimizerKind::Adagrad ? 1e-10
+                                                   : 1e-8;
+    double decay = weightDecay >= 0.0 ? weightDecay
+                   : *kind == OptimizerKind::AdamW ? 0.01
+                                                   : 0.0;
+    auto diagnose = [&] { return module.emitError("invalid optimizer: "); };
+    auto real = [](double x) { return APFloat(x); };
+    OptimizerAttr config = OptimizerAttr::getChecked(
+        diagnose, ctx, *kind, real(lr),
+        real(*kind == OptimizerKind::Momentum ? momentum : 0.0), bool(nesterov),
+        real(beta1), real(beta2), real(eps), real(decay), real(lrDecay),
+        real(initialAccumulatorValue));
+    if (!config)
+      return signalPassFailure();
+
+    SymbolTable symbols(module);
+    SmallVector<ApplyGradientOp> applies;
+    module.walk([&](ApplyGradientOp op) { applies.push_back(op); });
+    for (ApplyGradientOp apply : applies) {
+      auto variable = symbols.lookup<VariableOp>(apply.getVariable());
+      SmallVector<Attribute> state;
+      for (StringRef name : config.getStateNames()) {
+        FailureOr<FlatSymbolRefAttr> symbol =
+            createState(symbols, variable, name, config);
+        if (failed(symbol))
+          return signalPassFailure();
+        state.push_back(*symbol);
+      }
+      OpBuilder builder(apply);
+      UpdateOp::create(builder, apply.getLoc(), apply.getVariableAttr(),
+                       apply.getGradient(), config,
+                       state.empty() ? ArrayAttr()
+                                     : builder.getArrayAttr(state));
+      apply.erase();
+    }
+  }
+
+  /// `<variable>.<name>`, zero (or Adagrad's initial value), beside the
+  /// variable.
+  FailureOr<FlatSymbolRefAttr> createState(SymbolTable &symbols,
+                                           VariableOp variable, StringRef name,
+                                           OptimizerAttr config) {
+    std::string symbol = (variable.getSymName() + "." + name).str();
+    if (symbols.lookup(symbol)) {
+      variable.emitError() << "cannot create optimizer state '" << symbol
+                           << "': the name is taken";
+      return failure();
+    }
+    RankedTensorType type = variable.getTensorType();
+    double init = name == "sum"
+                      ? config.getInitialAccumulatorValue().convertToDouble()
+                      : 0.0;
+    OpBuilder builder(variable->getBlock(),
+                      std::next(Block::iterator(variable)));
+    auto state = VariableOp::create(
+        builder, variable.getLoc(), builder.getStringAttr(symbol),
+        TypeAttr::get(type),
+        DenseElementsAttr::get(
+            type, builder.getFloatAttr(type.getElementType(), init).getValue()),
+        /*trainable=*/UnitAttr(), /*state=*/builder.getUnitAttr(),
+        /*distribution=*/DistributionAttr());
+    symbols.insert(state);
+    return FlatSymbolRefAttr::get(state.getSymNameAttr());
+  }
+};
+
+} // namespace
