@@ -42,6 +42,8 @@ static void addBufferToLLVMPasses(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // Dynamic offsets (row-sparse scatters) leave affine.apply behind.
+  pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

@@ -282,9 +282,10 @@ extern "C" int64_t parallax_rt_begin() {
   for (Input &input : inputs) {
     std::string path = options.data + "/" + input.name + ".npy";
     std::vector<int64_t> perExample(input.shape.begin() + 1, input.shape.end());
-    std::string expected = dtypeName(input.dtype) + " of shape (N" +
-                           (perExample.empty() ? "" : ", ") +
-                           shapeString(perExample).substr(1);
+    std::string expected = dtypeName(input.dtype) + " of shape (N";
+    for (int64_t size : perExample)
+      expected += ", " + std::to_string(size);
+    expected += ")";
     std::string error;
     if (!readNpy(path, input.file, error))
       die(error + " (graph input '" + input.name + "' must be " + expected +

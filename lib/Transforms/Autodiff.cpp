@@ -159,32 +159,45 @@ struct AutodiffPass : parallax::impl::ParallaxAutodiffBase<AutodiffPass> {
           grads[operand] = acc.add(op->getLoc(), grads.lookup(operand), grad);
     }
 
-    // One apply_gradient per trainable variable, in declaration order.
-    StringRef lossName = resultName(func, *lossIndex);
+    // One apply_gradient per trainable variable, in declaration order (or
+    // one more result per variable with return-gradients).
+    DictionaryAttr lossAttrs = func.getResultAttrDict(*lossIndex);
+    SmallVector<Value> results{loss};
+    SmallVector<Attribute> resultAttrs{
+        lossAttrs ? lossAttrs : builder.getDictionaryAttr({})};
     for (auto variable : module.getOps<VariableOp>()) {
       if (!variable.getTrainable())
         continue;
       Value grad = variableGrads.lookup(variable.getSymNameAttr());
-      if (!grad) {
+      if (!grad)
         variable.emitWarning()
-            << "the loss '" << lossName
-            << "' does not depend on trainable variable '"
+            << "the loss does not depend on trainable variable '"
             << variable.getSymName() << "': it will not be trained";
+      if (!returnGradients) {
+        if (grad)
+          ApplyGradientOp::create(builder, variable.getLoc(),
+                                  variable.getSymName(), grad);
         continue;
       }
-      ApplyGradientOp::create(builder, variable.getLoc(),
-                              variable.getSymName(), grad);
+      results.push_back(
+          grad ? acc.densify(variable.getLoc(), grad)
+               : arith::ConstantOp::create(
+                     builder, variable.getLoc(),
+                     cast<TypedAttr>(builder.getZeroAttr(variable.getType()))));
+      resultAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+          ParallaxDialect::getNameAttrName(),
+          builder.getStringAttr("d_" + variable.getSymName()))));
     }
 
-    // The training step returns the loss only.
-    DictionaryAttr lossAttrs = func.getResultAttrDict(*lossIndex);
-    func::ReturnOp::create(builder, ret.getLoc(), loss);
+    func::ReturnOp::create(builder, ret.getLoc(), results);
     ret.erase();
-    func.setFunctionType(
-        builder.getFunctionType(func.getArgumentTypes(), loss.getType()));
-    func.setResAttrsAttr(builder.getArrayAttr(
-        {lossAttrs ? lossAttrs : builder.getDictionaryAttr({})}));
-    SymbolTable(module).setSymbolName(func, "train_step");
+    func.setFunctionType(builder.getFunctionType(
+        func.getArgumentTypes(), ValueRange(results).getTypes()));
+    func.setResAttrsAttr(builder.getArrayAttr(resultAttrs));
+    if (failed(symbols.rename(func, builder.getStringAttr("train_step")))) {
+      func.emitError("cannot rename the function to 'train_step'");
+      return signalPassFailure();
+    }
   }
 
   StringRef resultName(func::FuncOp func, unsigned i) {
@@ -207,24 +220,25 @@ struct AutodiffPass : parallax::impl::ParallaxAutodiffBase<AutodiffPass> {
           isa<FloatType>(type.getElementType()))
         candidates.push_back(i);
     }
-    auto names = [&] {
+    auto names = [&](ArrayRef<unsigned> indices) {
       std::string list;
-      for (unsigned i = 0; i < func.getNumResults(); ++i)
-        list += (i ? ", '" : "'") + resultName(func, i).str() + "' (" +
-                debugString(func.getResultTypes()[i]) + ")";
+      for (unsigned i : indices)
+        list += (list.empty() ? "'" : ", '") + resultName(func, i).str() +
+                "' (" + debugString(func.getResultTypes()[i]) + ")";
       return list;
     };
+    auto all = llvm::to_vector(llvm::seq<unsigned>(0, func.getNumResults()));
     if (candidates.empty()) {
       func.emitError() << (loss.empty()
                                ? Twine("no scalar float output to use as the "
                                        "loss")
                                : "no output named '" + loss + "'")
-                       << "; the outputs are: " << names();
+                       << "; the outputs are: " << names(all);
       return failure();
     }
     if (candidates.size() > 1) {
       func.emitError() << "several scalar float outputs could be the loss ("
-                       << names() << "): choose one with --loss";
+                       << names(candidates) << "): choose one with --loss";
       return failure();
     }
     auto type = dyn_cast<RankedTensorType>(

@@ -53,13 +53,15 @@ struct OptimizerPass : parallax::impl::ParallaxOptimizerBase<OptimizerPass> {
     module.walk([&](ApplyGradientOp op) { applies.push_back(op); });
     for (ApplyGradientOp apply : applies) {
       auto variable = symbols.lookup<VariableOp>(apply.getVariable());
-      SmallVector<Attribute> state;
-      for (StringRef name : config.getStateNames()) {
+      // Each state goes right after the variable: create them last first.
+      SmallVector<StringRef> names = config.getStateNames();
+      SmallVector<Attribute> state(names.size());
+      for (size_t i = names.size(); i-- > 0;) {
         FailureOr<FlatSymbolRefAttr> symbol =
-            createState(symbols, variable, name, config);
+            createState(symbols, variable, names[i], config);
         if (failed(symbol))
           return signalPassFailure();
-        state.push_back(*symbol);
+        state[i] = *symbol;
       }
       OpBuilder builder(apply);
       UpdateOp::create(builder, apply.getLoc(), apply.getVariableAttr(),

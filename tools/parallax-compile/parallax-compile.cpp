@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parallax/Conversion/Passes.h"
+#include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
 #include "parallax/InitAll.h"
 #include "parallax/Target/ONNX/ONNXImporter.h"
 
@@ -180,6 +181,10 @@ int main(int argc, char **argv) {
       argc, argv,
       "parallax-compile: an ONNX model in, a native program out\n");
 
+  if (mode == Mode::Train &&
+      !parallax::symbolizeOptimizerKind(optimizer).has_value())
+    return fail("unknown optimizer '" + optimizer +
+                "': expected sgd, momentum, adagrad, adam or adamw");
   if (target != "cpu")
     return fail("target '" + target + "' is not supported yet (only cpu)");
   if (optLevel > 3)
@@ -190,6 +195,8 @@ int main(int argc, char **argv) {
   registerAllToLLVMIRTranslations(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Diagnostics name the node or value; an IR dump would only bury them.
+  context.printOpOnDiagnostic(false);
 
   std::string error;
   auto buffer = openInputFile(inputFile, &error);

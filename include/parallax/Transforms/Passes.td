@@ -106,6 +106,10 @@ def ParallaxAutodiff : Pass<"parallax-autodiff", "::mlir::ModuleOp"> {
     Option<"loss", "loss", "std::string", /*default=*/"\"\"",
            "The name (parallax.name) of the result to minimise; empty: the "
            "only scalar float result">,
+    Option<"returnGradients", "return-gradients", "bool", /*default=*/"false",
+           "Return each trainable variable's dense gradient as a result "
+           "named d_<variable> (zero when the loss does not depend on it) "
+           "instead of emitting apply_gradient (for testing and debugging)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

@@ -138,7 +138,7 @@ def Parallax_UpdateOp : Parallax_Op<"update", [
     Example:
 
     ```mlir
-    parallax.update @emb, %g optimizer = #parallax.optimizer<adagrad, lr = 1.000000e-01>
+    parallax.update @emb, %g optimizer = <adagrad, lr = 1.000000e-01>
         state = [@emb.sum] : !parallax.row_sparse<tensor<1000x64xf32>, rows = 32>
     ```
   }];

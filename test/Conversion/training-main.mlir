@@ -1,0 +1,50 @@
+// RUN: parallax-opt %s --split-input-file --parallax-generate-training-main --verify-diagnostics | FileCheck %s
+
+// main parses the command line, registers the variables (trainable and
+// optimizer state) and one buffer per graph input, then runs the steps the
+// runtime asks for: load the batch, run the step, report the loss.
+memref.global "private" @w : memref<4xf32> = dense<0.5> {parallax.variable = "trainable"}
+memref.global "private" @w.sum : memref<4xf32> = dense<0.0> {parallax.variable = "state"}
+memref.global "private" @table : memref<4xf32> = dense<1.0>
+func.func @train_step(%x: memref<8x4xf32> {parallax.name = "features"}, %y: memref<8xi64> {parallax.name = "labels"}) -> (memref<f32> {parallax.name = "loss"}) {
+  %l = memref.alloc() : memref<f32>
+  return %l : memref<f32>
+}
+// CHECK-LABEL: func.func @main(%arg0: i32, %arg1: !llvm.ptr) -> i32
+// CHECK: call @parallax_rt_train_init(%arg0, %arg1)
+// CHECK: %[[W:.*]] = memref.get_global @w
+// CHECK: %[[TRAINABLE:.*]] = arith.constant 0 : i32
+// CHECK: call @parallax_rt_register_variable(%{{.*}}, %[[TRAINABLE]], %{{.*}})
+// CHECK: %[[SUM:.*]] = memref.get_global @w.sum
+// CHECK: %[[STATE:.*]] = arith.constant 1 : i32
+// CHECK: call @parallax_rt_register_variable(%{{.*}}, %[[STATE]], %{{.*}})
+// CHECK-NOT: @table
+// CHECK: %[[X:.*]] = memref.alloc() : memref<8x4xf32>
+// CHECK: call @parallax_rt_register_input_f32
+// CHECK: %[[Y:.*]] = memref.alloc() : memref<8xi64>
+// CHECK: call @parallax_rt_register_input_i64
+// CHECK: %[[FIRST:.*]] = call @parallax_rt_begin() : () -> i64
+// CHECK: %[[END:.*]] = call @parallax_rt_end_step() : () -> i64
+// CHECK: scf.for %[[STEP:.*]] = %[[FIRST]] to %[[END]] step %{{.*}} : i64 {
+// CHECK:   call @parallax_rt_load_batch(%[[STEP]])
+// CHECK:   %[[LOSS:.*]] = func.call @train_step(%[[X]], %[[Y]])
+// CHECK:   %[[VALUE:.*]] = memref.load %[[LOSS]][] : memref<f32>
+// CHECK:   call @parallax_rt_step_end(%[[STEP]], %[[VALUE]])
+// CHECK: %[[STATUS:.*]] = call @parallax_rt_finish() : () -> i32
+// CHECK: return %[[STATUS]] : i32
+
+// -----
+
+// expected-error @+1 {{the training step must return its f32 loss first, as memref<f32> (bufferize the module first)}}
+func.func @train_step(%x: tensor<8xf32>) -> tensor<f32> {
+  %c = arith.constant dense<0.0> : tensor<f32>
+  return %c : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{argument 0 ('memref<8xindex>') cannot be a training input}}
+func.func @train_step(%x: memref<8xindex>) -> memref<f32> {
+  %l = memref.alloc() : memref<f32>
+  return %l : memref<f32>
+}

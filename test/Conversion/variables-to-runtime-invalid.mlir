@@ -1,0 +1,17 @@
+// RUN: parallax-opt %s --split-input-file --convert-parallax-variables --verify-diagnostics
+
+parallax.variable trainable @w : tensor<4xf64> = dense<0.5>
+func.func @train_step(%g: tensor<4xf64>) {
+  // expected-error @+1 {{the runtime updates f32 variables only, 'w' is 'f64'}}
+  parallax.update @w, %g optimizer = <sgd, lr = 1.000000e-01> : tensor<4xf64>
+  return
+}
+
+// -----
+
+parallax.variable trainable @w : tensor<4x2xf32> = dense<0.5>
+func.func @train_step(%g: !parallax.row_sparse<tensor<4x2xf32>, rows = 3>) {
+  // expected-error @+1 {{cannot lower a row-sparse gradient not built by parallax.row_sparse.pack}}
+  parallax.update @w, %g optimizer = <sgd, lr = 1.000000e-01> : !parallax.row_sparse<tensor<4x2xf32>, rows = 3>
+  return
+}

@@ -1,0 +1,48 @@
+// RUN: parallax-opt %s --split-input-file --convert-parallax-variables | FileCheck %s
+
+// Variables become mutable aligned globals; a read is a view of the
+// global (no copy); updates call the runtime in place: the dense gradient
+// by its buffer, a row-sparse one by its index and row buffers.
+parallax.variable trainable @emb : tensor<10x4xf32> = dense<0.5>
+parallax.variable state @emb.sum : tensor<10x4xf32> = dense<0.0>
+parallax.variable trainable @bias : tensor<4xf32> = dense<0.5>
+parallax.variable @frozen : tensor<4xf32> = dense<1.0>
+// CHECK: memref.global "private" @emb : memref<10x4xf32> = dense<5.000000e-01> {alignment = 64 : i64, parallax.variable = "trainable"}
+// CHECK: memref.global "private" @emb.sum : memref<10x4xf32> = dense<0.000000e+00> {alignment = 64 : i64, parallax.variable = "state"}
+// CHECK: memref.global "private" @frozen : memref<4xf32> = dense<1.000000e+00> {alignment = 64 : i64}
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[BIAS:.*]] = memref.get_global @bias : memref<4xf32>
+// CHECK: bufferization.to_tensor %[[BIAS]] restrict : memref<4xf32> to tensor<4xf32>
+// CHECK: %[[EMB:.*]] = memref.get_global @emb : memref<10x4xf32>
+// CHECK: %[[SUM:.*]] = memref.get_global @emb.sum : memref<10x4xf32>
+// CHECK: %[[IDS:.*]] = bufferization.to_buffer %arg0 read_only : tensor<2xi64> to memref<2xi64>
+// CHECK: %[[ROWS:.*]] = bufferization.to_buffer %arg1 read_only : tensor<2x4xf32> to memref<2x4xf32>
+// CHECK: call @parallax_rt_update_adagrad_sparse_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xi64>, memref<*xf32>, f64, f64, f64, f64, f64, f64, f64, f64) -> ()
+// CHECK: call @parallax_rt_update_sgd_f32({{.*}}) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, f64, f64, f64, f64, f64, f64, f64, f64) -> ()
+// CHECK-NOT: parallax.
+func.func @train_step(%ids: tensor<2xi64>, %rows: tensor<2x4xf32>) -> tensor<4xf32> {
+  %b = parallax.read @bias : tensor<4xf32>
+  %sparse = parallax.row_sparse.pack %ids, %rows : !parallax.row_sparse<tensor<10x4xf32>, rows = 2>
+  parallax.update @emb, %sparse optimizer = <adagrad, lr = 1.000000e-01> state = [@emb.sum] : !parallax.row_sparse<tensor<10x4xf32>, rows = 2>
+  parallax.update @bias, %b optimizer = <sgd, lr = 1.000000e-01> : tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// -----
+
+// Densifying a row-sparse value: zeros, then a loop adding each row at its
+// index (repeated indices add up).
+// CHECK-LABEL: func.func @densify
+// CHECK: %[[ZERO:.*]] = linalg.fill
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (tensor<10x4xf32>)
+// CHECK:   %[[ID:.*]] = tensor.extract %arg0[%[[I]]] : tensor<3xi64>
+// CHECK:   %[[ROW:.*]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK:   tensor.extract_slice %arg1[%[[I]], 0] [1, 4] [1, 1]
+// CHECK:   tensor.extract_slice %[[ACC]][%[[ROW]], 0] [1, 4] [1, 1]
+// CHECK:   linalg.add
+// CHECK:   tensor.insert_slice %{{.*}} into %[[ACC]][%[[ROW]], 0] [1, 4] [1, 1]
+func.func @densify(%ids: tensor<3xi64>, %rows: tensor<3x4xf32>) -> tensor<10x4xf32> {
+  %s = parallax.row_sparse.pack %ids, %rows : !parallax.row_sparse<tensor<10x4xf32>, rows = 3>
+  %d = parallax.row_sparse.to_dense %s : !parallax.row_sparse<tensor<10x4xf32>, rows = 3>
+  return %d : tensor<10x4xf32>
+}

@@ -1,0 +1,87 @@
+// RUN: parallax-opt %s --split-input-file --parallax-autodiff --canonicalize | FileCheck %s
+
+// An embedding model: the table is read only through a gather on axis 0,
+// so its gradient is row-sparse (the looked-up rows, one per index); the
+// projection's gradient is dense. The step returns the loss only.
+parallax.variable trainable @emb : tensor<100x8xf32> = dense<0.5>
+parallax.variable trainable @proj : tensor<8x4xf32> = dense<0.25>
+// CHECK-LABEL: func.func @train_step(%arg0: tensor<2x3xi64> {parallax.name = "ids"}) -> (tensor<f32> {parallax.name = "loss"})
+// CHECK-DAG: %[[EMB:.*]] = parallax.read @emb
+// CHECK-DAG: %[[PROJ:.*]] = parallax.read @proj
+// CHECK: %[[ROWS:.*]] = parallax.gather %[[EMB]][%arg0] axis = 0
+// CHECK: %[[IDS:.*]] = parallax.reshape %arg0 : tensor<2x3xi64> -> tensor<6xi64>
+// CHECK: %[[G:.*]] = parallax.row_sparse.pack %[[IDS]], %{{.*}} : !parallax.row_sparse<tensor<100x8xf32>, rows = 6>
+// CHECK-NOT: row_sparse.to_dense
+// CHECK: parallax.apply_gradient @emb, %[[G]] : !parallax.row_sparse<tensor<100x8xf32>, rows = 6>
+// CHECK: parallax.apply_gradient @proj, %{{.*}} : tensor<8x4xf32>
+// CHECK: return %{{.*}} : tensor<f32>
+func.func @forward(%ids: tensor<2x3xi64> {parallax.name = "ids"})
+    -> (tensor<f32> {parallax.name = "loss"}, tensor<2x3x4xf32> {parallax.name = "logits"}) {
+  %e = parallax.read @emb : tensor<100x8xf32>
+  %p = parallax.read @proj : tensor<8x4xf32>
+  %x = parallax.gather %e[%ids] axis = 0 : tensor<100x8xf32>, tensor<2x3xi64>
+  %y = parallax.matmul %x, %p : tensor<2x3x8xf32>, tensor<8x4xf32>
+  %l = parallax.reduce mean %y axes = [0, 1, 2] : tensor<2x3x4xf32>
+  return %l, %y : tensor<f32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// Two lookups of one table (the same ids twice, i32 indices): the
+// contributions stay sparse, concatenated (rows = 2 + 3).
+parallax.variable trainable @emb : tensor<10x4xf32> = dense<0.5>
+// CHECK-LABEL: func.func @train_step
+// CHECK-DAG: %[[A:.*]] = parallax.cast %{{.*}} : tensor<2xi32> -> tensor<2xi64>
+// CHECK-DAG: %[[IDS:.*]] = parallax.concat %arg1, %[[A]] axis = 0 : tensor<3xi64>, tensor<2xi64>
+// CHECK-DAG: %[[ROWS:.*]] = parallax.concat %{{.*}}, %{{.*}} axis = 0 : tensor<3x4xf32>, tensor<2x4xf32>
+// CHECK: %[[G:.*]] = parallax.row_sparse.pack %[[IDS]], %[[ROWS]] : !parallax.row_sparse<tensor<10x4xf32>, rows = 5>
+// CHECK: parallax.apply_gradient @emb, %[[G]]
+func.func @forward(%a: tensor<2xi32>, %b: tensor<3xi64>) -> tensor<f32> {
+  %e = parallax.read @emb : tensor<10x4xf32>
+  %x = parallax.gather %e[%a] axis = 0 : tensor<10x4xf32>, tensor<2xi32>
+  %y = parallax.gather %e[%b] axis = 0 : tensor<10x4xf32>, tensor<3xi64>
+  %sx = parallax.reduce sum %x axes = [0, 1] : tensor<2x4xf32>
+  %sy = parallax.reduce sum %y axes = [0, 1] : tensor<3x4xf32>
+  %l = parallax.add %sx, %sy : tensor<f32>, tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A tied embedding: the table is gathered and also used as the output
+// projection, so the sparse and dense contributions add up densely.
+parallax.variable trainable @emb : tensor<10x4xf32> = dense<0.5>
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[SPARSE:.*]] = parallax.row_sparse.pack
+// CHECK: %[[DENSE:.*]] = parallax.row_sparse.to_dense %[[SPARSE]]
+// CHECK: %[[SUM:.*]] = parallax.add
+// CHECK-SAME: tensor<10x4xf32>, tensor<10x4xf32>
+// CHECK: parallax.apply_gradient @emb, %[[SUM]] : tensor<10x4xf32>
+func.func @forward(%ids: tensor<3xi64>) -> tensor<f32> {
+  %e = parallax.read @emb : tensor<10x4xf32>
+  %x = parallax.gather %e[%ids] axis = 0 : tensor<10x4xf32>, tensor<3xi64>
+  %logits = parallax.gemm %x, %e transpose_b : tensor<3x4xf32>, tensor<10x4xf32>
+  %l = parallax.reduce mean %logits axes = [0, 1] : tensor<3x10xf32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A gather of a computed value (not of a variable) is densified where its
+// gradient flows on; frozen variables and integer values get no gradient.
+parallax.variable trainable @w : tensor<4x3xf32> = dense<0.5>
+parallax.variable @frozen : tensor<3xf32> = dense<1.0>
+// CHECK-LABEL: func.func @train_step
+// CHECK: parallax.row_sparse.to_dense
+// CHECK-NOT: apply_gradient @frozen
+// CHECK: parallax.apply_gradient @w, %{{.*}} : tensor<4x3xf32>
+// CHECK-NOT: apply_gradient
+func.func @forward(%ids: tensor<2xi64>) -> tensor<f32> {
+  %w = parallax.read @w : tensor<4x3xf32>
+  %f = parallax.read @frozen : tensor<3xf32>
+  %t = parallax.tanh %w : tensor<4x3xf32>
+  %x = parallax.gather %t[%ids] axis = 0 : tensor<4x3xf32>, tensor<2xi64>
+  %y = parallax.mul %x, %f : tensor<2x3xf32>, tensor<3xf32>
+  %l = parallax.reduce sum %y axes = [0, 1] : tensor<2x3xf32>
+  return %l : tensor<f32>
+}
