@@ -49,6 +49,15 @@ static bool isDefaultDomain(const std::string &domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
+/// The converter of `node`'s operator in its domain, or null.
+static Converter converterFor(const onnx::NodeProto &node) {
+  if (isDefaultDomain(node.domain()))
+    return lookupConverter(node.op_type());
+  if (node.domain() == kTrainingDomain)
+    return lookupTrainingConverter(node.op_type());
+  return nullptr;
+}
+
 //===----------------------------------------------------------------------===//
 // NodeContext
 //===----------------------------------------------------------------------===//
@@ -287,9 +296,15 @@ LogicalResult GraphImporter::checkAndPrepare(onnx::ModelProto &model) {
   // matters to a user whose model cannot be imported anyway.
   if (failed(checkSupported(model.graph())))
     return failure();
-  if (opset == 0)
-    return emitError(loc) << "the model imports no opset of the default "
-                             "ONNX domain";
+  if (opset == 0) {
+    // A graph of training-domain operators only needs no default opset.
+    if (llvm::any_of(model.graph().node(), [](const onnx::NodeProto &node) {
+          return isDefaultDomain(node.domain());
+        }))
+      return emitError(loc) << "the model imports no opset of the default "
+                               "ONNX domain";
+    opset = kMaxOpset;
+  }
   if (opset > kMaxOpset)
     return emitError(loc) << "opset " << opset
                           << " is newer than the newest supported opset "
@@ -508,8 +523,7 @@ LogicalResult GraphImporter::checkSupported(const onnx::GraphProto &graph) {
   llvm::MapVector<std::string, Unsupported, std::map<std::string, unsigned>>
       unsupported;
   for (auto [index, node] : llvm::enumerate(graph.node())) {
-    bool known = isDefaultDomain(node.domain()) &&
-                 lookupConverter(node.op_type()) != nullptr;
+    bool known = converterFor(node) != nullptr;
     if (known)
       continue;
     std::string key = node.domain() + "::" + node.op_type();
@@ -532,7 +546,7 @@ LogicalResult GraphImporter::checkSupported(const onnx::GraphProto &graph) {
     if (entry.domain == "ai.onnx")
       note << " (opset " << opset << ")";
     else
-      note << " (only the default ONNX domain is supported)";
+      note << " (supported domains: ai.onnx and " << kTrainingDomain << ")";
     note << " at node(s) ";
     llvm::interleaveComma(entry.nodes, note,
                           [&](const std::string &n) { note << "'" << n << "'"; });
@@ -850,7 +864,7 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     if (failed(folded) || ctx.failed())
       return failure();
     if (!*folded &&
-        (failed(lookupConverter(node.op_type())(ctx)) || ctx.failed()))
+        (failed(converterFor(node)(ctx)) || ctx.failed()))
       return failure();
     for (unsigned i = 0; i < ctx.numOutputs(); ++i)
       if (ctx.outputUsed(i) && !values.count(node.output(i)) &&

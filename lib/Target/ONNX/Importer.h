@@ -136,6 +136,12 @@ using Converter = LogicalResult (*)(NodeContext &);
 /// The converter for `opType` of the default domain, or null.
 Converter lookupConverter(StringRef opType);
 
+/// The ONNX training operator domain (Adagrad, Momentum, Adam).
+constexpr StringLiteral kTrainingDomain = "ai.onnx.preview.training";
+
+/// The converter for `opType` of the training domain, or null.
+Converter lookupTrainingConverter(StringRef opType);
+
 /// Folds a node whose inputs are all compile-time constants (or, for Shape
 /// and Size, whose input has a static type). Returns true when it folded.
 FailureOr<bool> tryFold(NodeContext &ctx);
