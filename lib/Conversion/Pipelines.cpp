@@ -44,6 +44,7 @@ static void addBufferToLLVMPasses(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   // Dynamic offsets (row-sparse scatters) leave affine.apply behind.
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createParallaxApproximateMath());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <malloc.h>
 #include <string>
 #include <sys/stat.h>
 
@@ -32,6 +33,11 @@ void parallax::runtime::setProgramName(const char *name) {
 [[noreturn]] void parallax::runtime::die(const std::string &message) {
   std::fprintf(stderr, "%s: error: %s\n", programName, message.c_str());
   std::exit(1);
+}
+
+void parallax::runtime::keepFreedMemory() {
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
 std::string parallax::runtime::dtypeName(const std::string &dtype) {
@@ -56,6 +62,7 @@ std::string parallax::runtime::dtypeName(const std::string &dtype) {
 
 extern "C" void parallax_rt_init(int32_t argc, char **argv) {
   setProgramName(argc > 0 ? argv[0] : "program");
+  keepFreedMemory();
   auto usage = [&](const std::string &problem) {
     die(problem + "\nusage: " + programName +
         " --inputs DIR --outputs DIR\n  reads DIR/<graph input>.npy, writes "
@@ -164,19 +171,27 @@ extern "C" void memrefCopy(int64_t elementSize, UnrankedMemRef *source,
   int64_t rank = source->rank;
   StridedView src = viewDescriptor(rank, source->descriptor, elementSize);
   StridedView dst = viewDescriptor(rank, target->descriptor, elementSize);
+  // The innermost dimensions that are contiguous in both form one run,
+  // copied with memcpy; the outer ones are walked index by index.
+  int64_t run = 1, inner = rank;
+  while (inner > 0 && src.strides[inner - 1] == run &&
+         dst.strides[inner - 1] == run) {
+    run *= src.sizes[inner - 1];
+    --inner;
+  }
   int64_t count = 1;
-  for (int64_t size : src.sizes)
-    count *= size;
-  std::vector<int64_t> index(rank, 0);
+  for (int64_t d = 0; d < inner; ++d)
+    count *= src.sizes[d];
+  std::vector<int64_t> index(inner, 0);
   for (int64_t n = 0; n < count; ++n) {
     int64_t srcOffset = 0, dstOffset = 0;
-    for (int64_t d = 0; d < rank; ++d) {
+    for (int64_t d = 0; d < inner; ++d) {
       srcOffset += index[d] * src.strides[d];
       dstOffset += index[d] * dst.strides[d];
     }
     std::memcpy(dst.data + dstOffset * elementSize,
-                src.data + srcOffset * elementSize, elementSize);
-    for (int64_t d = rank - 1; d >= 0; --d) {
+                src.data + srcOffset * elementSize, run * elementSize);
+    for (int64_t d = inner - 1; d >= 0; --d) {
       if (++index[d] < src.sizes[d])
         break;
       index[d] = 0;

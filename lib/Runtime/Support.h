@@ -17,6 +17,11 @@ void setProgramName(const char *name);
 /// Prints "PROGRAM: error: MESSAGE" on stderr and exits with status 1.
 [[noreturn]] void die(const std::string &message);
 
+/// Keeps freed memory in the process for reuse: generated code allocates
+/// and frees the same large buffers every step, which glibc would
+/// otherwise return to the kernel (munmap) and page-fault back in.
+void keepFreedMemory();
+
 /// numpy's name of a .npy dtype descr ("<f4" -> "float32").
 std::string dtypeName(const std::string &dtype);
 

@@ -184,6 +184,7 @@ void restoreCheckpoint(const std::string &dir) {
 
 extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
   setProgramName(argc > 0 ? argv[0] : "program");
+  keepFreedMemory();
   auto usage = [&](const std::string &problem) {
     std::string text =
         "usage: " + std::string(argc > 0 ? argv[0] : "program") +

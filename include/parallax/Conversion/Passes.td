@@ -87,6 +87,25 @@ def ParallaxFuseElementwise : Pass<"parallax-fuse-elementwise"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def ParallaxApproximateMath : Pass<"parallax-approximate-math"> {
+  let summary = "Inline f32 polynomial approximations of exp, log, tanh, erf";
+  let description = [{
+    Rewrites f32 `math.exp`, `math.expm1`, `math.log`, `math.log1p`,
+    `math.tanh` and `math.erf` into MLIR's polynomial approximations
+    (upstream `populateMathPolynomialApproximationPatterns`, the Cephes and
+    Eigen approximations, accurate to a few ulp): plain arithmetic that
+    LLVM vectorizes, where calls into libm stay scalar. The approximations'
+    `math.fma` becomes the LLVM intrinsic (libm's `fmaf` would be a call).
+    Other types and functions are left for libm.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
                                "::mlir::ModuleOp"> {
   let summary = "Run f32 matrix products through the runtime's BLAS call";

@@ -1,0 +1,202 @@
+//===- OptimizersTest.cpp - In-place optimizer updates of the runtime -----===//
+//
+// Part of the Parallax project.
+//
+// The runtime's update entry points against hand-computed PyTorch
+// formulas, dense and row-sparse (lazy), called as generated code calls
+// them: memrefs as (rank, descriptor).
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+// Declared by generated code only; the test declares what it calls.
+extern "C" {
+void parallax_rt_update_sgd_f32(const char *, int64_t, void *, int64_t,
+                                void *, double, double, double, double,
+                                double, double, double, double);
+void parallax_rt_update_momentum_f32(const char *, int64_t, void *, int64_t,
+                                     void *, int64_t, void *, double, double,
+                                     double, double, double, double, double,
+                                     double);
+void parallax_rt_update_adagrad_sparse_f32(const char *, int64_t, void *,
+                                           int64_t, void *, int64_t, void *,
+                                           int64_t, void *, double, double,
+                                           double, double, double, double,
+                                           double, double);
+void parallax_rt_update_adagrad_f32(const char *, int64_t, void *, int64_t,
+                                    void *, int64_t, void *, double, double,
+                                    double, double, double, double, double,
+                                    double);
+void parallax_rt_update_adam_f32(const char *, int64_t, void *, int64_t,
+                                 void *, int64_t, void *, int64_t, void *,
+                                 double, double, double, double, double,
+                                 double, double, double);
+void parallax_rt_update_adamw_f32(const char *, int64_t, void *, int64_t,
+                                  void *, int64_t, void *, int64_t, void *,
+                                  double, double, double, double, double,
+                                  double, double, double);
+void parallax_rt_update_adam_sparse_f32(const char *, int64_t, void *,
+                                        int64_t, void *, int64_t, void *,
+                                        int64_t, void *, int64_t, void *,
+                                        double, double, double, double,
+                                        double, double, double, double);
+}
+
+namespace {
+
+/// A rank-2 strided memref descriptor over a vector, as MLIR lays it out.
+template <typename T>
+struct Memref2D {
+  T *allocated, *aligned;
+  int64_t offset, sizes[2], strides[2];
+  Memref2D(std::vector<T> &data, int64_t rows, int64_t cols)
+      : allocated(data.data()), aligned(data.data()), offset(0),
+        sizes{rows, cols}, strides{cols, 1} {}
+};
+
+template <typename T>
+struct Memref1D {
+  T *allocated, *aligned;
+  int64_t offset, sizes[1], strides[1];
+  explicit Memref1D(std::vector<T> &data)
+      : allocated(data.data()), aligned(data.data()), offset(0),
+        sizes{static_cast<int64_t>(data.size())}, strides{1} {}
+};
+
+// lr, momentum, beta1, beta2, epsilon, weight_decay, lr_decay, nesterov.
+struct Hyper {
+  double lr = 0.1, momentum = 0, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8,
+         weightDecay = 0, lrDecay = 0, nesterov = 0;
+};
+
+void setStep(int64_t step) { parallax_rt_load_batch(step - 1); }
+
+TEST(OptimizersTest, SgdWithWeightDecay) {
+  std::vector<float> w{1.0f, -2.0f}, g{0.5f, 0.25f};
+  Memref1D<float> wd(w), gd(g);
+  Hyper h;
+  h.weightDecay = 0.1;
+  parallax_rt_update_sgd_f32("w", 1, &wd, 1, &gd, h.lr, h.momentum, h.beta1,
+                             h.beta2, h.epsilon, h.weightDecay, h.lrDecay,
+                             h.nesterov);
+  EXPECT_FLOAT_EQ(w[0], 1.0f - 0.1f * (0.5f + 0.1f * 1.0f));
+  EXPECT_FLOAT_EQ(w[1], -2.0f - 0.1f * (0.25f - 0.1f * 2.0f));
+}
+
+TEST(OptimizersTest, MomentumAndNesterovOverTwoSteps) {
+  for (bool nesterov : {false, true}) {
+    std::vector<float> w{1.0f}, v{0.0f}, g{0.5f};
+    Memref1D<float> wd(w), vd(v), gd(g);
+    Hyper h;
+    h.momentum = 0.9;
+    h.nesterov = nesterov;
+    float expectW = 1.0f, expectV = 0.0f;
+    for (int step = 0; step < 2; ++step) {
+      parallax_rt_update_momentum_f32("w", 1, &wd, 1, &vd, 1, &gd, h.lr,
+                                      h.momentum, h.beta1, h.beta2, h.epsilon,
+                                      h.weightDecay, h.lrDecay, h.nesterov);
+      expectV = 0.9f * expectV + 0.5f; // torch: buf = g on the first step
+      expectW -= 0.1f * (nesterov ? 0.5f + 0.9f * expectV : expectV);
+    }
+    EXPECT_FLOAT_EQ(v[0], expectV);
+    EXPECT_FLOAT_EQ(w[0], expectW);
+  }
+}
+
+TEST(OptimizersTest, SparseAdagradSumsRepeatedRowsAndMatchesDense) {
+  // 4 rows of 2; gradient rows for ids {2, 0, 2}: row 2 appears twice.
+  std::vector<float> w{1, 2, 3, 4, 5, 6, 7, 8}, sum(8, 0.0f);
+  std::vector<float> wDense = w, sumDense = sum;
+  std::vector<int64_t> ids{2, 0, 2};
+  std::vector<float> rows{0.5f, 1.0f, -1.0f, 0.25f, 0.5f, 1.0f};
+  std::vector<float> dense{-1.0f, 0.25f, 0, 0, 1.0f, 2.0f, 0, 0};
+  Memref2D<float> wd(w, 4, 2), sd(sum, 4, 2), rd(rows, 3, 2);
+  Memref2D<float> wdd(wDense, 4, 2), sdd(sumDense, 4, 2), gdd(dense, 4, 2);
+  Memref1D<int64_t> idd(ids);
+  Hyper h;
+  h.epsilon = 1e-10;
+  h.lrDecay = 0.5;
+  setStep(3); // clr = lr / (1 + 2 * lr_decay)
+  parallax_rt_update_adagrad_sparse_f32("emb", 2, &wd, 2, &sd, 1, &idd, 2,
+                                        &rd, h.lr, h.momentum, h.beta1,
+                                        h.beta2, h.epsilon, h.weightDecay,
+                                        h.lrDecay, h.nesterov);
+  parallax_rt_update_adagrad_f32("emb", 2, &wdd, 2, &sdd, 2, &gdd, h.lr,
+                                 h.momentum, h.beta1, h.beta2, h.epsilon,
+                                 h.weightDecay, h.lrDecay, h.nesterov);
+  setStep(1);
+  // Untouched rows 1 and 3 are unchanged; for Adagrad lazy == dense.
+  EXPECT_EQ(w[2], 3.0f);
+  EXPECT_EQ(w[7], 8.0f);
+  EXPECT_FLOAT_EQ(sum[4], 1.0f); // (0.5 + 0.5)^2
+  EXPECT_FLOAT_EQ(w[4], 5.0f - 0.05f * 1.0f / (1.0f + 1e-10f));
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_FLOAT_EQ(w[i], wDense[i]) << i;
+    EXPECT_FLOAT_EQ(sum[i], sumDense[i]) << i;
+  }
+}
+
+TEST(OptimizersTest, AdamBiasCorrectionAndAdamWDecay) {
+  for (bool decoupled : {false, true}) {
+    std::vector<float> w{1.0f}, m{0.0f}, v{0.0f}, g{0.5f};
+    Memref1D<float> wd(w), md(m), vd(v), gd(g);
+    Hyper h;
+    h.lr = 0.01;
+    h.weightDecay = 0.1;
+    setStep(1);
+    (decoupled ? parallax_rt_update_adamw_f32 : parallax_rt_update_adam_f32)(
+        "w", 1, &wd, 1, &md, 1, &vd, 1, &gd, h.lr, h.momentum, h.beta1,
+        h.beta2, h.epsilon, h.weightDecay, h.lrDecay, h.nesterov);
+    float grad = decoupled ? 0.5f : 0.5f + 0.1f * 1.0f;
+    float w0 = decoupled ? 1.0f * (1.0f - 0.01f * 0.1f) : 1.0f;
+    float mExpect = 0.1f * grad, vExpect = 0.001f * grad * grad;
+    // Step 1: m / (1 - beta1) = grad, sqrt(v / (1 - beta2)) = |grad|.
+    EXPECT_NEAR(m[0], mExpect, 1e-6);
+    EXPECT_NEAR(v[0], vExpect, 1e-8);
+    EXPECT_NEAR(w[0], w0 - 0.01f * grad / (std::fabs(grad) + 1e-8f), 1e-6);
+  }
+}
+
+TEST(OptimizersTest, LazyAdamLeavesRowsWithoutGradientAlone) {
+  // Dense Adam would keep moving row 1 (its m decays but stays non-zero);
+  // the lazy update leaves the row and its state as they are.
+  std::vector<float> w{1, 1}, m{0.5f, 0.5f}, v{0.25f, 0.25f};
+  std::vector<int64_t> ids{0};
+  std::vector<float> rows{0.5f};
+  Memref2D<float> wd(w, 2, 1), md(m, 2, 1), vd(v, 2, 1), rd(rows, 1, 1);
+  Memref1D<int64_t> idd(ids);
+  Hyper h;
+  setStep(2);
+  parallax_rt_update_adam_sparse_f32("emb", 2, &wd, 2, &md, 2, &vd, 1, &idd,
+                                     2, &rd, h.lr, h.momentum, h.beta1,
+                                     h.beta2, h.epsilon, h.weightDecay,
+                                     h.lrDecay, h.nesterov);
+  setStep(1);
+  EXPECT_NE(w[0], 1.0f);
+  EXPECT_EQ(w[1], 1.0f);
+  EXPECT_EQ(m[1], 0.5f);
+  EXPECT_EQ(v[1], 0.25f);
+}
+
+TEST(OptimizersDeathTest, OutOfRangeRowNamesTheVariable) {
+  std::vector<float> w(4, 0.0f), sum(4, 0.0f), rows{1, 1};
+  std::vector<int64_t> ids{5};
+  Memref2D<float> wd(w, 2, 2), sd(sum, 2, 2), rd(rows, 1, 2);
+  Memref1D<int64_t> idd(ids);
+  Hyper h;
+  EXPECT_EXIT(parallax_rt_update_adagrad_sparse_f32(
+                  "emb", 2, &wd, 2, &sd, 1, &idd, 2, &rd, h.lr, h.momentum,
+                  h.beta1, h.beta2, h.epsilon, h.weightDecay, h.lrDecay,
+                  h.nesterov),
+              ::testing::ExitedWithCode(1),
+              "row index 5 is out of range for 'emb', which has 2 rows");
+}
+
+} // namespace
