@@ -35,12 +35,11 @@ struct ApproximateMathPass
     : parallax::impl::ParallaxApproximateMathBase<ApproximateMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) {
-          name.consume_front("math.");
-          return llvm::is_contained(
-              {"exp", "expm1", "log", "log1p", "tanh", "erf"}, name);
-        });
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      name.consume_front("math.");
+      return llvm::is_contained({"exp", "expm1", "log", "log1p", "tanh", "erf"},
+                                name);
+    });
     patterns.add<FmaToIntrinsic>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -34,15 +34,9 @@ struct GenerateInferenceMainPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    auto target = module.lookupSymbol<func::FuncOp>(function);
-    if (!target) {
-      module.emitError() << "no function '" << function << "' to run";
+    func::FuncOp target = findEntryTarget(module, function, "run");
+    if (!target)
       return signalPassFailure();
-    }
-    if (module.lookupSymbol("main")) {
-      module.emitError() << "the module already has a 'main'";
-      return signalPassFailure();
-    }
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     Location loc = target.getLoc();
     auto ptr = LLVM::LLVMPointerType::get(ctx);

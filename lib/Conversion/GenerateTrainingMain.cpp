@@ -30,15 +30,9 @@ struct GenerateTrainingMainPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    auto step = module.lookupSymbol<func::FuncOp>(function);
-    if (!step) {
-      module.emitError() << "no function '" << function << "' to train with";
+    func::FuncOp step = findEntryTarget(module, function, "train with");
+    if (!step)
       return signalPassFailure();
-    }
-    if (module.lookupSymbol("main")) {
-      module.emitError("the module already has a 'main'");
-      return signalPassFailure();
-    }
     auto lossType = step.getNumResults()
                         ? dyn_cast<MemRefType>(step.getResultTypes().front())
                         : MemRefType();
@@ -54,19 +48,20 @@ struct GenerateTrainingMainPass
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
     auto call = [&](StringRef name, TypeRange results, ValueRange args) {
-      declareRuntimeFunction(
-          module, name, builder.getFunctionType(args.getTypes(), results));
+      declareRuntimeFunction(module, name,
+                             builder.getFunctionType(args.getTypes(), results));
       return func::CallOp::create(builder, loc, name, results, args);
     };
 
-    auto main = func::FuncOp::create(builder, loc, "main",
-                                     builder.getFunctionType({i32, ptr}, {i32}));
+    auto main = func::FuncOp::create(
+        builder, loc, "main", builder.getFunctionType({i32, ptr}, {i32}));
     Block *body = main.addEntryBlock();
     builder.setInsertionPointToEnd(body);
     call("parallax_rt_train_init", {}, body->getArguments());
 
     for (auto global : module.getOps<memref::GlobalOp>()) {
-      auto kind = global->getAttrOfType<StringAttr>(ParallaxDialect::getVariableAttrName());
+      auto kind = global->getAttrOfType<StringAttr>(
+          ParallaxDialect::getVariableAttrName());
       if (!kind)
         continue;
       Value buffer = memref::GetGlobalOp::create(builder, loc, global.getType(),
@@ -104,8 +99,8 @@ struct GenerateTrainingMainPass
 
     Value first = call("parallax_rt_begin", {i64}, {}).getResult(0);
     Value last = call("parallax_rt_end_step", {i64}, {}).getResult(0);
-    Value one = arith::ConstantOp::create(builder, loc,
-                                          builder.getI64IntegerAttr(1));
+    Value one =
+        arith::ConstantOp::create(builder, loc, builder.getI64IntegerAttr(1));
     scf::ForOp::create(
         builder, loc, first, last, one, ValueRange{},
         [&](OpBuilder &b, Location nloc, Value index, ValueRange) {
@@ -114,8 +109,8 @@ struct GenerateTrainingMainPass
                                     b.getInsertionPoint());
           call("parallax_rt_load_batch", {}, {index});
           auto result = func::CallOp::create(builder, nloc, step, buffers);
-          Value loss = memref::LoadOp::create(builder, nloc,
-                                              result.getResult(0), ValueRange{});
+          Value loss = memref::LoadOp::create(
+              builder, nloc, result.getResult(0), ValueRange{});
           call("parallax_rt_step_end", {}, {index, loss});
           scf::YieldOp::create(builder, nloc);
         });

@@ -36,6 +36,22 @@ inline StringRef runtimeSuffix(Type type) {
   return "";
 }
 
+/// The function `name` a generated `main` will call, or null after an
+/// error (no such function, or the module already has a `main`).
+inline func::FuncOp findEntryTarget(ModuleOp module, StringRef name,
+                                    StringRef purpose) {
+  auto target = module.lookupSymbol<func::FuncOp>(name);
+  if (!target) {
+    module.emitError() << "no function '" << name << "' to " << purpose;
+    return nullptr;
+  }
+  if (module.lookupSymbol("main")) {
+    module.emitError("the module already has a 'main'");
+    return nullptr;
+  }
+  return target;
+}
+
 /// Declares the runtime function `name` (private, at the top of `module`)
 /// unless the module already has it; returns `name`.
 inline StringRef declareRuntimeFunction(ModuleOp module, StringRef name,
@@ -66,8 +82,8 @@ inline Value runtimeString(OpBuilder &builder, ModuleOp module, Location loc,
   }
   {
     OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
-    auto type = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8),
-                                         text.size() + 1);
+    auto type =
+        LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), text.size() + 1);
     LLVM::GlobalOp::create(top, loc, type, /*isConstant=*/true,
                            LLVM::Linkage::Internal, symbol,
                            top.getStringAttr(contents));

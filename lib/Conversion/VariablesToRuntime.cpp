@@ -45,12 +45,12 @@ Value scatterAddRows(OpBuilder &b, Location loc, RankedTensorType denseType,
                      Value indices, Value values) {
   Type element = denseType.getElementType();
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
-  Value dense = linalg::FillOp::create(
-                    b, loc, zero,
-                    tensor::EmptyOp::create(b, loc, denseType.getShape(),
-                                            element)
-                        .getResult())
-                    .getResult(0);
+  Value dense =
+      linalg::FillOp::create(
+          b, loc, zero,
+          tensor::EmptyOp::create(b, loc, denseType.getShape(), element)
+              .getResult())
+          .getResult(0);
   int64_t rank = denseType.getRank();
   int64_t rows = cast<RankedTensorType>(values.getType()).getDimSize(0);
   Value lower = arith::ConstantIndexOp::create(b, loc, 0);
@@ -71,9 +71,8 @@ Value scatterAddRows(OpBuilder &b, Location loc, RankedTensorType denseType,
         for (int64_t d = 1; d < rank; ++d)
           sizes.push_back(nb.getIndexAttr(denseType.getDimSize(d)));
         Value accumulated = iterArgs.front();
-        Value source = tensor::ExtractSliceOp::create(nb, nloc, values,
-                                                      sourceOffsets, sizes,
-                                                      strides);
+        Value source = tensor::ExtractSliceOp::create(
+            nb, nloc, values, sourceOffsets, sizes, strides);
         Value target = tensor::ExtractSliceOp::create(
             nb, nloc, accumulated, targetOffsets, sizes, strides);
         Value sum = linalg::AddOp::create(nb, nloc, ValueRange{source, target},
@@ -105,9 +104,8 @@ struct ConvertParallaxVariablesPass
           /*constant=*/false, builder.getI64IntegerAttr(64));
       if (variable.getTrainable() || variable.getState())
         global->setAttr(ParallaxDialect::getVariableAttrName(),
-                        builder.getStringAttr(variable.getTrainable()
-                                                  ? "trainable"
-                                                  : "state"));
+                        builder.getStringAttr(
+                            variable.getTrainable() ? "trainable" : "state"));
       variable.erase();
     }
 
@@ -169,8 +167,7 @@ struct ConvertParallaxVariablesPass
   /// parallax_rt_update_<kind>[_sparse]_f32(name, variable, state...,
   /// gradient | indices + rows, lr, momentum, beta1, beta2, epsilon,
   /// weight_decay, lr_decay, nesterov).
-  WalkResult lowerUpdate(OpBuilder &builder, ModuleOp module,
-                         UpdateOp update) {
+  WalkResult lowerUpdate(OpBuilder &builder, ModuleOp module, UpdateOp update) {
     Location loc = update.getLoc();
     OptimizerAttr config = update.getOptimizer();
     auto variableType = cast<MemRefType>(
@@ -181,8 +178,9 @@ struct ConvertParallaxVariablesPass
                                 << variableType.getElementType();
     SmallVector<Value> args{
         runtimeString(builder, module, loc, update.getVariable()),
-        unrankedMemRef(builder, loc,
-                       globalBuffer(builder, loc, module, update.getVariable()))};
+        unrankedMemRef(
+            builder, loc,
+            globalBuffer(builder, loc, module, update.getVariable()))};
     if (ArrayAttr state = update.getStateAttr())
       for (auto symbol : state.getAsRange<FlatSymbolRefAttr>())
         args.push_back(unrankedMemRef(
@@ -205,10 +203,10 @@ struct ConvertParallaxVariablesPass
           config.getLrDecay(), APFloat(config.getNesterov() ? 1.0 : 0.0)})
       args.push_back(arith::ConstantOp::create(
           builder, loc, builder.getF64FloatAttr(value.convertToDouble())));
-    std::string callee = ("parallax_rt_update_" +
-                          stringifyOptimizerKind(config.getKind()) +
-                          (sparse ? "_sparse" : "") + "_f32")
-                             .str();
+    std::string callee =
+        ("parallax_rt_update_" + stringifyOptimizerKind(config.getKind()) +
+         (sparse ? "_sparse" : "") + "_f32")
+            .str();
     declareRuntimeFunction(
         module, callee,
         builder.getFunctionType(ValueRange(args).getTypes(), {}));

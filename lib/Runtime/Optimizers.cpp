@@ -104,10 +104,10 @@ float *contiguous(const char *name, const char *what, int64_t rank,
 Hyper hyper(double lr, double momentum, double beta1, double beta2,
             double epsilon, double weightDecay, double lrDecay,
             double nesterov) {
-  return {static_cast<float>(lr),          static_cast<float>(momentum),
-          static_cast<float>(beta1),       static_cast<float>(beta2),
-          static_cast<float>(epsilon),     static_cast<float>(weightDecay),
-          static_cast<float>(lrDecay),     nesterov != 0.0,
+  return {static_cast<float>(lr),      static_cast<float>(momentum),
+          static_cast<float>(beta1),   static_cast<float>(beta2),
+          static_cast<float>(epsilon), static_cast<float>(weightDecay),
+          static_cast<float>(lrDecay), nesterov != 0.0,
           parallax_rt_current_step()};
 }
 
@@ -145,8 +145,8 @@ void sparseUpdate(Kernel kernel, const char *name, int64_t rankW, void *w,
   for (int64_t first = 0; first < k;) {
     int64_t row = index[order[first]];
     if (row < 0 || row >= rows)
-      die("row index " + std::to_string(row) + " is out of range for '" +
-          name + "', which has " + std::to_string(rows) + " rows");
+      die("row index " + std::to_string(row) + " is out of range for '" + name +
+          "', which has " + std::to_string(rows) + " rows");
     std::memcpy(summed.data(), rowValues + order[first] * width,
                 width * sizeof(float));
     int64_t last = first + 1;
@@ -181,8 +181,8 @@ void parallax_rt_update_sgd_f32(const char *name, int64_t rankW, void *w,
                                 PARALLAX_DENSE_ARGS) {
   denseUpdate(sgdKernel, name, rankW, w, 0, nullptr, rankG, g, PARALLAX_HYPER);
 }
-void parallax_rt_update_sgd_sparse_f32(const char *name, int64_t rankW,
-                                       void *w, PARALLAX_SPARSE_ARGS) {
+void parallax_rt_update_sgd_sparse_f32(const char *name, int64_t rankW, void *w,
+                                       PARALLAX_SPARSE_ARGS) {
   sparseUpdate(sgdKernel, name, rankW, w, 0, nullptr, rankI, ids, rankV, values,
                PARALLAX_HYPER);
 }
@@ -190,34 +190,37 @@ void parallax_rt_update_sgd_sparse_f32(const char *name, int64_t rankW,
 void parallax_rt_update_momentum_f32(const char *name, int64_t rankW, void *w,
                                      int64_t, void *s0, PARALLAX_DENSE_ARGS) {
   void *state[] = {s0};
-  denseUpdate(momentumKernel, name, rankW, w, 1, state, rankG, g, PARALLAX_HYPER);
+  denseUpdate(momentumKernel, name, rankW, w, 1, state, rankG, g,
+              PARALLAX_HYPER);
 }
 void parallax_rt_update_momentum_sparse_f32(const char *name, int64_t rankW,
                                             void *w, int64_t, void *s0,
                                             PARALLAX_SPARSE_ARGS) {
   void *state[] = {s0};
-  sparseUpdate(momentumKernel, name, rankW, w, 1, state, rankI, ids, rankV, values,
-               PARALLAX_HYPER);
+  sparseUpdate(momentumKernel, name, rankW, w, 1, state, rankI, ids, rankV,
+               values, PARALLAX_HYPER);
 }
 
 void parallax_rt_update_adagrad_f32(const char *name, int64_t rankW, void *w,
                                     int64_t, void *s0, PARALLAX_DENSE_ARGS) {
   void *state[] = {s0};
-  denseUpdate(adagradKernel, name, rankW, w, 1, state, rankG, g, PARALLAX_HYPER);
+  denseUpdate(adagradKernel, name, rankW, w, 1, state, rankG, g,
+              PARALLAX_HYPER);
 }
 void parallax_rt_update_adagrad_sparse_f32(const char *name, int64_t rankW,
                                            void *w, int64_t, void *s0,
                                            PARALLAX_SPARSE_ARGS) {
   void *state[] = {s0};
-  sparseUpdate(adagradKernel, name, rankW, w, 1, state, rankI, ids, rankV, values,
-               PARALLAX_HYPER);
+  sparseUpdate(adagradKernel, name, rankW, w, 1, state, rankI, ids, rankV,
+               values, PARALLAX_HYPER);
 }
 
 void parallax_rt_update_adam_f32(const char *name, int64_t rankW, void *w,
                                  int64_t, void *s0, int64_t, void *s1,
                                  PARALLAX_DENSE_ARGS) {
   void *state[] = {s0, s1};
-  denseUpdate(adamKernel<false>, name, rankW, w, 2, state, rankG, g, PARALLAX_HYPER);
+  denseUpdate(adamKernel<false>, name, rankW, w, 2, state, rankG, g,
+              PARALLAX_HYPER);
 }
 void parallax_rt_update_adam_sparse_f32(const char *name, int64_t rankW,
                                         void *w, int64_t, void *s0, int64_t,
@@ -231,7 +234,8 @@ void parallax_rt_update_adamw_f32(const char *name, int64_t rankW, void *w,
                                   int64_t, void *s0, int64_t, void *s1,
                                   PARALLAX_DENSE_ARGS) {
   void *state[] = {s0, s1};
-  denseUpdate(adamKernel<true>, name, rankW, w, 2, state, rankG, g, PARALLAX_HYPER);
+  denseUpdate(adamKernel<true>, name, rankW, w, 2, state, rankG, g,
+              PARALLAX_HYPER);
 }
 void parallax_rt_update_adamw_sparse_f32(const char *name, int64_t rankW,
                                          void *w, int64_t, void *s0, int64_t,

@@ -134,14 +134,7 @@ static void writeOutput(const char *name, const char *dtype, int64_t rank,
       const char *name, int64_t rank, void *desc) {                            \
     writeOutput(name, dtype, rank, desc);                                      \
   }
-PARALLAX_RT_IO(f32, "<f4")
-PARALLAX_RT_IO(f64, "<f8")
-PARALLAX_RT_IO(i64, "<i8")
-PARALLAX_RT_IO(i32, "<i4")
-PARALLAX_RT_IO(i1, "|b1")
-PARALLAX_RT_IO(f16, "<f2")
-PARALLAX_RT_IO(i16, "<i2")
-PARALLAX_RT_IO(i8, "|i1")
+PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_IO)
 #undef PARALLAX_RT_IO
 
 extern "C" void parallax_rt_report_time(const char *what, double start,

@@ -16,8 +16,8 @@
 #include "Support.h"
 
 #include <cerrno>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -105,7 +105,8 @@ void saveCheckpoint(const std::string &dir, int64_t step) {
   manifest << "{\"step\": " << step << ", \"variables\": [";
   bool first = true;
   for (const Variable &v : variables) {
-    NpyArray array{v.dtype, v.shape, std::vector<char>(v.data, v.data + v.bytes)};
+    NpyArray array{v.dtype, v.shape,
+                   std::vector<char>(v.data, v.data + v.bytes)};
     std::string error;
     if (!writeNpy(checkpointPath(staging, v.name), array, error))
       die(error);
@@ -171,8 +172,8 @@ void restoreCheckpoint(const std::string &dir) {
                      : ")"));
     if (arrays[i].dtype != v.dtype || arrays[i].shape != v.shape)
       die("'" + path + "' holds " + dtypeName(arrays[i].dtype) + " of shape " +
-          shapeString(arrays[i].shape) + ", variable '" + v.name +
-          "' is " + dtypeName(v.dtype) + " of shape " + shapeString(v.shape));
+          shapeString(arrays[i].shape) + ", variable '" + v.name + "' is " +
+          dtypeName(v.dtype) + " of shape " + shapeString(v.shape));
   }
   for (size_t i = 0; i < variables.size(); ++i)
     if (!arrays[i].data.empty())
@@ -243,9 +244,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
     usage("--save-every needs --save");
 }
 
-extern "C" void parallax_rt_register_variable(const char *name,
-                                              int32_t isState, int64_t rank,
-                                              void *descriptor) {
+extern "C" void parallax_rt_register_variable(const char *name, int32_t isState,
+                                              int64_t rank, void *descriptor) {
   Variable v;
   static_cast<Buffer &>(v) = view(name, "<f4", rank, descriptor);
   v.isState = isState != 0;
@@ -267,14 +267,7 @@ static void registerInput(const char *name, const char *dtype, int64_t rank,
       const char *name, int64_t rank, void *descriptor) {                      \
     registerInput(name, dtype, rank, descriptor);                              \
   }
-PARALLAX_RT_REGISTER_INPUT(f32, "<f4")
-PARALLAX_RT_REGISTER_INPUT(f64, "<f8")
-PARALLAX_RT_REGISTER_INPUT(i64, "<i8")
-PARALLAX_RT_REGISTER_INPUT(i32, "<i4")
-PARALLAX_RT_REGISTER_INPUT(i1, "|b1")
-PARALLAX_RT_REGISTER_INPUT(f16, "<f2")
-PARALLAX_RT_REGISTER_INPUT(i16, "<i2")
-PARALLAX_RT_REGISTER_INPUT(i8, "|i1")
+PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_REGISTER_INPUT)
 #undef PARALLAX_RT_REGISTER_INPUT
 
 extern "C" int64_t parallax_rt_begin() {
@@ -296,9 +289,9 @@ extern "C" int64_t parallax_rt_begin() {
                                      input.file.shape.end());
     if (input.file.dtype != input.dtype || input.file.shape.empty() ||
         fileExample != perExample)
-      die("'" + path + "' holds " + dtypeName(input.file.dtype) +
-          " of shape " + shapeString(input.file.shape) + ", graph input '" +
-          input.name + "' must be " + expected);
+      die("'" + path + "' holds " + dtypeName(input.file.dtype) + " of shape " +
+          shapeString(input.file.shape) + ", graph input '" + input.name +
+          "' must be " + expected);
     batch = input.shape.front();
     input.exampleBytes = input.bytes / batch;
     int64_t count = input.file.shape.front();
@@ -357,8 +350,8 @@ extern "C" void parallax_rt_step_end(int64_t step, float loss) {
   int64_t done = step + 1;
   if (done % options.logEvery == 0 || done == endStep)
     std::fprintf(stderr, "step %lld/%lld  loss %.6g  %.1f examples/s\n",
-                 static_cast<long long>(done),
-                 static_cast<long long>(endStep), loss, rate);
+                 static_cast<long long>(done), static_cast<long long>(endStep),
+                 loss, rate);
   if (!std::isfinite(loss))
     die("the loss is " + std::string(std::isnan(loss) ? "NaN" : "infinite") +
         " at step " + std::to_string(step) +

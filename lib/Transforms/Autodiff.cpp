@@ -51,8 +51,8 @@ struct Accumulator {
           b, loc, ValueRange{lhs.getIndices(), rhs.getIndices()}, 0);
       Value rows = ConcatOp::create(
           b, loc, ValueRange{lhs.getValues(), rhs.getValues()}, 0);
-      auto type = RowSparseType::get(sparseSum.getDenseType(),
-                                     sparseSum.getRows() + sparseGrad.getRows());
+      auto type = RowSparseType::get(
+          sparseSum.getDenseType(), sparseSum.getRows() + sparseGrad.getRows());
       return RowSparsePackOp::create(b, loc, type, ids, rows);
     }
     return AddOp::create(b, loc, densify(loc, sum), densify(loc, grad));
@@ -216,8 +216,7 @@ struct AutodiffPass : parallax::impl::ParallaxAutodiffBase<AutodiffPass> {
         continue;
       }
       auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i]);
-      if (type && type.getRank() == 0 &&
-          isa<FloatType>(type.getElementType()))
+      if (type && type.getRank() == 0 && isa<FloatType>(type.getElementType()))
         candidates.push_back(i);
     }
     auto names = [&](ArrayRef<unsigned> indices) {
@@ -241,8 +240,8 @@ struct AutodiffPass : parallax::impl::ParallaxAutodiffBase<AutodiffPass> {
                        << names(candidates) << "): choose one with --loss";
       return failure();
     }
-    auto type = dyn_cast<RankedTensorType>(
-        func.getResultTypes()[candidates.front()]);
+    auto type =
+        dyn_cast<RankedTensorType>(func.getResultTypes()[candidates.front()]);
     if (!type || type.getRank() != 0 ||
         !isa<FloatType>(type.getElementType())) {
       func.emitError() << "the loss '" << loss << "' must be a scalar float, "

@@ -32,10 +32,10 @@ struct OptimizerPass : parallax::impl::ParallaxOptimizerBase<OptimizerPass> {
                          << "': expected sgd, momentum, adagrad, adam or adamw";
       return signalPassFailure();
     }
-    double eps = epsilon >= 0.0 ? epsilon
+    double eps = epsilon >= 0.0                    ? epsilon
                  : *kind == OptimizerKind::Adagrad ? 1e-10
                                                    : 1e-8;
-    double decay = weightDecay >= 0.0 ? weightDecay
+    double decay = weightDecay >= 0.0              ? weightDecay
                    : *kind == OptimizerKind::AdamW ? 0.01
                                                    : 0.0;
     auto diagnose = [&] { return module.emitError("invalid optimizer: "); };
@@ -64,10 +64,9 @@ struct OptimizerPass : parallax::impl::ParallaxOptimizerBase<OptimizerPass> {
         state[i] = *symbol;
       }
       OpBuilder builder(apply);
-      UpdateOp::create(builder, apply.getLoc(), apply.getVariableAttr(),
-                       apply.getGradient(), config,
-                       state.empty() ? ArrayAttr()
-                                     : builder.getArrayAttr(state));
+      UpdateOp::create(
+          builder, apply.getLoc(), apply.getVariableAttr(), apply.getGradient(),
+          config, state.empty() ? ArrayAttr() : builder.getArrayAttr(state));
       apply.erase();
     }
   }

@@ -18,9 +18,9 @@
 
 // Declared by generated code only; the test declares what it calls.
 extern "C" {
-void parallax_rt_update_sgd_f32(const char *, int64_t, void *, int64_t,
-                                void *, double, double, double, double,
-                                double, double, double, double);
+void parallax_rt_update_sgd_f32(const char *, int64_t, void *, int64_t, void *,
+                                double, double, double, double, double, double,
+                                double, double);
 void parallax_rt_update_momentum_f32(const char *, int64_t, void *, int64_t,
                                      void *, int64_t, void *, double, double,
                                      double, double, double, double, double,
@@ -34,40 +34,38 @@ void parallax_rt_update_adagrad_f32(const char *, int64_t, void *, int64_t,
                                     void *, int64_t, void *, double, double,
                                     double, double, double, double, double,
                                     double);
-void parallax_rt_update_adam_f32(const char *, int64_t, void *, int64_t,
-                                 void *, int64_t, void *, int64_t, void *,
-                                 double, double, double, double, double,
-                                 double, double, double);
+void parallax_rt_update_adam_f32(const char *, int64_t, void *, int64_t, void *,
+                                 int64_t, void *, int64_t, void *, double,
+                                 double, double, double, double, double, double,
+                                 double);
 void parallax_rt_update_adamw_f32(const char *, int64_t, void *, int64_t,
                                   void *, int64_t, void *, int64_t, void *,
                                   double, double, double, double, double,
                                   double, double, double);
-void parallax_rt_update_adam_sparse_f32(const char *, int64_t, void *,
-                                        int64_t, void *, int64_t, void *,
-                                        int64_t, void *, int64_t, void *,
-                                        double, double, double, double,
-                                        double, double, double, double);
+void parallax_rt_update_adam_sparse_f32(const char *, int64_t, void *, int64_t,
+                                        void *, int64_t, void *, int64_t,
+                                        void *, int64_t, void *, double, double,
+                                        double, double, double, double, double,
+                                        double);
 }
 
 namespace {
 
 /// A rank-2 strided memref descriptor over a vector, as MLIR lays it out.
-template <typename T>
-struct Memref2D {
+template <typename T> struct Memref2D {
   T *allocated, *aligned;
   int64_t offset, sizes[2], strides[2];
   Memref2D(std::vector<T> &data, int64_t rows, int64_t cols)
-      : allocated(data.data()), aligned(data.data()), offset(0),
-        sizes{rows, cols}, strides{cols, 1} {}
+      : allocated(data.data()), aligned(data.data()),
+        offset(0), sizes{rows, cols}, strides{cols, 1} {}
 };
 
-template <typename T>
-struct Memref1D {
+template <typename T> struct Memref1D {
   T *allocated, *aligned;
   int64_t offset, sizes[1], strides[1];
   explicit Memref1D(std::vector<T> &data)
-      : allocated(data.data()), aligned(data.data()), offset(0),
-        sizes{static_cast<int64_t>(data.size())}, strides{1} {}
+      : allocated(data.data()), aligned(data.data()),
+        offset(0), sizes{static_cast<int64_t>(data.size())}, strides{1} {}
 };
 
 // lr, momentum, beta1, beta2, epsilon, weight_decay, lr_decay, nesterov.
@@ -124,10 +122,9 @@ TEST(OptimizersTest, SparseAdagradSumsRepeatedRowsAndMatchesDense) {
   h.epsilon = 1e-10;
   h.lrDecay = 0.5;
   setStep(3); // clr = lr / (1 + 2 * lr_decay)
-  parallax_rt_update_adagrad_sparse_f32("emb", 2, &wd, 2, &sd, 1, &idd, 2,
-                                        &rd, h.lr, h.momentum, h.beta1,
-                                        h.beta2, h.epsilon, h.weightDecay,
-                                        h.lrDecay, h.nesterov);
+  parallax_rt_update_adagrad_sparse_f32(
+      "emb", 2, &wd, 2, &sd, 1, &idd, 2, &rd, h.lr, h.momentum, h.beta1,
+      h.beta2, h.epsilon, h.weightDecay, h.lrDecay, h.nesterov);
   parallax_rt_update_adagrad_f32("emb", 2, &wdd, 2, &sdd, 2, &gdd, h.lr,
                                  h.momentum, h.beta1, h.beta2, h.epsilon,
                                  h.weightDecay, h.lrDecay, h.nesterov);
@@ -152,8 +149,8 @@ TEST(OptimizersTest, AdamBiasCorrectionAndAdamWDecay) {
     h.weightDecay = 0.1;
     setStep(1);
     (decoupled ? parallax_rt_update_adamw_f32 : parallax_rt_update_adam_f32)(
-        "w", 1, &wd, 1, &md, 1, &vd, 1, &gd, h.lr, h.momentum, h.beta1,
-        h.beta2, h.epsilon, h.weightDecay, h.lrDecay, h.nesterov);
+        "w", 1, &wd, 1, &md, 1, &vd, 1, &gd, h.lr, h.momentum, h.beta1, h.beta2,
+        h.epsilon, h.weightDecay, h.lrDecay, h.nesterov);
     float grad = decoupled ? 0.5f : 0.5f + 0.1f * 1.0f;
     float w0 = decoupled ? 1.0f * (1.0f - 0.01f * 0.1f) : 1.0f;
     float mExpect = 0.1f * grad, vExpect = 0.001f * grad * grad;
@@ -174,10 +171,9 @@ TEST(OptimizersTest, LazyAdamLeavesRowsWithoutGradientAlone) {
   Memref1D<int64_t> idd(ids);
   Hyper h;
   setStep(2);
-  parallax_rt_update_adam_sparse_f32("emb", 2, &wd, 2, &md, 2, &vd, 1, &idd,
-                                     2, &rd, h.lr, h.momentum, h.beta1,
-                                     h.beta2, h.epsilon, h.weightDecay,
-                                     h.lrDecay, h.nesterov);
+  parallax_rt_update_adam_sparse_f32(
+      "emb", 2, &wd, 2, &md, 2, &vd, 1, &idd, 2, &rd, h.lr, h.momentum, h.beta1,
+      h.beta2, h.epsilon, h.weightDecay, h.lrDecay, h.nesterov);
   setStep(1);
   EXPECT_NE(w[0], 1.0f);
   EXPECT_EQ(w[1], 1.0f);

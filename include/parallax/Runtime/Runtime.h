@@ -29,19 +29,23 @@ void parallax_rt_init(int32_t argc, char **argv);
 /// temporary file renamed into place). T is f32, f64, f16, i64, i32, i16,
 /// i8 or i1 (numpy float32, float64, float16, int64, int32, int16, int8,
 /// bool).
-#define PARALLAX_RT_IO_DECL(suffix)                                           \
+/// The element types of .npy I/O: X(suffix, numpy dtype descr).
+#define PARALLAX_RT_FOR_EACH_DTYPE(X)                                         \
+  X(f32, "<f4")                                                                \
+  X(f64, "<f8")                                                                \
+  X(i64, "<i8")                                                                \
+  X(i32, "<i4")                                                                \
+  X(i1, "|b1")                                                                 \
+  X(f16, "<f2")                                                                \
+  X(i16, "<i2")                                                                \
+  X(i8, "|i1")
+
+#define PARALLAX_RT_IO_DECL(suffix, dtype)                                           \
   void parallax_rt_read_input_##suffix(const char *name, int64_t rank,       \
                                        void *descriptor);                     \
   void parallax_rt_write_output_##suffix(const char *name, int64_t rank,     \
                                          void *descriptor);
-PARALLAX_RT_IO_DECL(f32)
-PARALLAX_RT_IO_DECL(f64)
-PARALLAX_RT_IO_DECL(i64)
-PARALLAX_RT_IO_DECL(i32)
-PARALLAX_RT_IO_DECL(i1)
-PARALLAX_RT_IO_DECL(f16)
-PARALLAX_RT_IO_DECL(i16)
-PARALLAX_RT_IO_DECL(i8)
+PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_IO_DECL)
 #undef PARALLAX_RT_IO_DECL
 
 /// C += A @ B for f32 memrefs of rank 2, or rank 3 (a batch), whose last
@@ -68,17 +72,10 @@ void parallax_rt_register_variable(const char *name, int32_t isState,
 /// input `name`: each step fills it with the step's examples from
 /// `DIR/<name>.npy`. The buffer's leading dimension is the batch. T as for
 /// parallax_rt_read_input_T.
-#define PARALLAX_RT_REGISTER_DECL(suffix)                                     \
+#define PARALLAX_RT_REGISTER_DECL(suffix, dtype)                                     \
   void parallax_rt_register_input_##suffix(const char *name, int64_t rank,   \
                                            void *descriptor);
-PARALLAX_RT_REGISTER_DECL(f32)
-PARALLAX_RT_REGISTER_DECL(f64)
-PARALLAX_RT_REGISTER_DECL(i64)
-PARALLAX_RT_REGISTER_DECL(i32)
-PARALLAX_RT_REGISTER_DECL(i1)
-PARALLAX_RT_REGISTER_DECL(f16)
-PARALLAX_RT_REGISTER_DECL(i16)
-PARALLAX_RT_REGISTER_DECL(i8)
+PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_REGISTER_DECL)
 #undef PARALLAX_RT_REGISTER_DECL
 
 /// Checks the data (dtypes, shapes, enough examples for the steps),

@@ -32,7 +32,8 @@ struct Arith {
   Value pow(Value a, Value b) { return createInferred<PowOp>(ctx, a, b); }
   /// where(T > 0, ifPositive, otherwise): ONNX's "first step" rule.
   Value ifStarted(Value t, Value ifPositive, Value otherwise) {
-    Value zero = scalar(ctx, cast<RankedTensorType>(t.getType()).getElementType(), 0);
+    Value zero =
+        scalar(ctx, cast<RankedTensorType>(t.getType()).getElementType(), 0);
     Value started = createInferred<GreaterOp>(ctx, t, zero);
     return createInferred<WhereOp>(ctx, started, ifPositive, otherwise);
   }
@@ -103,9 +104,8 @@ LogicalResult convertMomentum(NodeContext &ctx) {
           v = ctx.input(2 + 2 * *n + i);
     Value regularized = a.add(a.mul(a.c(norm), x), g);
     Value vNew = a.add(a.mul(a.c(alpha), v), a.mul(betaAdjusted, regularized));
-    Value step = mode == "standard"
-                     ? vNew
-                     : a.add(regularized, a.mul(a.c(alpha), vNew));
+    Value step =
+        mode == "standard" ? vNew : a.add(regularized, a.mul(a.c(alpha), vNew));
     setIfPresent(ctx, i, a.sub(x, a.mul(r, step)));
     setIfPresent(ctx, *n + i, vNew);
   }
@@ -126,15 +126,16 @@ LogicalResult convertAdam(NodeContext &ctx) {
   Value r = castTo(ctx, ctx.input(0), element);
   Value t = castTo(ctx, ctx.input(1), element);
   // R * sqrt(1 - beta^T) / (1 - alpha^T) once T > 0.
-  Value corrected = a.div(
-      a.mul(r, a.sqrt(a.sub(a.c(1.0), a.pow(a.c(beta), t)))),
-      a.sub(a.c(1.0), a.pow(a.c(alpha), t)));
+  Value corrected =
+      a.div(a.mul(r, a.sqrt(a.sub(a.c(1.0), a.pow(a.c(beta), t)))),
+            a.sub(a.c(1.0), a.pow(a.c(alpha), t)));
   Value rAdjusted = a.ifStarted(ctx.input(1), corrected, r);
   for (unsigned i = 0; i < *n; ++i) {
     Value x = ctx.input(2 + i), g = ctx.input(2 + *n + i),
           v = ctx.input(2 + 2 * *n + i), h = ctx.input(2 + 3 * *n + i);
     Value regularized = a.add(a.mul(a.c(norm), x), g);
-    Value vNew = a.add(a.mul(a.c(alpha), v), a.mul(a.c(1.0 - alpha), regularized));
+    Value vNew =
+        a.add(a.mul(a.c(alpha), v), a.mul(a.c(1.0 - alpha), regularized));
     Value hNew = a.add(a.mul(a.c(beta), h),
                        a.mul(a.c(1.0 - beta), a.mul(regularized, regularized)));
     Value denominator = a.add(a.sqrt(hNew), a.c(epsilon));

@@ -39,16 +39,9 @@ struct GradBuilder {
   Value scalar(Value like, double value) {
     Type element = tensorType(like).getElementType();
     auto type = RankedTensorType::get({}, element);
-    auto attr = DenseElementsAttr::get(
-        type, b.getFloatAttr(element, value).getValue());
+    auto attr =
+        DenseElementsAttr::get(type, b.getFloatAttr(element, value).getValue());
     return arith::ConstantOp::create(b, loc, attr);
-  }
-  Value zerosLike(Value like) {
-    auto type = tensorType(like);
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(
-                    type, b.getFloatAttr(type.getElementType(), 0.0)
-                              .getValue()));
   }
   Value reshape(Value value, ArrayRef<int64_t> shape) {
     auto type = tensorType(value);
@@ -117,7 +110,8 @@ struct GradBuilder {
     if (crop)
       x = slice(x, offsets, sizes, Shape(type.getRank(), 1));
     if (pad)
-      x = PadOp::create(b, loc, PadMode::Constant, x, padLow, padHigh, APFloat(0.0));
+      x = PadOp::create(b, loc, PadMode::Constant, x, padLow, padHigh,
+                        APFloat(0.0));
     return x;
   }
 
@@ -181,13 +175,14 @@ LogicalResult rule(OpT op, OpBuilder &builder, ValueRange resultGradients,
 #define UNARY_RULE(OP, BODY)                                                   \
   LogicalResult OP::buildGradients(OpBuilder &builder, ValueRange grads,       \
                                    SmallVectorImpl<Value> &out) {              \
-    return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {    \
-      Value x = getInput(), y = getResult();                                   \
-      (void)x;                                                                 \
-      (void)y;                                                                 \
-      out.push_back(BODY);                                                     \
-      return success();                                                        \
-    });                                                                        \
+    return rule(*this, builder, grads, out,                                    \
+                [&](GradBuilder &g, Value dy) -> LogicalResult {               \
+                  Value x = getInput(), y = getResult();                       \
+                  (void)x;                                                     \
+                  (void)y;                                                     \
+                  out.push_back(BODY);                                         \
+                  return success();                                            \
+                });                                                            \
   }
 
 UNARY_RULE(NegOp, g.neg(dy))
@@ -212,31 +207,37 @@ UNARY_RULE(CosOp, g.neg(g.mul(dy, SinOp::create(g.b, g.loc, x))))
 
 LogicalResult CastOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                      SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    auto inputType = tensorType(getInput());
-    out.push_back(isa<FloatType>(inputType.getElementType())
-                      ? Value(CastOp::create(g.b, g.loc, inputType, dy))
-                      : Value());
-    return success();
-  });
+  return rule(*this, builder, grads, out,
+              [&](GradBuilder &g, Value dy) -> LogicalResult {
+                auto inputType = tensorType(getInput());
+                out.push_back(
+                    isa<FloatType>(inputType.getElementType())
+                        ? Value(CastOp::create(g.b, g.loc, inputType, dy))
+                        : Value());
+                return success();
+              });
 }
 
 LogicalResult ClipOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                      SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    // Passes where min <= x <= max, as torch.clamp does.
-    Value x = getInput(), inside;
-    auto both = [&](Value condition) {
-      inside = inside ? Value(AndOp::create(g.b, g.loc, inside, condition))
-                      : condition;
-    };
-    if (auto min = getMin())
-      both(GreaterEqualOp::create(g.b, g.loc, x, g.scalar(x, min->convertToDouble())));
-    if (auto max = getMax())
-      both(LessEqualOp::create(g.b, g.loc, x, g.scalar(x, max->convertToDouble())));
-    out.push_back(inside ? g.select(inside, dy) : dy);
-    return success();
-  });
+  return rule(
+      *this, builder, grads, out,
+      [&](GradBuilder &g, Value dy) -> LogicalResult {
+        // Passes where min <= x <= max, as torch.clamp does.
+        Value x = getInput(), inside;
+        auto both = [&](Value condition) {
+          inside = inside ? Value(AndOp::create(g.b, g.loc, inside, condition))
+                          : condition;
+        };
+        if (auto min = getMin())
+          both(GreaterEqualOp::create(g.b, g.loc, x,
+                                      g.scalar(x, min->convertToDouble())));
+        if (auto max = getMax())
+          both(LessEqualOp::create(g.b, g.loc, x,
+                                   g.scalar(x, max->convertToDouble())));
+        out.push_back(inside ? g.select(inside, dy) : dy);
+        return success();
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -244,11 +245,12 @@ LogicalResult ClipOp::buildGradients(OpBuilder &builder, ValueRange grads,
 //===----------------------------------------------------------------------===//
 
 /// Pushes the unbroadcast gradients for lhs and rhs (either may be null).
-static LogicalResult binaryRule(Operation *op, OpBuilder &builder, Value dy,
-                                SmallVectorImpl<Value> &out,
-                                function_ref<std::pair<Value, Value>(
-                                    GradBuilder &, Value, Value, Value, Value)>
-                                    fn) {
+static LogicalResult
+binaryRule(Operation *op, OpBuilder &builder, Value dy,
+           SmallVectorImpl<Value> &out,
+           function_ref<std::pair<Value, Value>(GradBuilder &, Value, Value,
+                                                Value, Value)>
+               fn) {
   GradBuilder g{builder, op->getLoc()};
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
   auto [dl, dr] = fn(g, lhs, rhs, op->getResult(0), dy);
@@ -261,8 +263,8 @@ static LogicalResult binaryRule(Operation *op, OpBuilder &builder, Value dy,
   LogicalResult OP::buildGradients(OpBuilder &builder, ValueRange grads,       \
                                    SmallVectorImpl<Value> &out) {              \
     return binaryRule(*this, builder, grads.front(), out,                      \
-                      [](GradBuilder &g, Value l, Value r, Value y, Value dy)  \
-                          -> std::pair<Value, Value> {                         \
+                      [](GradBuilder &g, Value l, Value r, Value y,            \
+                         Value dy) -> std::pair<Value, Value> {                \
                         (void)l;                                               \
                         (void)r;                                               \
                         (void)y;                                               \
@@ -288,17 +290,18 @@ BINARY_RULE(MinOp, g.select(LessEqualOp::create(g.b, g.loc, l, r), dy),
 
 LogicalResult WhereOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                       SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    Value zero = g.scalar(dy, 0.0);
-    out.push_back(Value());
-    out.push_back(g.unbroadcast(
-        WhereOp::create(g.b, g.loc, getCondition(), dy, zero),
-        tensorType(getTrueValue())));
-    out.push_back(g.unbroadcast(
-        WhereOp::create(g.b, g.loc, getCondition(), zero, dy),
-        tensorType(getFalseValue())));
-    return success();
-  });
+  return rule(*this, builder, grads, out,
+              [&](GradBuilder &g, Value dy) -> LogicalResult {
+                Value zero = g.scalar(dy, 0.0);
+                out.push_back(Value());
+                out.push_back(g.unbroadcast(
+                    WhereOp::create(g.b, g.loc, getCondition(), dy, zero),
+                    tensorType(getTrueValue())));
+                out.push_back(g.unbroadcast(
+                    WhereOp::create(g.b, g.loc, getCondition(), zero, dy),
+                    tensorType(getFalseValue())));
+                return success();
+              });
 }
 
 //===----------------------------------------------------------------------===//
@@ -307,57 +310,63 @@ LogicalResult WhereOp::buildGradients(OpBuilder &builder, ValueRange grads,
 
 LogicalResult MatMulOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    // Promote 1-D operands to matrices as numpy does, and dy with them.
-    Value a = getLhs(), b = getRhs();
-    auto aType = tensorType(a), bType = tensorType(b);
-    Shape dyShape(tensorType(dy).getShape());
-    if (aType.getRank() == 1) {
-      a = g.reshape(a, {1, aType.getDimSize(0)});
-      dyShape.insert(dyShape.end() - (bType.getRank() == 1 ? 0 : 1), 1);
-    }
-    if (bType.getRank() == 1) {
-      b = g.reshape(b, {bType.getDimSize(0), 1});
-      dyShape.push_back(1);
-    }
-    dy = g.reshape(dy, dyShape);
-    Value bT = g.transpose(b, swapLastTwo(tensorType(b).getRank()));
-    Value aT = g.transpose(a, swapLastTwo(tensorType(a).getRank()));
-    Value da = MatMulOp::create(g.b, g.loc, dy, bT);
-    Value db = MatMulOp::create(g.b, g.loc, aT, dy);
-    // Sum over broadcast batch dimensions, then drop the promoted ones.
-    da = g.unbroadcast(da, tensorType(a));
-    db = g.unbroadcast(db, tensorType(b));
-    out.push_back(g.reshape(da, aType.getShape()));
-    out.push_back(g.reshape(db, bType.getShape()));
-    return success();
-  });
+  return rule(*this, builder, grads, out,
+              [&](GradBuilder &g, Value dy) -> LogicalResult {
+                // Promote 1-D operands to matrices as numpy does, and dy with
+                // them.
+                Value a = getLhs(), b = getRhs();
+                auto aType = tensorType(a), bType = tensorType(b);
+                Shape dyShape(tensorType(dy).getShape());
+                if (aType.getRank() == 1) {
+                  a = g.reshape(a, {1, aType.getDimSize(0)});
+                  dyShape.insert(dyShape.end() - (bType.getRank() == 1 ? 0 : 1),
+                                 1);
+                }
+                if (bType.getRank() == 1) {
+                  b = g.reshape(b, {bType.getDimSize(0), 1});
+                  dyShape.push_back(1);
+                }
+                dy = g.reshape(dy, dyShape);
+                Value bT = g.transpose(b, swapLastTwo(tensorType(b).getRank()));
+                Value aT = g.transpose(a, swapLastTwo(tensorType(a).getRank()));
+                Value da = MatMulOp::create(g.b, g.loc, dy, bT);
+                Value db = MatMulOp::create(g.b, g.loc, aT, dy);
+                // Sum over broadcast batch dimensions, then drop the promoted
+                // ones.
+                da = g.unbroadcast(da, tensorType(a));
+                db = g.unbroadcast(db, tensorType(b));
+                out.push_back(g.reshape(da, aType.getShape()));
+                out.push_back(g.reshape(db, bType.getShape()));
+                return success();
+              });
 }
 
 LogicalResult GemmOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                      SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    bool ta = getTransA(), tb = getTransB();
-    FloatAttr alpha = getAlphaAttr();
-    FloatAttr one = g.b.getF32FloatAttr(1.0);
-    auto gemm = [&](Value x, Value y, bool transX, bool transY) -> Value {
-      return GemmOp::create(g.b, g.loc, x, y, Value(),
-                            transX ? g.b.getUnitAttr() : UnitAttr(),
-                            transY ? g.b.getUnitAttr() : UnitAttr(), alpha,
-                            one);
-    };
-    Value a = getA(), b = getB();
-    // dop(A) = alpha dy op(B)^T, dop(B) = alpha op(A)^T dy.
-    out.push_back(ta ? gemm(b, dy, tb, true) : gemm(dy, b, false, !tb));
-    out.push_back(tb ? gemm(dy, a, true, ta) : gemm(a, dy, !ta, false));
-    if (Value c = getC()) {
-      Value dc = dy;
-      if (getBeta().convertToDouble() != 1.0)
-        dc = g.mul(dy, g.scalar(dy, getBeta().convertToDouble()));
-      out.push_back(g.unbroadcast(dc, tensorType(c)));
-    }
-    return success();
-  });
+  return rule(
+      *this, builder, grads, out,
+      [&](GradBuilder &g, Value dy) -> LogicalResult {
+        bool ta = getTransA(), tb = getTransB();
+        FloatAttr alpha = getAlphaAttr();
+        FloatAttr one = g.b.getF32FloatAttr(1.0);
+        auto gemm = [&](Value x, Value y, bool transX, bool transY) -> Value {
+          return GemmOp::create(g.b, g.loc, x, y, Value(),
+                                transX ? g.b.getUnitAttr() : UnitAttr(),
+                                transY ? g.b.getUnitAttr() : UnitAttr(), alpha,
+                                one);
+        };
+        Value a = getA(), b = getB();
+        // dop(A) = alpha dy op(B)^T, dop(B) = alpha op(A)^T dy.
+        out.push_back(ta ? gemm(b, dy, tb, true) : gemm(dy, b, false, !tb));
+        out.push_back(tb ? gemm(dy, a, true, ta) : gemm(a, dy, !ta, false));
+        if (Value c = getC()) {
+          Value dc = dy;
+          if (getBeta().convertToDouble() != 1.0)
+            dc = g.mul(dy, g.scalar(dy, getBeta().convertToDouble()));
+          out.push_back(g.unbroadcast(dc, tensorType(c)));
+        }
+        return success();
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -366,158 +375,170 @@ LogicalResult GemmOp::buildGradients(OpBuilder &builder, ValueRange grads,
 
 LogicalResult GatherOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    auto dataType = tensorType(getData());
-    auto indicesType = tensorType(getIndices());
-    int64_t axis = getAxis(), rank = dataType.getRank();
-    int64_t k = indicesType.getNumElements();
-    int64_t idxRank = indicesType.getRank();
-    // Move the gathered dimensions to the front: dy becomes one row per
-    // index of the data with `axis` moved first.
-    Shape permutation;
-    for (int64_t d = 0; d < idxRank; ++d)
-      permutation.push_back(axis + d);
-    for (int64_t d = 0; d < axis; ++d)
-      permutation.push_back(d);
-    for (int64_t d = axis + idxRank; d < tensorType(dy).getRank(); ++d)
-      permutation.push_back(d);
-    Shape rowsFirst(1, dataType.getDimSize(axis));
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != axis)
-        rowsFirst.push_back(dataType.getDimSize(d));
-    Value rows = dy;
-    if (axis != 0)
-      rows = g.transpose(dy, permutation);
-    Shape rowShape(rowsFirst);
-    rowShape.front() = k;
-    rows = g.reshape(rows, rowShape);
-    Value ids = g.reshape(getIndices(), {k});
-    if (!indicesType.getElementType().isInteger(64))
-      ids = CastOp::create(g.b, g.loc,
-                           RankedTensorType::get({k}, g.b.getI64Type()), ids);
-    auto sparseType = RowSparseType::get(
-        RankedTensorType::get(rowsFirst, dataType.getElementType()), k);
-    Value sparse = RowSparsePackOp::create(g.b, g.loc, sparseType, ids, rows);
-    if (axis != 0) {
-      // Rows of a non-leading axis: densify and move the axis back.
-      Shape back;
-      for (int64_t d = 1; d <= axis; ++d)
-        back.push_back(d);
-      back.push_back(0);
-      for (int64_t d = axis + 1; d < rank; ++d)
-        back.push_back(d);
-      sparse = g.transpose(RowSparseToDenseOp::create(g.b, g.loc, sparse),
-                           back);
-    }
-    out.push_back(sparse);
-    return success();
-  });
+  return rule(
+      *this, builder, grads, out,
+      [&](GradBuilder &g, Value dy) -> LogicalResult {
+        auto dataType = tensorType(getData());
+        auto indicesType = tensorType(getIndices());
+        int64_t axis = getAxis(), rank = dataType.getRank();
+        int64_t k = indicesType.getNumElements();
+        int64_t idxRank = indicesType.getRank();
+        // Move the gathered dimensions to the front: dy becomes one row per
+        // index of the data with `axis` moved first.
+        Shape permutation;
+        for (int64_t d = 0; d < idxRank; ++d)
+          permutation.push_back(axis + d);
+        for (int64_t d = 0; d < axis; ++d)
+          permutation.push_back(d);
+        for (int64_t d = axis + idxRank; d < tensorType(dy).getRank(); ++d)
+          permutation.push_back(d);
+        Shape rowsFirst(1, dataType.getDimSize(axis));
+        for (int64_t d = 0; d < rank; ++d)
+          if (d != axis)
+            rowsFirst.push_back(dataType.getDimSize(d));
+        Value rows = dy;
+        if (axis != 0)
+          rows = g.transpose(dy, permutation);
+        Shape rowShape(rowsFirst);
+        rowShape.front() = k;
+        rows = g.reshape(rows, rowShape);
+        Value ids = g.reshape(getIndices(), {k});
+        if (!indicesType.getElementType().isInteger(64))
+          ids = CastOp::create(
+              g.b, g.loc, RankedTensorType::get({k}, g.b.getI64Type()), ids);
+        auto sparseType = RowSparseType::get(
+            RankedTensorType::get(rowsFirst, dataType.getElementType()), k);
+        Value sparse =
+            RowSparsePackOp::create(g.b, g.loc, sparseType, ids, rows);
+        if (axis != 0) {
+          // Rows of a non-leading axis: densify and move the axis back.
+          Shape back;
+          for (int64_t d = 1; d <= axis; ++d)
+            back.push_back(d);
+          back.push_back(0);
+          for (int64_t d = axis + 1; d < rank; ++d)
+            back.push_back(d);
+          sparse =
+              g.transpose(RowSparseToDenseOp::create(g.b, g.loc, sparse), back);
+        }
+        out.push_back(sparse);
+        return success();
+      });
 }
 
 LogicalResult ReshapeOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                         SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    out.push_back(g.reshape(dy, tensorType(getInput()).getShape()));
-    return success();
-  });
+  return rule(*this, builder, grads, out,
+              [&](GradBuilder &g, Value dy) -> LogicalResult {
+                out.push_back(g.reshape(dy, tensorType(getInput()).getShape()));
+                return success();
+              });
 }
 
 LogicalResult ExpandOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    out.push_back(g.unbroadcast(dy, tensorType(getInput())));
-    return success();
-  });
+  return rule(*this, builder, grads, out,
+              [&](GradBuilder &g, Value dy) -> LogicalResult {
+                out.push_back(g.unbroadcast(dy, tensorType(getInput())));
+                return success();
+              });
 }
 
-LogicalResult TransposeOp::buildGradients(OpBuilder &builder,
-                                          ValueRange grads,
+LogicalResult TransposeOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                           SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    out.push_back(g.transpose(dy, invert(getPermutation())));
-    return success();
-  });
+  return rule(*this, builder, grads, out,
+              [&](GradBuilder &g, Value dy) -> LogicalResult {
+                out.push_back(g.transpose(dy, invert(getPermutation())));
+                return success();
+              });
 }
 
 LogicalResult ConcatOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    auto dyType = tensorType(dy);
-    int64_t axis = getAxis(), offset = 0;
-    for (Value input : getInputs()) {
-      auto type = tensorType(input);
-      Shape offsets(dyType.getRank(), 0);
-      offsets[axis] = offset;
-      out.push_back(g.slice(dy, offsets, type.getShape(),
-                            Shape(dyType.getRank(), 1)));
-      offset += type.getDimSize(axis);
-    }
-    return success();
-  });
+  return rule(*this, builder, grads, out,
+              [&](GradBuilder &g, Value dy) -> LogicalResult {
+                auto dyType = tensorType(dy);
+                int64_t axis = getAxis(), offset = 0;
+                for (Value input : getInputs()) {
+                  auto type = tensorType(input);
+                  Shape offsets(dyType.getRank(), 0);
+                  offsets[axis] = offset;
+                  out.push_back(g.slice(dy, offsets, type.getShape(),
+                                        Shape(dyType.getRank(), 1)));
+                  offset += type.getDimSize(axis);
+                }
+                return success();
+              });
 }
 
 LogicalResult SliceOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                       SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    auto inputType = tensorType(getInput());
-    int64_t rank = inputType.getRank();
-    // Per dimension: undo a reversal, put the strided elements back in
-    // place with zeros between them, then pad to the input's extent.
-    for (int64_t d = 0; d < rank; ++d) {
-      int64_t size = getSizes()[d], stride = getStrides()[d];
-      int64_t first = getOffsets()[d];
-      if (size == 0)
-        return emitOpError("has no gradient rule for an empty slice");
-      if (stride < 0) {
-        first += (size - 1) * stride;
-        stride = -stride;
-        Shape offsets(rank, 0), sizes(tensorType(dy).getShape()),
-            strides(rank, 1);
-        offsets[d] = size - 1;
-        strides[d] = -1;
-        dy = g.slice(dy, offsets, sizes, strides);
-      }
-      dy = g.dilate(dy, d, stride);
-      Shape low(rank, 0), high(rank, 0);
-      low[d] = first;
-      high[d] = inputType.getDimSize(d) - first - ((size - 1) * stride + 1);
-      dy = g.padOrCrop(dy, low, high);
-    }
-    out.push_back(dy);
-    return success();
-  });
+  return rule(
+      *this, builder, grads, out,
+      [&](GradBuilder &g, Value dy) -> LogicalResult {
+        auto inputType = tensorType(getInput());
+        int64_t rank = inputType.getRank();
+        // Per dimension: undo a reversal, put the strided elements back in
+        // place with zeros between them, then pad to the input's extent.
+        for (int64_t d = 0; d < rank; ++d) {
+          int64_t size = getSizes()[d], stride = getStrides()[d];
+          int64_t first = getOffsets()[d];
+          if (size == 0)
+            return emitOpError("has no gradient rule for an empty slice");
+          if (stride < 0) {
+            first += (size - 1) * stride;
+            stride = -stride;
+            Shape offsets(rank, 0), sizes(tensorType(dy).getShape()),
+                strides(rank, 1);
+            offsets[d] = size - 1;
+            strides[d] = -1;
+            dy = g.slice(dy, offsets, sizes, strides);
+          }
+          dy = g.dilate(dy, d, stride);
+          Shape low(rank, 0), high(rank, 0);
+          low[d] = first;
+          high[d] = inputType.getDimSize(d) - first - ((size - 1) * stride + 1);
+          dy = g.padOrCrop(dy, low, high);
+        }
+        out.push_back(dy);
+        return success();
+      });
 }
 
 LogicalResult TileOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                      SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    auto inputType = tensorType(getInput());
-    Shape split, axes;
-    for (auto [d, repeats] : llvm::enumerate(getRepeats())) {
-      axes.push_back(split.size());
-      split.push_back(repeats);
-      split.push_back(inputType.getDimSize(d));
-    }
-    out.push_back(g.reshape(g.sum(g.reshape(dy, split), axes, false),
-                            inputType.getShape()));
-    return success();
-  });
+  return rule(*this, builder, grads, out,
+              [&](GradBuilder &g, Value dy) -> LogicalResult {
+                auto inputType = tensorType(getInput());
+                Shape split, axes;
+                for (auto [d, repeats] : llvm::enumerate(getRepeats())) {
+                  axes.push_back(split.size());
+                  split.push_back(repeats);
+                  split.push_back(inputType.getDimSize(d));
+                }
+                out.push_back(
+                    g.reshape(g.sum(g.reshape(dy, split), axes, false),
+                              inputType.getShape()));
+                return success();
+              });
 }
 
 LogicalResult PadOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                     SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    if (getMode() != PadMode::Constant)
-      return emitOpError() << "has no gradient rule for '"
-                           << stringifyPadMode(getMode()) << "' padding";
-    Shape low, high;
-    for (auto [l, h] : llvm::zip(getLow(), getHigh())) {
-      low.push_back(-l);
-      high.push_back(-h);
-    }
-    out.push_back(g.padOrCrop(dy, low, high));
-    return success();
-  });
+  return rule(*this, builder, grads, out,
+              [&](GradBuilder &g, Value dy) -> LogicalResult {
+                if (getMode() != PadMode::Constant)
+                  return emitOpError()
+                         << "has no gradient rule for '"
+                         << stringifyPadMode(getMode()) << "' padding";
+                Shape low, high;
+                for (auto [l, h] : llvm::zip(getLow(), getHigh())) {
+                  low.push_back(-l);
+                  high.push_back(-h);
+                }
+                out.push_back(g.padOrCrop(dy, low, high));
+                return success();
+              });
 }
 
 //===----------------------------------------------------------------------===//
@@ -526,136 +547,141 @@ LogicalResult PadOp::buildGradients(OpBuilder &builder, ValueRange grads,
 
 LogicalResult ReduceOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    Value x = getInput();
-    auto inputType = tensorType(x);
-    Shape kept(inputType.getShape());
-    int64_t count = 1;
-    for (int64_t axis : getAxes()) {
-      count *= kept[axis];
-      kept[axis] = 1;
-    }
-    Value spread = g.expand(g.reshape(dy, kept), inputType);
-    switch (getKind()) {
-    case ReduceKind::Sum:
-      out.push_back(spread);
-      break;
-    case ReduceKind::Mean:
-      out.push_back(g.div(spread, g.scalar(x, count)));
-      break;
-    case ReduceKind::Prod:
-      // d/dx_i prod = prod / x_i (inputs are assumed non-zero).
-      out.push_back(
-          g.div(g.mul(spread, g.expand(g.reshape(getResult(), kept), inputType)),
-                x));
-      break;
-    case ReduceKind::Max:
-    case ReduceKind::Min: {
-      // Shared evenly among tied extrema, as torch.amax / amin do.
-      Value extremum = g.expand(g.reshape(getResult(), kept), inputType);
-      Value hit = CastOp::create(
-          g.b, g.loc, inputType,
-          EqualOp::create(g.b, g.loc, x, extremum));
-      Value ties = g.expand(g.sum(hit, getAxes(), true), inputType);
-      out.push_back(g.div(g.mul(spread, hit), ties));
-      break;
-    }
-    }
-    return success();
-  });
+  return rule(
+      *this, builder, grads, out,
+      [&](GradBuilder &g, Value dy) -> LogicalResult {
+        Value x = getInput();
+        auto inputType = tensorType(x);
+        Shape kept(inputType.getShape());
+        int64_t count = 1;
+        for (int64_t axis : getAxes()) {
+          count *= kept[axis];
+          kept[axis] = 1;
+        }
+        Value spread = g.expand(g.reshape(dy, kept), inputType);
+        switch (getKind()) {
+        case ReduceKind::Sum:
+          out.push_back(spread);
+          break;
+        case ReduceKind::Mean:
+          out.push_back(g.div(spread, g.scalar(x, count)));
+          break;
+        case ReduceKind::Prod:
+          // d/dx_i prod = prod / x_i (inputs are assumed non-zero).
+          out.push_back(g.div(
+              g.mul(spread, g.expand(g.reshape(getResult(), kept), inputType)),
+              x));
+          break;
+        case ReduceKind::Max:
+        case ReduceKind::Min: {
+          // Shared evenly among tied extrema, as torch.amax / amin do.
+          Value extremum = g.expand(g.reshape(getResult(), kept), inputType);
+          Value hit = CastOp::create(g.b, g.loc, inputType,
+                                     EqualOp::create(g.b, g.loc, x, extremum));
+          Value ties = g.expand(g.sum(hit, getAxes(), true), inputType);
+          out.push_back(g.div(g.mul(spread, hit), ties));
+          break;
+        }
+        }
+        return success();
+      });
 }
 
 LogicalResult SoftmaxOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                         SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    Value y = getResult();
-    Value dot = g.sum(g.mul(dy, y), {static_cast<int64_t>(getAxis())}, true);
-    out.push_back(g.mul(y, g.sub(dy, dot)));
-    return success();
-  });
+  return rule(*this, builder, grads, out,
+              [&](GradBuilder &g, Value dy) -> LogicalResult {
+                Value y = getResult();
+                Value dot = g.sum(g.mul(dy, y),
+                                  {static_cast<int64_t>(getAxis())}, true);
+                out.push_back(g.mul(y, g.sub(dy, dot)));
+                return success();
+              });
 }
 
-LogicalResult LogSoftmaxOp::buildGradients(OpBuilder &builder,
-                                           ValueRange grads,
+LogicalResult LogSoftmaxOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                            SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    Value total = g.sum(dy, {static_cast<int64_t>(getAxis())}, true);
-    out.push_back(
-        g.sub(dy, g.mul(ExpOp::create(g.b, g.loc, getResult()), total)));
-    return success();
-  });
+  return rule(*this, builder, grads, out,
+              [&](GradBuilder &g, Value dy) -> LogicalResult {
+                Value total =
+                    g.sum(dy, {static_cast<int64_t>(getAxis())}, true);
+                out.push_back(g.sub(
+                    dy, g.mul(ExpOp::create(g.b, g.loc, getResult()), total)));
+                return success();
+              });
 }
 
-LogicalResult BatchNormOp::buildGradients(OpBuilder &builder,
-                                          ValueRange grads,
+LogicalResult BatchNormOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                           SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    // With given statistics the op is affine per channel:
-    // y = (x - mean) * rstd * scale + bias, rstd = 1 / sqrt(var + eps).
-    Value x = getInput();
-    auto inputType = tensorType(x);
-    auto channelType = tensorType(getScale());
-    Shape perChannel(inputType.getRank(), 1), axes;
-    perChannel[1] = inputType.getDimSize(1);
-    for (int64_t d = 0; d < inputType.getRank(); ++d)
-      if (d != 1)
-        axes.push_back(d);
-    auto channel = [&](Value v) { return g.reshape(v, perChannel); };
-    Value rstd = ReciprocalOp::create(
-        g.b, g.loc,
-        SqrtOp::create(g.b, g.loc,
-                       g.add(getVariance(),
-                             g.scalar(x, getEpsilon().convertToDouble()))));
-    Value centered = g.sub(x, channel(getMean()));
-    Value scaleRstd = g.mul(getScale(), rstd);
-    auto perChannelSum = [&](Value v) {
-      return g.reshape(g.sum(v, axes, false), channelType.getShape());
-    };
-    Value dyCentered = perChannelSum(g.mul(dy, centered));
-    out.push_back(g.mul(dy, channel(scaleRstd)));
-    out.push_back(g.mul(dyCentered, rstd));
-    Value dBias = perChannelSum(dy);
-    out.push_back(dBias);
-    out.push_back(g.neg(g.mul(dBias, scaleRstd)));
-    // d/dvar of rstd = -rstd^3 / 2.
-    out.push_back(g.mul(g.mul(dyCentered, getScale()),
-                        g.mul(g.scalar(x, -0.5),
-                              g.mul(rstd, g.mul(rstd, rstd)))));
-    return success();
-  });
+  return rule(
+      *this, builder, grads, out,
+      [&](GradBuilder &g, Value dy) -> LogicalResult {
+        // With given statistics the op is affine per channel:
+        // y = (x - mean) * rstd * scale + bias, rstd = 1 / sqrt(var + eps).
+        Value x = getInput();
+        auto inputType = tensorType(x);
+        auto channelType = tensorType(getScale());
+        Shape perChannel(inputType.getRank(), 1), axes;
+        perChannel[1] = inputType.getDimSize(1);
+        for (int64_t d = 0; d < inputType.getRank(); ++d)
+          if (d != 1)
+            axes.push_back(d);
+        auto channel = [&](Value v) { return g.reshape(v, perChannel); };
+        Value rstd = ReciprocalOp::create(
+            g.b, g.loc,
+            SqrtOp::create(g.b, g.loc,
+                           g.add(getVariance(),
+                                 g.scalar(x, getEpsilon().convertToDouble()))));
+        Value centered = g.sub(x, channel(getMean()));
+        Value scaleRstd = g.mul(getScale(), rstd);
+        auto perChannelSum = [&](Value v) {
+          return g.reshape(g.sum(v, axes, false), channelType.getShape());
+        };
+        Value dyCentered = perChannelSum(g.mul(dy, centered));
+        out.push_back(g.mul(dy, channel(scaleRstd)));
+        out.push_back(g.mul(dyCentered, rstd));
+        Value dBias = perChannelSum(dy);
+        out.push_back(dBias);
+        out.push_back(g.neg(g.mul(dBias, scaleRstd)));
+        // d/dvar of rstd = -rstd^3 / 2.
+        out.push_back(
+            g.mul(g.mul(dyCentered, getScale()),
+                  g.mul(g.scalar(x, -0.5), g.mul(rstd, g.mul(rstd, rstd)))));
+        return success();
+      });
 }
 
-LogicalResult LayerNormOp::buildGradients(OpBuilder &builder,
-                                          ValueRange grads,
+LogicalResult LayerNormOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                           SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    Value x = getInput();
-    auto inputType = tensorType(x);
-    Shape axes;
-    for (int64_t d = getAxis(); d < inputType.getRank(); ++d)
-      axes.push_back(d);
-    Value centered = g.sub(x, g.mean(x, axes, true));
-    Value variance = g.mean(g.mul(centered, centered), axes, true);
-    Value rstd = ReciprocalOp::create(
-        g.b, g.loc,
-        SqrtOp::create(g.b, g.loc,
-                       g.add(variance,
-                             g.scalar(x, getEpsilon().convertToDouble()))));
-    Value normalized = g.mul(centered, rstd);
-    Value dNormalized = g.mul(dy, getScale());
-    // dx = rstd * (dn - mean(dn) - n * mean(dn * n)).
-    Value dx = g.mul(
-        rstd,
-        g.sub(g.sub(dNormalized, g.mean(dNormalized, axes, true)),
-              g.mul(normalized,
-                    g.mean(g.mul(dNormalized, normalized), axes, true))));
-    out.push_back(dx);
-    out.push_back(g.unbroadcast(g.mul(dy, normalized),
-                                tensorType(getScale())));
-    if (Value bias = getBias())
-      out.push_back(g.unbroadcast(dy, tensorType(bias)));
-    return success();
-  });
+  return rule(
+      *this, builder, grads, out,
+      [&](GradBuilder &g, Value dy) -> LogicalResult {
+        Value x = getInput();
+        auto inputType = tensorType(x);
+        Shape axes;
+        for (int64_t d = getAxis(); d < inputType.getRank(); ++d)
+          axes.push_back(d);
+        Value centered = g.sub(x, g.mean(x, axes, true));
+        Value variance = g.mean(g.mul(centered, centered), axes, true);
+        Value rstd = ReciprocalOp::create(
+            g.b, g.loc,
+            SqrtOp::create(
+                g.b, g.loc,
+                g.add(variance, g.scalar(x, getEpsilon().convertToDouble()))));
+        Value normalized = g.mul(centered, rstd);
+        Value dNormalized = g.mul(dy, getScale());
+        // dx = rstd * (dn - mean(dn) - n * mean(dn * n)).
+        Value dx = g.mul(
+            rstd, g.sub(g.sub(dNormalized, g.mean(dNormalized, axes, true)),
+                        g.mul(normalized, g.mean(g.mul(dNormalized, normalized),
+                                                 axes, true))));
+        out.push_back(dx);
+        out.push_back(
+            g.unbroadcast(g.mul(dy, normalized), tensorType(getScale())));
+        if (Value bias = getBias())
+          out.push_back(g.unbroadcast(dy, tensorType(bias)));
+        return success();
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -664,115 +690,121 @@ LogicalResult LayerNormOp::buildGradients(OpBuilder &builder,
 
 LogicalResult ConvOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                      SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    if (getGroups() != 1)
-      return emitOpError() << "has no gradient rule for grouped convolution "
-                              "(groups = "
-                           << getGroups() << ")";
-    Value x = getInput(), w = getFilter();
-    auto xType = tensorType(x), wType = tensorType(w), dyType = tensorType(dy);
-    int64_t rank = xType.getRank(), spatial = rank - 2;
-    ArrayRef<int64_t> strides = getStrides(), dilations = getDilations(),
-                      pads = getPads();
-    Shape swap01(rank);
-    std::iota(swap01.begin(), swap01.end(), 0);
-    std::swap(swap01[0], swap01[1]);
-    Shape ones(spatial, 1), zeros(2 * spatial, 0);
+  return rule(
+      *this, builder, grads, out,
+      [&](GradBuilder &g, Value dy) -> LogicalResult {
+        if (getGroups() != 1)
+          return emitOpError()
+                 << "has no gradient rule for grouped convolution "
+                    "(groups = "
+                 << getGroups() << ")";
+        Value x = getInput(), w = getFilter();
+        auto xType = tensorType(x), wType = tensorType(w),
+             dyType = tensorType(dy);
+        int64_t rank = xType.getRank(), spatial = rank - 2;
+        ArrayRef<int64_t> strides = getStrides(), dilations = getDilations(),
+                          pads = getPads();
+        Shape swap01(rank);
+        std::iota(swap01.begin(), swap01.end(), 0);
+        std::swap(swap01[0], swap01[1]);
+        Shape ones(spatial, 1), zeros(2 * spatial, 0);
 
-    // dx: the stride-dilated dy, padded to a full correlation, convolved
-    // with the filter flipped in space and with in/out channels swapped.
-    Value dilated = dy;
-    for (int64_t d = 0; d < spatial; ++d)
-      dilated = g.dilate(dilated, d + 2, strides[d]);
-    Shape low(rank, 0), high(rank, 0);
-    for (int64_t d = 0; d < spatial; ++d) {
-      int64_t reach = dilations[d] * (wType.getDimSize(d + 2) - 1);
-      low[d + 2] = reach - pads[d];
-      high[d + 2] = xType.getDimSize(d + 2) + reach - low[d + 2] -
-                    tensorType(dilated).getDimSize(d + 2);
-    }
-    dilated = g.padOrCrop(dilated, low, high);
-    Shape flipOffsets(rank, 0), flipStrides(rank, 1);
-    for (int64_t d = 2; d < rank; ++d) {
-      flipOffsets[d] = wType.getDimSize(d) - 1;
-      flipStrides[d] = -1;
-    }
-    Value flipped = g.transpose(
-        g.slice(w, flipOffsets, wType.getShape(), flipStrides), swap01);
-    out.push_back(ConvOp::create(g.b, g.loc, dilated, flipped, Value(), ones,
-                                 zeros, dilations, 1));
+        // dx: the stride-dilated dy, padded to a full correlation, convolved
+        // with the filter flipped in space and with in/out channels swapped.
+        Value dilated = dy;
+        for (int64_t d = 0; d < spatial; ++d)
+          dilated = g.dilate(dilated, d + 2, strides[d]);
+        Shape low(rank, 0), high(rank, 0);
+        for (int64_t d = 0; d < spatial; ++d) {
+          int64_t reach = dilations[d] * (wType.getDimSize(d + 2) - 1);
+          low[d + 2] = reach - pads[d];
+          high[d + 2] = xType.getDimSize(d + 2) + reach - low[d + 2] -
+                        tensorType(dilated).getDimSize(d + 2);
+        }
+        dilated = g.padOrCrop(dilated, low, high);
+        Shape flipOffsets(rank, 0), flipStrides(rank, 1);
+        for (int64_t d = 2; d < rank; ++d) {
+          flipOffsets[d] = wType.getDimSize(d) - 1;
+          flipStrides[d] = -1;
+        }
+        Value flipped = g.transpose(
+            g.slice(w, flipOffsets, wType.getShape(), flipStrides), swap01);
+        out.push_back(ConvOp::create(g.b, g.loc, dilated, flipped, Value(),
+                                     ones, zeros, dilations, 1));
 
-    // dw: correlate the padded input (batch as channels) with dy (batch as
-    // channels): strides and dilations trade places.
-    Shape padLow(rank, 0), padHigh(rank, 0);
-    for (int64_t d = 0; d < spatial; ++d) {
-      padLow[d + 2] = pads[d];
-      padHigh[d + 2] = pads[d + spatial];
-    }
-    Value padded = g.padOrCrop(x, padLow, padHigh);
-    Value dw = ConvOp::create(g.b, g.loc, g.transpose(padded, swap01),
-                              g.transpose(dy, swap01), Value(), dilations,
-                              zeros, strides, 1);
-    Shape offsets(rank, 0);
-    Shape sizes(wType.getShape());
-    std::swap(sizes[0], sizes[1]);
-    dw = g.slice(dw, offsets, sizes, Shape(rank, 1));
-    out.push_back(g.transpose(dw, swap01));
-    if (getBias()) {
-      Shape axes{0};
-      for (int64_t d = 2; d < dyType.getRank(); ++d)
-        axes.push_back(d);
-      out.push_back(g.sum(dy, axes, false));
-    }
-    return success();
-  });
+        // dw: correlate the padded input (batch as channels) with dy (batch as
+        // channels): strides and dilations trade places.
+        Shape padLow(rank, 0), padHigh(rank, 0);
+        for (int64_t d = 0; d < spatial; ++d) {
+          padLow[d + 2] = pads[d];
+          padHigh[d + 2] = pads[d + spatial];
+        }
+        Value padded = g.padOrCrop(x, padLow, padHigh);
+        Value dw = ConvOp::create(g.b, g.loc, g.transpose(padded, swap01),
+                                  g.transpose(dy, swap01), Value(), dilations,
+                                  zeros, strides, 1);
+        Shape offsets(rank, 0);
+        Shape sizes(wType.getShape());
+        std::swap(sizes[0], sizes[1]);
+        dw = g.slice(dw, offsets, sizes, Shape(rank, 1));
+        out.push_back(g.transpose(dw, swap01));
+        if (getBias()) {
+          Shape axes{0};
+          for (int64_t d = 2; d < dyType.getRank(); ++d)
+            axes.push_back(d);
+          out.push_back(g.sum(dy, axes, false));
+        }
+        return success();
+      });
 }
 
 LogicalResult PoolOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                      SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    // Non-overlapping windows tiling the input exactly: every input element
-    // lies in one window, so the windows become reshaped dimensions.
-    Value x = getInput();
-    auto xType = tensorType(x);
-    int64_t rank = xType.getRank();
-    ArrayRef<int64_t> kernel = getKernel(), strides = getStrides();
-    for (int64_t d = 0; d + 2 < rank; ++d)
-      if (kernel[d] != strides[d] || xType.getDimSize(d + 2) % kernel[d] ||
-          getPads()[d] || getPads()[d + rank - 2])
-        return emitOpError()
-               << "has a gradient rule only for windows that tile the "
-                  "input (kernel = strides, no padding)";
-    Shape windows{xType.getDimSize(0), xType.getDimSize(1)}, axes;
-    for (int64_t d = 0; d + 2 < rank; ++d) {
-      windows.push_back(xType.getDimSize(d + 2) / kernel[d]);
-      windows.push_back(kernel[d]);
-      axes.push_back(windows.size() - 1);
-    }
-    Shape perWindow(windows);
-    for (int64_t axis : axes)
-      perWindow[axis] = 1;
-    auto windowType = xType.clone(windows);
-    Value spread = g.expand(g.reshape(dy, perWindow), windowType);
-    Value dx;
-    if (getKind() == PoolKind::Average) {
-      int64_t size = std::accumulate(kernel.begin(), kernel.end(), int64_t{1},
-                                     std::multiplies<>());
-      dx = g.div(spread, g.scalar(x, size));
-    } else {
-      // Shared evenly among tied maxima of a window.
-      Value xw = g.reshape(x, windows);
-      Value hit = CastOp::create(
-          g.b, g.loc, windowType,
-          EqualOp::create(g.b, g.loc, xw,
-                          g.expand(g.reshape(getResult(), perWindow),
-                                   windowType)));
-      Value ties = g.expand(g.sum(hit, axes, true), windowType);
-      dx = g.div(g.mul(spread, hit), ties);
-    }
-    out.push_back(g.reshape(dx, xType.getShape()));
-    return success();
-  });
+  return rule(
+      *this, builder, grads, out,
+      [&](GradBuilder &g, Value dy) -> LogicalResult {
+        // Non-overlapping windows tiling the input exactly: every input element
+        // lies in one window, so the windows become reshaped dimensions.
+        Value x = getInput();
+        auto xType = tensorType(x);
+        int64_t rank = xType.getRank();
+        ArrayRef<int64_t> kernel = getKernel(), strides = getStrides();
+        for (int64_t d = 0; d + 2 < rank; ++d)
+          if (kernel[d] != strides[d] || xType.getDimSize(d + 2) % kernel[d] ||
+              getPads()[d] || getPads()[d + rank - 2])
+            return emitOpError()
+                   << "has a gradient rule only for windows that tile the "
+                      "input (kernel = strides, no padding)";
+        Shape windows{xType.getDimSize(0), xType.getDimSize(1)}, axes;
+        for (int64_t d = 0; d + 2 < rank; ++d) {
+          windows.push_back(xType.getDimSize(d + 2) / kernel[d]);
+          windows.push_back(kernel[d]);
+          axes.push_back(windows.size() - 1);
+        }
+        Shape perWindow(windows);
+        for (int64_t axis : axes)
+          perWindow[axis] = 1;
+        auto windowType = xType.clone(windows);
+        Value spread = g.expand(g.reshape(dy, perWindow), windowType);
+        Value dx;
+        if (getKind() == PoolKind::Average) {
+          int64_t size = std::accumulate(kernel.begin(), kernel.end(),
+                                         int64_t{1}, std::multiplies<>());
+          dx = g.div(spread, g.scalar(x, size));
+        } else {
+          // Shared evenly among tied maxima of a window.
+          Value xw = g.reshape(x, windows);
+          Value hit = CastOp::create(
+              g.b, g.loc, windowType,
+              EqualOp::create(
+                  g.b, g.loc, xw,
+                  g.expand(g.reshape(getResult(), perWindow), windowType)));
+          Value ties = g.expand(g.sum(hit, axes, true), windowType);
+          dx = g.div(g.mul(spread, hit), ties);
+        }
+        out.push_back(g.reshape(dx, xType.getShape()));
+        return success();
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -783,67 +815,70 @@ LogicalResult PoolOp::buildGradients(OpBuilder &builder, ValueRange grads,
 /// weighted per class and zero for ignored labels; softmax cross-entropy
 /// gives softmax(x) * sum_c(T) - T, NLL gives -T; a mean divides by sum(T).
 template <typename OpT>
-static LogicalResult classLossRule(OpT op, OpBuilder &builder,
-                                   ValueRange grads,
-                                   SmallVectorImpl<Value> &out,
-                                   bool softmax) {
-  return rule(op, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
-    Value x = op.getInput(), labels = op.getLabels();
-    auto xType = tensorType(x);
-    auto labelsType = tensorType(labels);
-    Shape perClass(xType.getRank(), 1);
-    perClass[1] = xType.getDimSize(1);
-    Shape perLabel(xType.getShape());
-    perLabel[1] = 1;
-    Value target = OneHotOp::create(g.b, g.loc, xType, labels, 1);
-    if (auto ignore = op.getIgnoreIndex()) {
-      auto scalarType = RankedTensorType::get({}, labelsType.getElementType());
-      Value ignored = arith::ConstantOp::create(
-          g.b, g.loc,
-          DenseElementsAttr::get(
-              scalarType, APInt(labelsType.getElementTypeBitWidth(), *ignore,
-                                /*isSigned=*/true)));
-      Value kept = CastOp::create(
-          g.b, g.loc, labelsType.clone(xType.getElementType()),
-          NotOp::create(g.b, g.loc,
-                        EqualOp::create(g.b, g.loc, labels, ignored)));
-      target = g.mul(target, g.reshape(kept, perLabel));
-    }
-    if (Value weights = op.getWeights())
-      target = g.mul(target, g.reshape(weights, perClass));
-    Value dx = g.neg(target);
-    if (softmax)
-      dx = g.sub(g.mul(SoftmaxOp::create(g.b, g.loc, x, 1),
-                       g.sum(target, {1}, true)),
-                 target);
-    switch (op.getReduction()) {
-    case LossReduction::Mean: {
-      Shape all(xType.getRank());
-      std::iota(all.begin(), all.end(), 0);
-      dx = g.mul(dx, g.div(dy, g.sum(target, all, false)));
-      break;
-    }
-    case LossReduction::Sum:
-      dx = g.mul(dx, dy);
-      break;
-    case LossReduction::None:
-      dx = g.mul(dx, g.reshape(dy, perLabel));
-      break;
-    }
-    out.push_back(dx);
-    out.push_back(Value());
-    if (op.getWeights())
-      out.push_back(Value());
-    return success();
-  });
+static LogicalResult classLossRule(OpT op, OpBuilder &builder, ValueRange grads,
+                                   SmallVectorImpl<Value> &out, bool softmax) {
+  return rule(
+      op, builder, grads, out, [&](GradBuilder &g, Value dy) -> LogicalResult {
+        Value x = op.getInput(), labels = op.getLabels();
+        auto xType = tensorType(x);
+        auto labelsType = tensorType(labels);
+        Shape perClass(xType.getRank(), 1);
+        perClass[1] = xType.getDimSize(1);
+        Shape perLabel(xType.getShape());
+        perLabel[1] = 1;
+        Value target = OneHotOp::create(g.b, g.loc, xType, labels, 1);
+        if (auto ignore = op.getIgnoreIndex()) {
+          auto scalarType =
+              RankedTensorType::get({}, labelsType.getElementType());
+          Value ignored = arith::ConstantOp::create(
+              g.b, g.loc,
+              DenseElementsAttr::get(scalarType,
+                                     APInt(labelsType.getElementTypeBitWidth(),
+                                           *ignore,
+                                           /*isSigned=*/true)));
+          Value kept = CastOp::create(
+              g.b, g.loc, labelsType.clone(xType.getElementType()),
+              NotOp::create(g.b, g.loc,
+                            EqualOp::create(g.b, g.loc, labels, ignored)));
+          target = g.mul(target, g.reshape(kept, perLabel));
+        }
+        if (Value weights = op.getWeights())
+          target = g.mul(target, g.reshape(weights, perClass));
+        Value dx = g.neg(target);
+        if (softmax)
+          dx = g.sub(g.mul(SoftmaxOp::create(g.b, g.loc, x, 1),
+                           g.sum(target, {1}, true)),
+                     target);
+        switch (op.getReduction()) {
+        case LossReduction::Mean: {
+          Shape all(xType.getRank());
+          std::iota(all.begin(), all.end(), 0);
+          dx = g.mul(dx, g.div(dy, g.sum(target, all, false)));
+          break;
+        }
+        case LossReduction::Sum:
+          dx = g.mul(dx, dy);
+          break;
+        case LossReduction::None:
+          dx = g.mul(dx, g.reshape(dy, perLabel));
+          break;
+        }
+        out.push_back(dx);
+        out.push_back(Value());
+        if (op.getWeights())
+          out.push_back(Value());
+        return success();
+      });
 }
 
-LogicalResult SoftmaxCrossEntropyOp::buildGradients(
-    OpBuilder &builder, ValueRange grads, SmallVectorImpl<Value> &out) {
+LogicalResult
+SoftmaxCrossEntropyOp::buildGradients(OpBuilder &builder, ValueRange grads,
+                                      SmallVectorImpl<Value> &out) {
   return classLossRule(*this, builder, grads, out, /*softmax=*/true);
 }
 
-LogicalResult NegativeLogLikelihoodOp::buildGradients(
-    OpBuilder &builder, ValueRange grads, SmallVectorImpl<Value> &out) {
+LogicalResult
+NegativeLogLikelihoodOp::buildGradients(OpBuilder &builder, ValueRange grads,
+                                        SmallVectorImpl<Value> &out) {
   return classLossRule(*this, builder, grads, out, /*softmax=*/false);
 }
