@@ -30,23 +30,12 @@ func.func @forward() -> tensor<f32> {
 
 // -----
 
-parallax.variable trainable @w : tensor<3xf32> = dense<1.0>
+parallax.variable trainable @w : tensor<1x1x17x18xf32> = dense<1.0>
 func.func @forward() -> tensor<f32> {
-  %w = parallax.read @w : tensor<3xf32>
-  // expected-error @+1 {{'parallax.pad' op has no gradient rule for 'reflect' padding}}
-  %p = parallax.pad reflect %w low = [1] high = [1] : tensor<3xf32>
-  %l = parallax.reduce sum %p axes = [0] : tensor<5xf32>
-  return %l : tensor<f32>
-}
-
-// -----
-
-parallax.variable trainable @w : tensor<1x1x5xf32> = dense<1.0>
-func.func @forward() -> tensor<f32> {
-  %w = parallax.read @w : tensor<1x1x5xf32>
-  // expected-error @+1 {{'parallax.pool' op has a gradient rule only for windows that tile the input (kernel = strides, no padding)}}
-  %p = parallax.pool max %w kernel = [3] strides = [1] pads = [0, 0] : tensor<1x1x5xf32>
-  %l = parallax.reduce sum %p axes = [0, 1, 2] : tensor<1x1x3xf32>
+  %w = parallax.read @w : tensor<1x1x17x18xf32>
+  // expected-error @+1 {{'parallax.pool' op has a gradient rule for overlapping or padded windows of at most 256 elements, got 289}}
+  %p = parallax.pool max %w kernel = [17, 17] strides = [1, 1] pads = [0, 0, 0, 0] : tensor<1x1x17x18xf32>
+  %l = parallax.reduce sum %p axes = [0, 1, 2, 3] : tensor<1x1x1x2xf32>
   return %l : tensor<f32>
 }
 

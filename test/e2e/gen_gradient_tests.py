@@ -189,6 +189,11 @@ def cases():
                lambda a: a.repeat(2, 3), [x23])
     yield Case("pad", "parallax.pad constant {x0} low = [1, 0] high = [2, 1] value = 0.5 : {t0}",
                lambda a: F.pad(a, (0, 1, 1, 2), value=0.5), [x23])
+    x4 = rand(1, 2, 4, 5)
+    yield Case("pad_reflect", "parallax.pad reflect {x0} low = [0, 0, 1, 2] high = [0, 0, 2, 1] : {t0}",
+               lambda a: F.pad(a, (2, 1, 1, 2), mode="reflect"), [x4])
+    yield Case("pad_edge", "parallax.pad edge {x0} low = [0, 0, 1, 2] high = [0, 0, 2, 1] : {t0}",
+               lambda a: F.pad(a, (2, 1, 1, 2), mode="replicate"), [x4])
     for kind, fn in [("sum", lambda a: a.sum(1, keepdim=True)),
                      ("mean", lambda a: a.mean((0, 2))),
                      ("max", lambda a: a.amax(1, keepdim=True)),
@@ -215,6 +220,20 @@ def cases():
                "parallax.conv {x0}, {x1}, {x2} strides = [2, 1] pads = [1, 0, 1, 2] dilations = [1, 2] groups = 1 : {t0}, {t1}, {t2}",
                lambda x, w, b: F.conv2d(F.pad(x, (0, 2, 1, 1)), w, b, (2, 1), 0, (1, 2)),
                [rand(2, 3, 7, 6), rand(4, 3, 3, 2), rand(4)])
+    yield Case("conv_grouped",
+               "parallax.conv {x0}, {x1}, {x2} strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1] groups = 2 : {t0}, {t1}, {t2}",
+               lambda x, w, b: F.conv2d(x, w, b, 1, 1, 1, 2),
+               [rand(2, 4, 5, 5), rand(6, 2, 3, 3), rand(6)])
+    yield Case("pool_max_overlapping",
+               "parallax.pool max {x0} kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] : {t0}",
+               lambda x: F.max_pool2d(x, 3, 2, 1), [rand(1, 2, 7, 7)])
+    yield Case("pool_average_padded",
+               "parallax.pool average {x0} kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] count_include_pad : {t0}",
+               lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=True), [rand(1, 2, 6, 6)])
+    yield Case("pool_average_ceil",
+               "parallax.pool average {x0} kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] ceil_mode : {t0}",
+               lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+               [rand(1, 2, 6, 6)])
     yield Case("pool_max", "parallax.pool max {x0} kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] : {t0}",
                lambda x: F.max_pool2d(x, 2), [rand(2, 3, 4, 6)])
     yield Case("pool_average", "parallax.pool average {x0} kernel = [3] strides = [3] pads = [0, 0] : {t0}",

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 
+#include <limits>
 #include <numeric>
 
 using namespace mlir;
@@ -25,6 +26,10 @@ using namespace mlir::parallax;
 namespace {
 
 using Shape = SmallVector<int64_t>;
+
+/// The largest window (elements) of the general pooling gradient, which
+/// builds a few ops per window element.
+constexpr int64_t kMaxPoolWindow = 256;
 
 RankedTensorType tensorType(Value value) {
   return cast<RankedTensorType>(value.getType());
@@ -525,20 +530,61 @@ LogicalResult TileOp::buildGradients(OpBuilder &builder, ValueRange grads,
 
 LogicalResult PadOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                     SmallVectorImpl<Value> &out) {
-  return rule(*this, builder, grads, out,
-              [&](GradBuilder &g, Value dy) -> LogicalResult {
-                if (getMode() != PadMode::Constant)
-                  return emitOpError()
-                         << "has no gradient rule for '"
-                         << stringifyPadMode(getMode()) << "' padding";
-                Shape low, high;
-                for (auto [l, h] : llvm::zip(getLow(), getHigh())) {
-                  low.push_back(-l);
-                  high.push_back(-h);
-                }
-                out.push_back(g.padOrCrop(dy, low, high));
-                return success();
-              });
+  return rule(
+      *this, builder, grads, out,
+      [&](GradBuilder &g, Value dy) -> LogicalResult {
+        Shape low, high;
+        for (auto [l, h] : llvm::zip(getLow(), getHigh())) {
+          low.push_back(-l);
+          high.push_back(-h);
+        }
+        if (getMode() == PadMode::Constant) {
+          out.push_back(g.padOrCrop(dy, low, high));
+          return success();
+        }
+        // Reflect and edge padding copy input elements outward,
+        // one dimension at a time: send each padded slice's
+        // gradient back to the elements it copied.
+        auto inputType = tensorType(getInput());
+        int64_t rank = inputType.getRank();
+        for (int64_t d = 0; d < rank; ++d) {
+          int64_t l = getLow()[d], h = getHigh()[d];
+          int64_t n = inputType.getDimSize(d);
+          auto along = [&](int64_t offset, int64_t size, int64_t stride) {
+            Shape offsets(rank, 0), sizes(tensorType(dy).getShape()),
+                strides(rank, 1);
+            offsets[d] = offset;
+            sizes[d] = size;
+            strides[d] = stride;
+            return g.slice(dy, offsets, sizes, strides);
+          };
+          auto placed = [&](Value v, int64_t before, int64_t after) {
+            Shape lo(rank, 0), hi(rank, 0);
+            lo[d] = before;
+            hi[d] = after;
+            return g.padOrCrop(v, lo, hi);
+          };
+          Value dx = along(l, n, 1);
+          if (getMode() == PadMode::Edge) {
+            if (l)
+              dx =
+                  g.add(dx, placed(g.sum(along(0, l, 1), {d}, true), 0, n - 1));
+            if (h)
+              dx = g.add(
+                  dx, placed(g.sum(along(l + n, h, 1), {d}, true), n - 1, 0));
+          } else {
+            // out[l - 1 - i] = in[1 + i], out[l + n + i] =
+            // in[n - 2 - i].
+            if (l)
+              dx = g.add(dx, placed(along(l - 1, l, -1), 1, n - 1 - l));
+            if (h)
+              dx = g.add(dx, placed(along(l + n + h - 1, h, -1), n - 1 - h, 1));
+          }
+          dy = dx;
+        }
+        out.push_back(dy);
+        return success();
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -688,69 +734,99 @@ LogicalResult LayerNormOp::buildGradients(OpBuilder &builder, ValueRange grads,
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
+/// dx and dw of an ungrouped convolution.
+static std::pair<Value, Value> convGradients(GradBuilder &g, Value x, Value w,
+                                             Value dy,
+                                             ArrayRef<int64_t> strides,
+                                             ArrayRef<int64_t> dilations,
+                                             ArrayRef<int64_t> pads) {
+  auto xType = tensorType(x), wType = tensorType(w);
+  int64_t rank = xType.getRank(), spatial = rank - 2;
+  Shape swap01(rank);
+  std::iota(swap01.begin(), swap01.end(), 0);
+  std::swap(swap01[0], swap01[1]);
+  Shape ones(spatial, 1), zeros(2 * spatial, 0);
+
+  // dx: the stride-dilated dy, padded to a full correlation, convolved
+  // with the filter flipped in space and with in/out channels swapped.
+  Value dilated = dy;
+  for (int64_t d = 0; d < spatial; ++d)
+    dilated = g.dilate(dilated, d + 2, strides[d]);
+  Shape low(rank, 0), high(rank, 0);
+  for (int64_t d = 0; d < spatial; ++d) {
+    int64_t reach = dilations[d] * (wType.getDimSize(d + 2) - 1);
+    low[d + 2] = reach - pads[d];
+    high[d + 2] = xType.getDimSize(d + 2) + reach - low[d + 2] -
+                  tensorType(dilated).getDimSize(d + 2);
+  }
+  dilated = g.padOrCrop(dilated, low, high);
+  Shape flipOffsets(rank, 0), flipStrides(rank, 1);
+  for (int64_t d = 2; d < rank; ++d) {
+    flipOffsets[d] = wType.getDimSize(d) - 1;
+    flipStrides[d] = -1;
+  }
+  Value flipped = g.transpose(
+      g.slice(w, flipOffsets, wType.getShape(), flipStrides), swap01);
+  Value dx = ConvOp::create(g.b, g.loc, dilated, flipped, Value(), ones, zeros,
+                            dilations, 1);
+
+  // dw: correlate the padded input (batch as channels) with dy (batch as
+  // channels): strides and dilations trade places.
+  Shape padLow(rank, 0), padHigh(rank, 0);
+  for (int64_t d = 0; d < spatial; ++d) {
+    padLow[d + 2] = pads[d];
+    padHigh[d + 2] = pads[d + spatial];
+  }
+  Value padded = g.padOrCrop(x, padLow, padHigh);
+  Value dw = ConvOp::create(g.b, g.loc, g.transpose(padded, swap01),
+                            g.transpose(dy, swap01), Value(), dilations, zeros,
+                            strides, 1);
+  Shape sizes(wType.getShape());
+  std::swap(sizes[0], sizes[1]);
+  dw = g.slice(dw, Shape(rank, 0), sizes, Shape(rank, 1));
+  return {dx, g.transpose(dw, swap01)};
+}
+
 LogicalResult ConvOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                      SmallVectorImpl<Value> &out) {
   return rule(
       *this, builder, grads, out,
       [&](GradBuilder &g, Value dy) -> LogicalResult {
-        if (getGroups() != 1)
-          return emitOpError()
-                 << "has no gradient rule for grouped convolution "
-                    "(groups = "
-                 << getGroups() << ")";
         Value x = getInput(), w = getFilter();
-        auto xType = tensorType(x), wType = tensorType(w),
-             dyType = tensorType(dy);
-        int64_t rank = xType.getRank(), spatial = rank - 2;
-        ArrayRef<int64_t> strides = getStrides(), dilations = getDilations(),
-                          pads = getPads();
-        Shape swap01(rank);
-        std::iota(swap01.begin(), swap01.end(), 0);
-        std::swap(swap01[0], swap01[1]);
-        Shape ones(spatial, 1), zeros(2 * spatial, 0);
-
-        // dx: the stride-dilated dy, padded to a full correlation, convolved
-        // with the filter flipped in space and with in/out channels swapped.
-        Value dilated = dy;
-        for (int64_t d = 0; d < spatial; ++d)
-          dilated = g.dilate(dilated, d + 2, strides[d]);
-        Shape low(rank, 0), high(rank, 0);
-        for (int64_t d = 0; d < spatial; ++d) {
-          int64_t reach = dilations[d] * (wType.getDimSize(d + 2) - 1);
-          low[d + 2] = reach - pads[d];
-          high[d + 2] = xType.getDimSize(d + 2) + reach - low[d + 2] -
-                        tensorType(dilated).getDimSize(d + 2);
+        int64_t groups = getGroups(), rank = tensorType(x).getRank();
+        // A grouped convolution is `groups` independent ones on channel
+        // slices: differentiate each and concatenate.
+        auto channels = [&](Value v, int64_t group) {
+          auto type = tensorType(v);
+          Shape offsets(rank, 0), sizes(type.getShape());
+          sizes[1] /= groups;
+          offsets[1] = group * sizes[1];
+          return groups == 1 ? v : g.slice(v, offsets, sizes, Shape(rank, 1));
+        };
+        auto filters = [&](int64_t group) {
+          auto type = tensorType(w);
+          Shape offsets(rank, 0), sizes(type.getShape());
+          sizes[0] /= groups;
+          offsets[0] = group * sizes[0];
+          return groups == 1 ? w : g.slice(w, offsets, sizes, Shape(rank, 1));
+        };
+        SmallVector<Value> dxs, dws;
+        for (int64_t group = 0; group < groups; ++group) {
+          auto [dx, dw] = convGradients(g, channels(x, group), filters(group),
+                                        channels(dy, group), getStrides(),
+                                        getDilations(), getPads());
+          dxs.push_back(dx);
+          dws.push_back(dw);
         }
-        dilated = g.padOrCrop(dilated, low, high);
-        Shape flipOffsets(rank, 0), flipStrides(rank, 1);
-        for (int64_t d = 2; d < rank; ++d) {
-          flipOffsets[d] = wType.getDimSize(d) - 1;
-          flipStrides[d] = -1;
-        }
-        Value flipped = g.transpose(
-            g.slice(w, flipOffsets, wType.getShape(), flipStrides), swap01);
-        out.push_back(ConvOp::create(g.b, g.loc, dilated, flipped, Value(),
-                                     ones, zeros, dilations, 1));
-
-        // dw: correlate the padded input (batch as channels) with dy (batch as
-        // channels): strides and dilations trade places.
-        Shape padLow(rank, 0), padHigh(rank, 0);
-        for (int64_t d = 0; d < spatial; ++d) {
-          padLow[d + 2] = pads[d];
-          padHigh[d + 2] = pads[d + spatial];
-        }
-        Value padded = g.padOrCrop(x, padLow, padHigh);
-        Value dw = ConvOp::create(g.b, g.loc, g.transpose(padded, swap01),
-                                  g.transpose(dy, swap01), Value(), dilations,
-                                  zeros, strides, 1);
-        Shape offsets(rank, 0);
-        Shape sizes(wType.getShape());
-        std::swap(sizes[0], sizes[1]);
-        dw = g.slice(dw, offsets, sizes, Shape(rank, 1));
-        out.push_back(g.transpose(dw, swap01));
+        out.push_back(groups == 1
+                          ? dxs.front()
+                          : Value(ConcatOp::create(g.b, g.loc, dxs, 1)));
+        out.push_back(groups == 1
+                          ? dws.front()
+                          : Value(ConcatOp::create(g.b, g.loc, dws, 0)));
         if (getBias()) {
           Shape axes{0};
-          for (int64_t d = 2; d < dyType.getRank(); ++d)
+          for (int64_t d = 2; d < rank; ++d)
             axes.push_back(d);
           out.push_back(g.sum(dy, axes, false));
         }
@@ -758,23 +834,148 @@ LogicalResult ConvOp::buildGradients(OpBuilder &builder, ValueRange grads,
       });
 }
 
+/// Pooling whose windows overlap, are padded or do not tile the input:
+/// one strided slice of the (padded) input per kernel offset holds every
+/// window's element at that offset; each slice's share of dy is scattered
+/// back through the adjoint of its slice.
+static Value generalPoolGradient(GradBuilder &g, PoolOp op, Value dy) {
+  Value x = op.getInput(), y = op.getResult();
+  auto xType = tensorType(x), yType = tensorType(y);
+  int64_t rank = xType.getRank(), spatial = rank - 2;
+  ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides(),
+                    pads = op.getPads();
+  // Pad to exactly the extent the windows cover (ceil_mode may reach past
+  // the declared pads; unused trailing input is cropped).
+  Shape low(rank, 0), high(rank, 0), declaredHigh(rank, 0);
+  for (int64_t d = 0; d < spatial; ++d) {
+    int64_t extent = (yType.getDimSize(d + 2) - 1) * strides[d] + kernel[d];
+    low[d + 2] = pads[d];
+    high[d + 2] = extent - xType.getDimSize(d + 2) - pads[d];
+    declaredHigh[d + 2] = std::min(high[d + 2], pads[d + spatial]);
+  }
+  auto padWith = [&](Value v, double value, ArrayRef<int64_t> lo,
+                     ArrayRef<int64_t> hi) {
+    Shape crop(rank, 0), padLo(lo), padHi(hi);
+    for (int64_t d = 0; d < rank; ++d) {
+      crop[d] = std::min<int64_t>(0, hi[d]);
+      padHi[d] = std::max<int64_t>(0, hi[d]);
+    }
+    v = g.padOrCrop(v, Shape(rank, 0), crop);
+    return Value(PadOp::create(g.b, g.loc, PadMode::Constant, v, padLo, padHi,
+                               APFloat(value)));
+  };
+  // Every window offset as a multi-index, the first kernel dimension
+  // slowest.
+  int64_t offsets = std::accumulate(kernel.begin(), kernel.end(), int64_t{1},
+                                    std::multiplies<>());
+  auto offsetOf = [&](int64_t k) {
+    Shape at(rank, 0);
+    for (int64_t d = spatial - 1; d >= 0; --d) {
+      at[d + 2] = k % kernel[d];
+      k /= kernel[d];
+    }
+    return at;
+  };
+  auto windowSlice = [&](Value padded, int64_t k) {
+    Shape sliceStrides(rank, 1);
+    for (int64_t d = 0; d < spatial; ++d)
+      sliceStrides[d + 2] = strides[d];
+    return g.slice(padded, offsetOf(k), yType.getShape(), sliceStrides);
+  };
+  SmallVector<Value> shares;
+  if (op.getKind() == PoolKind::Max) {
+    // Shared evenly among tied maxima of a window.
+    Value padded =
+        padWith(x, -std::numeric_limits<double>::infinity(), low, high);
+    SmallVector<Value> hits;
+    Value ties;
+    for (int64_t k = 0; k < offsets; ++k) {
+      Value hit = CastOp::create(
+          g.b, g.loc, yType,
+          EqualOp::create(g.b, g.loc, windowSlice(padded, k), y));
+      hits.push_back(hit);
+      ties = ties ? g.add(ties, hit) : hit;
+    }
+    Value share = g.div(dy, ties);
+    for (Value hit : hits)
+      shares.push_back(g.mul(hit, share));
+  } else {
+    // Divide by the number of elements the forward pass averaged: the
+    // window's elements inside the input, plus its declared pads with
+    // count_include_pad.
+    Value ones = arith::ConstantOp::create(
+        g.b, g.loc,
+        DenseElementsAttr::get(
+            xType, g.b.getFloatAttr(xType.getElementType(), 1.0).getValue()));
+    Value counted = ones;
+    Shape rest(rank, 0), restHigh(rank, 0);
+    if (op.getCountIncludePad()) {
+      counted = padWith(ones, 1.0, low, declaredHigh);
+      for (int64_t d = 0; d < rank; ++d)
+        restHigh[d] = high[d] - declaredHigh[d];
+      counted = padWith(counted, 0.0, rest, restHigh);
+    } else {
+      counted = padWith(ones, 0.0, low, high);
+    }
+    Value divisor;
+    for (int64_t k = 0; k < offsets; ++k) {
+      Value part = windowSlice(counted, k);
+      divisor = divisor ? g.add(divisor, part) : part;
+    }
+    Value share = g.div(dy, divisor);
+    shares.assign(offsets, share);
+  }
+  // Scatter each offset's share back: the adjoint of its strided slice.
+  Value dxPadded;
+  for (int64_t k = 0; k < offsets; ++k) {
+    Shape at = offsetOf(k);
+    Value part = shares[k];
+    Shape lo(rank, 0), hi(rank, 0);
+    for (int64_t d = 0; d < spatial; ++d) {
+      part = g.dilate(part, d + 2, strides[d]);
+      int64_t extent = (yType.getDimSize(d + 2) - 1) * strides[d] + kernel[d];
+      lo[d + 2] = at[d + 2];
+      hi[d + 2] = extent - at[d + 2] - tensorType(part).getDimSize(d + 2);
+    }
+    part = g.padOrCrop(part, lo, hi);
+    dxPadded = dxPadded ? g.add(dxPadded, part) : part;
+  }
+  Shape cropLow(rank, 0), cropHigh(rank, 0);
+  for (int64_t d = 0; d < rank; ++d) {
+    cropLow[d] = -low[d];
+    cropHigh[d] = -high[d];
+  }
+  return g.padOrCrop(dxPadded, cropLow, cropHigh);
+}
+
 LogicalResult PoolOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                      SmallVectorImpl<Value> &out) {
   return rule(
       *this, builder, grads, out,
       [&](GradBuilder &g, Value dy) -> LogicalResult {
-        // Non-overlapping windows tiling the input exactly: every input element
-        // lies in one window, so the windows become reshaped dimensions.
         Value x = getInput();
         auto xType = tensorType(x);
         int64_t rank = xType.getRank();
         ArrayRef<int64_t> kernel = getKernel(), strides = getStrides();
+        bool tiles = true;
         for (int64_t d = 0; d + 2 < rank; ++d)
-          if (kernel[d] != strides[d] || xType.getDimSize(d + 2) % kernel[d] ||
-              getPads()[d] || getPads()[d + rank - 2])
+          tiles &= kernel[d] == strides[d] &&
+                   xType.getDimSize(d + 2) % kernel[d] == 0 && !getPads()[d] &&
+                   !getPads()[d + rank - 2];
+        if (!tiles) {
+          int64_t offsets = std::accumulate(kernel.begin(), kernel.end(),
+                                            int64_t{1}, std::multiplies<>());
+          if (offsets > kMaxPoolWindow)
             return emitOpError()
-                   << "has a gradient rule only for windows that tile the "
-                      "input (kernel = strides, no padding)";
+                   << "has a gradient rule for overlapping or padded "
+                      "windows of at most "
+                   << kMaxPoolWindow << " elements, got " << offsets;
+          out.push_back(generalPoolGradient(g, *this, dy));
+          return success();
+        }
+        // Non-overlapping windows tiling the input exactly: every input
+        // element lies in one window, so the windows become reshaped
+        // dimensions.
         Shape windows{xType.getDimSize(0), xType.getDimSize(1)}, axes;
         for (int64_t d = 0; d + 2 < rank; ++d) {
           windows.push_back(xType.getDimSize(d + 2) / kernel[d]);
