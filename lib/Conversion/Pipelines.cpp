@@ -59,11 +59,18 @@ void mlir::parallax::buildInferencePipeline(OpPassManager &pm, bool useBlas) {
   addBufferToLLVMPasses(pm);
 }
 
-void mlir::parallax::buildTrainingPipeline(
+void mlir::parallax::buildGradientPipeline(
     OpPassManager &pm, const TrainingPipelineOptions &options) {
   ParallaxAutodiffOptions autodiff;
   autodiff.loss = options.loss;
   pm.addPass(createParallaxAutodiff(autodiff));
+  ParallaxSparsityAnalysisOptions analysis;
+  analysis.workers = options.workers;
+  pm.addPass(createParallaxSparsityAnalysis(analysis));
+}
+
+void mlir::parallax::buildTrainingLoweringPipeline(
+    OpPassManager &pm, const TrainingPipelineOptions &options) {
   pm.addPass(createParallaxOptimizer(options.optimizer));
   pm.addPass(createParallaxInlineVariables());
   pm.addPass(createCanonicalizerPass());
@@ -73,6 +80,12 @@ void mlir::parallax::buildTrainingPipeline(
     pm.addPass(createParallaxLinalgToBlas());
   pm.addPass(createParallaxGenerateTrainingMain());
   addBufferToLLVMPasses(pm);
+}
+
+void mlir::parallax::buildTrainingPipeline(
+    OpPassManager &pm, const TrainingPipelineOptions &options) {
+  buildGradientPipeline(pm, options);
+  buildTrainingLoweringPipeline(pm, options);
 }
 
 void mlir::parallax::registerParallaxLoweringPipelines() {

@@ -94,7 +94,7 @@ struct OptimizerPass : parallax::impl::ParallaxOptimizerBase<OptimizerPass> {
         DenseElementsAttr::get(
             type, builder.getFloatAttr(type.getElementType(), init).getValue()),
         /*trainable=*/UnitAttr(), /*state=*/builder.getUnitAttr(),
-        /*distribution=*/DistributionAttr());
+        /*distribution=*/DistributionAttr(), /*sparsity=*/SparsityAttr());
     symbols.insert(state);
     return FlatSymbolRefAttr::get(state.getSymNameAttr());
   }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parallax/Analysis/Plan.h"
 #include "parallax/Conversion/Passes.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
 #include "parallax/InitAll.h"
@@ -26,6 +27,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -45,7 +47,7 @@ cl::OptionCategory category("parallax-compile options");
 cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                cl::desc("<model.onnx | model.onnxtext>"),
                                cl::cat(category));
-cl::opt<std::string> outputFile("o", cl::Required, cl::value_desc("PROGRAM"),
+cl::opt<std::string> outputFile("o", cl::value_desc("PROGRAM"),
                                 cl::desc("Output file"), cl::cat(category));
 
 enum class Mode { Train, Inference };
@@ -124,6 +126,34 @@ cl::opt<double> initialAccumulator(
     "initial-accumulator-value", cl::init(0.0), cl::cat(trainingCategory),
     cl::desc("Initial value of Adagrad's sum of squares"));
 
+cl::OptionCategory planCategory("planning options (--mode train)");
+cl::opt<int64_t> workers("workers", cl::init(0), cl::cat(planCategory),
+                         cl::value_desc("N"),
+                         cl::desc("Plan for N workers (default: the "
+                                  "cluster's, or 1)"));
+cl::opt<std::string> clusterSpec(
+    "cluster", cl::cat(planCategory),
+    cl::value_desc("machines=M,workers-per-machine=G,bandwidth=B,latency=L"),
+    cl::desc("The cluster to plan for (default: one machine per worker, "
+             "10Gbps, 50us)"));
+cl::opt<parallax::Strategy> strategy(
+    "strategy", cl::init(parallax::Strategy::Hybrid), cl::cat(planCategory),
+    cl::desc("How variables are synchronised"),
+    cl::values(clEnumValN(parallax::Strategy::Hybrid, "hybrid",
+                          "the cheapest per variable (default)"),
+               clEnumValN(parallax::Strategy::AllReduce, "allreduce",
+                          "every variable by AllReduce"),
+               clEnumValN(parallax::Strategy::PS, "ps",
+                          "every variable on parameter servers")));
+cl::opt<std::string> planReport("plan-report", cl::cat(planCategory),
+                                cl::value_desc("FILE.json"),
+                                cl::desc("Write the plan as JSON"));
+cl::opt<bool> printPlanTable("print-plan", cl::cat(planCategory),
+                             cl::desc("Print the plan as a table on stdout"));
+cl::opt<bool> planOnly("plan-only", cl::cat(planCategory),
+                       cl::desc("Only plan: no program, and no initializer "
+                                "data read (shapes are enough)"));
+
 cl::opt<std::string> runtimeLib(
     "runtime-lib", cl::cat(category), cl::value_desc("PATH"),
     cl::desc("The Parallax runtime library to link (default: "
@@ -173,7 +203,7 @@ int main(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   // libLLVM registers every backend's options: show ours and MLIR's
   // debugging options (--mlir-print-ir-after-all, --mlir-timing, ...).
-  cl::HideUnrelatedOptions({&category, &trainingCategory});
+  cl::HideUnrelatedOptions({&category, &trainingCategory, &planCategory});
   for (auto &option : cl::getRegisteredOptions())
     if (option.first.starts_with("mlir-"))
       option.second->setHiddenFlag(cl::NotHidden);
@@ -185,6 +215,31 @@ int main(int argc, char **argv) {
       !parallax::symbolizeOptimizerKind(optimizer).has_value())
     return fail("unknown optimizer '" + optimizer +
                 "': expected sgd, momentum, adagrad, adam or adamw");
+  bool planning = planOnly || printPlanTable || !planReport.empty();
+  if (outputFile.empty() && !planOnly)
+    return fail("-o PROGRAM is required (unless --plan-only)");
+  if (planning && mode != Mode::Train)
+    return fail("--plan-only, --plan-report and --print-plan plan training "
+                "programs (not --mode inference)");
+  parallax::Cluster cluster;
+  if (!clusterSpec.empty()) {
+    std::string problem;
+    std::optional<parallax::Cluster> parsed =
+        parallax::Cluster::parse(clusterSpec, cluster, problem);
+    if (!parsed)
+      return fail("--cluster: " + problem);
+    cluster = *parsed;
+  }
+  if (workers < 0)
+    return fail("--workers must be positive, got " + Twine(workers));
+  if (workers > 0) {
+    if (clusterSpec.empty())
+      cluster.machines = workers; // one worker per machine
+    else if (cluster.workers() != workers)
+      return fail("--workers " + Twine(workers) + " does not match --cluster (" +
+                  Twine(cluster.machines) + " machines x " +
+                  Twine(cluster.workersPerMachine) + " workers)");
+  }
   if (target != "cpu")
     return fail("target '" + target + "' is not supported yet (only cpu)");
   if (optLevel > 3)
@@ -210,6 +265,7 @@ int main(int argc, char **argv) {
   if (!error.empty())
     return fail(error);
   options.dataDirectory = dataDir;
+  options.shapesOnly = planOnly;
   for (const std::string &name : freeze)
     options.frozen.insert(name);
 
@@ -241,7 +297,39 @@ int main(int argc, char **argv) {
     opt.weightDecay = weightDecay;
     opt.lrDecay = lrDecay;
     opt.initialAccumulatorValue = initialAccumulator;
-    parallax::buildTrainingPipeline(pm, training);
+    training.workers = cluster.workers();
+    // Plan between autodiff and the rest: the gradients tell which
+    // variables are sparse.
+    PassManager gradients(&context);
+    if (failed(applyPassManagerCLOptions(gradients)))
+      return 1;
+    parallax::buildGradientPipeline(gradients, training);
+    if (dumpPipeline) {
+      gradients.printAsTextualPipeline(llvm::errs());
+      llvm::errs() << "\n";
+    }
+    if (failed(gradients.run(*module)))
+      return 1;
+    if (planning) {
+      FailureOr<parallax::Plan> plan =
+          parallax::planDistribution(*module, cluster, strategy);
+      if (failed(plan))
+        return 1;
+      if (printPlanTable)
+        parallax::printPlan(*plan, llvm::outs());
+      if (!planReport.empty()) {
+        std::string problem;
+        auto report = openOutputFile(planReport, &problem);
+        if (!report)
+          return fail(problem);
+        report->os() << llvm::formatv("{0:2}", parallax::toJSON(*plan))
+                     << "\n";
+        report->keep();
+      }
+      if (planOnly)
+        return 0;
+    }
+    parallax::buildTrainingLoweringPipeline(pm, training);
   }
   if (dumpPipeline) {
     pm.printAsTextualPipeline(llvm::errs());

@@ -99,7 +99,8 @@ TEST_F(ParallaxDialectTest, VariableReadAndPushVerify) {
   RankedTensorType tableType = tensor({100, 8});
   auto table = VariableOp::create(
       builder, loc, "emb", tableType, DenseElementsAttr::get(tableType, 0.5f),
-      /*trainable=*/true, /*state=*/false, DistributionAttr::get(&context, Placement::PS, 4));
+      /*trainable=*/true, /*state=*/false, DistributionAttr::get(&context, Placement::PS, 4),
+      /*sparsity=*/nullptr);
   auto func = func::FuncOp::create(builder, loc, "step",
                                    builder.getFunctionType({}, {}));
   builder.setInsertionPointToEnd(func.addEntryBlock());

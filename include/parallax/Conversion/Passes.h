@@ -41,15 +41,24 @@ void buildInferencePipeline(OpPassManager &pm, bool useBlas = true);
 struct TrainingPipelineOptions {
   /// The graph output to minimise (empty: the only scalar float output).
   std::string loss;
+  /// Workers of a global step, for the sparsity analysis (0: the module's
+  /// parallax.world, or 1).
+  int64_t workers = 0;
   ParallaxOptimizerOptions optimizer;
   bool useBlas = true;
 };
 
 /// The pipeline of `parallax-compile --mode train`: an imported forward
-/// module in; autodiff, the optimizer, the lowering and a C `main` running
-/// the training loop; an LLVM-dialect module out.
+/// module in; autodiff, the sparsity analysis, the optimizer, the lowering
+/// and a C `main` running the training loop; an LLVM-dialect module out.
+/// It is buildGradientPipeline then buildTrainingLoweringPipeline, which
+/// parallax-compile runs apart to plan between them.
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
+void buildGradientPipeline(OpPassManager &pm,
+                           const TrainingPipelineOptions &options);
+void buildTrainingLoweringPipeline(OpPassManager &pm,
+                                   const TrainingPipelineOptions &options);
 
 } // namespace mlir::parallax
 

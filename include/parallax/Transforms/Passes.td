@@ -114,6 +114,34 @@ def ParallaxAutodiff : Pass<"parallax-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def ParallaxSparsityAnalysis : Pass<"parallax-sparsity-analysis",
+                                    "::mlir::ModuleOp"> {
+  let summary = "Annotate trained variables with their gradient kind and sparsity";
+  let description = [{
+    Reads the gradient autodiff produced for each trained variable (the
+    operand of its `parallax.apply_gradient`, or of `parallax.update`) and
+    sets the variable's `sparsity` attribute:
+
+    * a `!parallax.row_sparse<tensor<V x ...>, rows = K>` gradient is
+      `sparse`: one global step of N workers touches at most
+      `min(V, N * K)` rows (K indices per worker; repeated ids only lower
+      the count), so `alpha <= min(1, N * K / V)` is the static bound;
+    * any other gradient is `dense`, with alpha 1.
+
+    N is `workers`, or the module's `parallax.world` when `workers` is 0,
+    or 1. Measuring alpha from sample data (`parallax-compile
+    --profile-data`) is not implemented yet: the bound is an upper bound,
+    and heavy-tailed id distributions touch fewer unique rows.
+
+    Precondition: autodiff has run (at least one gradient). Postcondition:
+    every variable with a gradient has `sparsity`.
+  }];
+  let options = [
+    Option<"workers", "workers", "int64_t", /*default=*/"0",
+           "Workers of one global step (0: the module's parallax.world, or 1)">,
+  ];
+}
+
 def ParallaxOptimizer : Pass<"parallax-optimizer", "::mlir::ModuleOp"> {
   let summary = "Replace apply_gradient by the optimizer's update";
   let description = [{

@@ -795,19 +795,22 @@ LogicalResult GraphImporter::importInitializers(onnx::GraphProto &graph) {
     }
     floatInitializers.insert(init.name());
     auto type = RankedTensorType::get(shape, elementType);
-    // The raw data moves out of the model into the variable's blob.
-    FailureOr<TensorData> data =
-        readTensorBytes(init, elementType, type.getNumElements(), &init);
-    if (failed(data)) {
-      ok = false;
-      continue;
+    ElementsAttr value;
+    if (!options.shapesOnly) {
+      // The raw data moves out of the model into the variable's blob.
+      FailureOr<TensorData> data =
+          readTensorBytes(init, elementType, type.getNumElements(), &init);
+      if (failed(data)) {
+        ok = false;
+        continue;
+      }
+      value = makeElementsAttr(type, std::move(*data), init.name());
     }
     Location loc = NameLoc::get(StringAttr::get(context, init.name()),
                                 fileLoc());
-    VariableOp::create(builder, loc, init.name(), type,
-                       makeElementsAttr(type, std::move(*data), init.name()),
+    VariableOp::create(builder, loc, init.name(), type, value,
                        /*trainable=*/!options.frozen.contains(init.name()), /*state=*/false,
-                       /*distribution=*/nullptr);
+                       /*distribution=*/nullptr, /*sparsity=*/nullptr);
   }
   for (const auto &name : options.frozen)
     if (!floatInitializers.contains(name.getKey())) {

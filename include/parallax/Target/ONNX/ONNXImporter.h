@@ -33,6 +33,9 @@ struct ONNXImportOptions {
   llvm::StringSet<> frozen;
   /// Directory of external tensor data; empty means the model's directory.
   std::string dataDirectory;
+  /// Import float initializers as variables without their values (shapes
+  /// only; the data is never read): for planning (`--plan-only`).
+  bool shapesOnly = false;
   /// Initializers and constants larger than this are stored as resource
   /// blobs rather than as dense text.
   int64_t resourceBlobThresholdBytes = 1024;

@@ -162,6 +162,19 @@ LogicalResult OptimizerAttr::verify(
   return success();
 }
 
+LogicalResult
+SparsityAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     GradientKind gradient, APFloat alphaValue, int64_t rows) {
+  double alpha = alphaValue.convertToDouble();
+  if (!(alpha > 0.0 && alpha <= 1.0))
+    return emitError() << "alpha must lie in (0, 1], got " << alpha;
+  if (rows < 1)
+    return emitError() << "rows must be at least 1, got " << rows;
+  if (gradient == GradientKind::Dense && alpha != 1.0)
+    return emitError() << "a dense gradient has alpha 1, got " << alpha;
+  return success();
+}
+
 SmallVector<StringRef> OptimizerAttr::getStateNames() const {
   switch (getKind()) {
   case OptimizerKind::SGD:

@@ -70,6 +70,14 @@ def Parallax_OptimizerKind : I32EnumAttr<"OptimizerKind",
   let genSpecializedAttr = 0;
 }
 
+def Parallax_GradientKind : I32EnumAttr<"GradientKind",
+    "the kind of a variable's gradient", [
+      I32EnumAttrCase<"Dense", 0, "dense">,
+      I32EnumAttrCase<"Sparse", 1, "sparse">]> {
+  let cppNamespace = "::mlir::parallax";
+  let genSpecializedAttr = 0;
+}
+
 def Parallax_LossReduction : I32EnumAttr<"LossReduction",
     "how per-example losses are combined", [
       I32EnumAttrCase<"None", 0, "none">,
@@ -152,6 +160,26 @@ def Parallax_OptionalBool : AttrOrTypeParameter<"bool", "defaults to false"> {
                                 "expected 'true' or 'false'");
     }() }];
   let printer = "$_printer << ($_self ? \"true\" : \"false\")";
+}
+
+def Parallax_SparsityAttr : Parallax_Attr<"Sparsity", "sparsity"> {
+  let summary = "a variable's gradient kind and sparsity per global step";
+  let description = [{
+    Set by `--parallax-sparsity-analysis` on each trained variable:
+    `gradient` is `sparse` when the variable's gradient is row-sparse (it
+    is read only through gathers on axis 0), else `dense`; `rows` bounds
+    the number of rows with a non-zero gradient in one global step (all
+    workers), and `alpha` is `rows` over the variable's row count, the
+    fraction of the variable that moves (1 for dense gradients).
+
+    Example: `#parallax.sparsity<sparse, alpha = 0.0128, rows = 128>`
+  }];
+  let parameters = (ins EnumParameter<Parallax_GradientKind>:$gradient,
+                        Parallax_RealParameter<"fraction of rows">:$alpha,
+                        "int64_t":$rows);
+  let assemblyFormat =
+      "`<` $gradient `,` `alpha` `=` $alpha `,` `rows` `=` $rows `>`";
+  let genVerifyDecl = 1;
 }
 
 def Parallax_OptimizerAttr : Parallax_Attr<"Optimizer", "optimizer"> {

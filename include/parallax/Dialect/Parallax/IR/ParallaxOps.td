@@ -39,7 +39,8 @@ def Parallax_VariableOp : Parallax_Op<"variable", [
     `@fc.weight.exp_avg`); others are frozen constants. The initial value is omitted when the model was imported
     without its initializer data (`parallax-compile --plan-only`). The
     optional `distribution` attribute records how the variable is
-    synchronised across workers.
+    synchronised across workers, the optional `sparsity` attribute what
+    `--parallax-sparsity-analysis` found about its gradient.
 
     Example:
 
@@ -53,7 +54,8 @@ def Parallax_VariableOp : Parallax_Op<"variable", [
                        TypeAttrOf<AnyStaticShapeTensor>:$type,
                        OptionalAttr<ElementsAttr>:$initial_value,
                        UnitAttr:$trainable, UnitAttr:$state,
-                       OptionalAttr<Parallax_DistributionAttr>:$distribution);
+                       OptionalAttr<Parallax_DistributionAttr>:$distribution,
+                       OptionalAttr<Parallax_SparsityAttr>:$sparsity);
   let assemblyFormat = [{
     (`trainable` $trainable^)? (`state` $state^)? $sym_name
     custom<TypeAndInitialValue>($type, $initial_value) attr-dict

@@ -1,0 +1,76 @@
+//===- CostModel.h - Communication cost of synchronising a variable -------===//
+//
+// Part of the Parallax project.
+//
+// The per-machine transfer formulas of the Parallax paper (EuroSys 2019,
+// ../shared/PARALLAX-PAPER.md), with a per-message latency term. Plain C++:
+// the compiler plans with it and the runtime can too. docs/cost-model.md
+// derives every formula.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_ANALYSIS_COSTMODEL_H
+#define PARALLAX_ANALYSIS_COSTMODEL_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mlir::parallax {
+
+/// The machines a plan is made for. Workers of one machine aggregate their
+/// gradients locally (free, over shared memory), so network traffic is per
+/// machine; each machine also runs one server.
+struct Cluster {
+  int64_t machines = 1;
+  int64_t workersPerMachine = 1;
+  /// Bytes per second a machine can send (and, at the same time, receive).
+  double bandwidth = 1.25e9; // 10 Gb/s
+  /// Seconds per message.
+  double latency = 50e-6;
+
+  int64_t workers() const { return machines * workersPerMachine; }
+
+  /// Parses "machines=M,workers-per-machine=G,bandwidth=B,latency=L"
+  /// (any subset, any order, over `defaults`). Bandwidth takes a unit:
+  /// Gbps, Mbps, GB/s or MB/s (bits or bytes per second); latency us, ms or
+  /// s. Returns std::nullopt and sets `error` on a malformed spec.
+  static std::optional<Cluster>
+  parse(const std::string &spec, const Cluster &defaults, std::string &error);
+  std::string str() const;
+};
+
+/// What one machine moves over the network in one step for one variable.
+struct Transfer {
+  /// Bytes sent plus bytes received.
+  double bytes = 0;
+  /// Communication rounds that must follow one another (messages sent in
+  /// the same round overlap, so each round pays the latency once).
+  int64_t rounds = 0;
+
+  /// The time the transfer takes: the send and receive halves overlap at
+  /// `bandwidth`, plus one latency per round.
+  double seconds(const Cluster &cluster) const;
+};
+
+/// Ring AllReduce of a dense gradient of `bytes`: 4w(M-1)/M in 2(M-1)
+/// rounds (reduce-scatter then allgather around the ring).
+Transfer allReduceTransfer(const Cluster &cluster, double bytes);
+
+/// AllGatherv of the touched rows (fraction `alpha` of `bytes`): every
+/// machine receives every other machine's rows: 2·alpha·w(M-1) in M-1
+/// ring rounds.
+Transfer allGatherTransfer(const Cluster &cluster, double bytes, double alpha);
+
+/// Parameter servers holding the variable in `partitions` row ranges spread
+/// over S = min(partitions, M) servers: workers push the touched rows and
+/// pull them back. The busiest machine (a server) moves
+/// 2·alpha·w((S-1) + (M-1))/S: 4·alpha·w(M-1)/M spread over every machine,
+/// 2·alpha·w(M-1) on a single server. Three rounds, whatever M: the push,
+/// the pull request and its answer go to all servers at once.
+Transfer psTransfer(const Cluster &cluster, double bytes, double alpha,
+                    int64_t partitions);
+
+} // namespace mlir::parallax
+
+#endif // PARALLAX_ANALYSIS_COSTMODEL_H

@@ -1,0 +1,123 @@
+//===- CostModel.cpp - Communication cost of synchronising a variable -----===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Analysis/CostModel.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+
+using namespace mlir::parallax;
+
+namespace {
+
+/// Parses a number followed by one of `units` (name, factor); the unit is
+/// required.
+bool parseWithUnit(const std::string &text,
+                   std::initializer_list<std::pair<const char *, double>> units,
+                   double &value) {
+  char *end = nullptr;
+  errno = 0;
+  double number = std::strtod(text.c_str(), &end);
+  if (errno || end == text.c_str() || !(number > 0))
+    return false;
+  std::string unit(end);
+  for (auto [name, factor] : units)
+    if (unit == name) {
+      value = number * factor;
+      return true;
+    }
+  return false;
+}
+
+} // namespace
+
+std::optional<Cluster> Cluster::parse(const std::string &spec,
+                                      const Cluster &defaults,
+                                      std::string &error) {
+  Cluster cluster = defaults;
+  std::stringstream fields(spec);
+  std::string field;
+  while (std::getline(fields, field, ',')) {
+    size_t eq = field.find('=');
+    std::string key = field.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : field.substr(eq + 1);
+    auto count = [&](int64_t &target) {
+      char *end = nullptr;
+      long long n = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || *end || n < 1)
+        return false;
+      target = n;
+      return true;
+    };
+    bool ok;
+    if (key == "machines")
+      ok = count(cluster.machines);
+    else if (key == "workers-per-machine")
+      ok = count(cluster.workersPerMachine);
+    else if (key == "bandwidth")
+      ok = parseWithUnit(
+          value,
+          {{"Gbps", 1e9 / 8}, {"Mbps", 1e6 / 8}, {"GB/s", 1e9}, {"MB/s", 1e6}},
+          cluster.bandwidth);
+    else if (key == "latency")
+      ok = parseWithUnit(value, {{"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}},
+                         cluster.latency);
+    else {
+      error = "unknown cluster field '" + key +
+              "' (expected machines, workers-per-machine, bandwidth, latency)";
+      return std::nullopt;
+    }
+    if (!ok) {
+      error = "bad value '" + value + "' for cluster field '" + key + "'" +
+              (key == "bandwidth" ? " (e.g. 10Gbps, 100Mbps, 1.25GB/s)"
+               : key == "latency" ? " (e.g. 50us, 1ms)"
+                                  : " (a positive integer)");
+      return std::nullopt;
+    }
+  }
+  return cluster;
+}
+
+std::string Cluster::str() const {
+  std::ostringstream os;
+  os << machines << " machine(s) x " << workersPerMachine << " worker(s), "
+     << bandwidth * 8 / 1e9 << " Gb/s, " << latency * 1e6 << " us";
+  return os.str();
+}
+
+double Transfer::seconds(const Cluster &cluster) const {
+  // Sends and receives overlap on a full-duplex link: half the bytes each.
+  return bytes / 2 / cluster.bandwidth + rounds * cluster.latency;
+}
+
+Transfer mlir::parallax::allReduceTransfer(const Cluster &cluster,
+                                           double bytes) {
+  double m = cluster.machines;
+  return {4 * bytes * (m - 1) / m, 2 * (cluster.machines - 1)};
+}
+
+Transfer mlir::parallax::allGatherTransfer(const Cluster &cluster, double bytes,
+                                           double alpha) {
+  double m = cluster.machines;
+  return {2 * alpha * bytes * (m - 1), cluster.machines - 1};
+}
+
+Transfer mlir::parallax::psTransfer(const Cluster &cluster, double bytes,
+                                    double alpha, int64_t partitions) {
+  // S servers hold 1/S of the variable each. The busiest machine is a
+  // server: it pushes and pulls the (S-1)/S of the touched rows held
+  // elsewhere, and receives the other M-1 machines' pushes of its 1/S and
+  // answers their pulls. S = M gives the paper's 4·alpha·w(M-1)/M, S = 1
+  // its 2·alpha·w(M-1).
+  int64_t servers =
+      std::max<int64_t>(1, std::min<int64_t>(partitions, cluster.machines));
+  double s = servers, m = cluster.machines;
+  double moved = alpha * bytes / s;
+  return {2 * moved * (s - 1) + 2 * moved * (m - 1),
+          cluster.machines > 1 ? 3 : 0};
+}

@@ -1,0 +1,16 @@
+// RUN: parallax-opt %s --split-input-file --parallax-sparsity-analysis --verify-diagnostics
+
+// expected-error @+1 {{no gradients to analyse: run --parallax-autodiff first}}
+module {
+  parallax.variable trainable @w : tensor<4xf32> = dense<0.5>
+}
+
+// -----
+
+// expected-error @+1 {{alpha must lie in (0, 1], got 2}}
+parallax.variable trainable @w : tensor<4xf32> {sparsity = #parallax.sparsity<sparse, alpha = 2.0, rows = 4>}
+
+// -----
+
+// expected-error @+1 {{a dense gradient has alpha 1, got 5.000000e-01}}
+parallax.variable trainable @w : tensor<4xf32> {sparsity = #parallax.sparsity<dense, alpha = 0.5, rows = 4>}

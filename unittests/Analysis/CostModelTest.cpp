@@ -1,0 +1,91 @@
+//===- CostModelTest.cpp - The communication cost model -------------------===//
+//
+// Part of the Parallax project.
+//
+// Every formula against values computed by hand from the paper's table
+// (../shared/PARALLAX-PAPER.md) for a 1 MB variable on 4 machines.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Analysis/CostModel.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir::parallax;
+
+namespace {
+
+Cluster fourMachines() {
+  Cluster c;
+  c.machines = 4;
+  c.bandwidth = 1e9; // 1 GB/s
+  c.latency = 1e-5;
+  return c;
+}
+
+TEST(CostModelTest, DenseAllReduceAndBalancedPSMoveTheSameBytes) {
+  Cluster c = fourMachines();
+  double w = 1e6;
+  // 4w(N-1)/N = 4 * 1e6 * 3 / 4.
+  EXPECT_DOUBLE_EQ(allReduceTransfer(c, w).bytes, 3e6);
+  EXPECT_EQ(allReduceTransfer(c, w).rounds, 6);
+  EXPECT_DOUBLE_EQ(psTransfer(c, w, 1.0, 4).bytes, 3e6);
+  EXPECT_DOUBLE_EQ(psTransfer(c, w, 1.0, 16).bytes, 3e6);
+  // One server holds it: 2w(N-1) at that server.
+  EXPECT_DOUBLE_EQ(psTransfer(c, w, 1.0, 1).bytes, 6e6);
+}
+
+TEST(CostModelTest, SparsePSBeatsAllGatherByAboutHalfTheMachines) {
+  Cluster c = fourMachines();
+  double w = 1e6, alpha = 0.01;
+  // PS spread: 4·alpha·w(N-1)/N; AllGatherv: 2·alpha·w(N-1).
+  EXPECT_DOUBLE_EQ(psTransfer(c, w, alpha, 4).bytes, 3e4);
+  EXPECT_DOUBLE_EQ(allGatherTransfer(c, w, alpha).bytes, 6e4);
+  EXPECT_EQ(allGatherTransfer(c, w, alpha).rounds, 3);
+  // Two servers of four: 2·alpha·w((S-1) + (M-1))/S = 2e4 * 4 / 2.
+  EXPECT_DOUBLE_EQ(psTransfer(c, w, alpha, 2).bytes, 4e4);
+}
+
+TEST(CostModelTest, SecondsAddBandwidthAndLatency) {
+  Cluster c = fourMachines();
+  Transfer t = allReduceTransfer(c, 1e6);
+  // Sends and receives overlap: 3e6 / 2 bytes at 1 GB/s, 6 rounds of 10 us.
+  EXPECT_DOUBLE_EQ(t.seconds(c), 1.5e-3 + 6e-5);
+  EXPECT_EQ(psTransfer(c, 1e6, 0.5, 4).rounds, 3);
+}
+
+TEST(CostModelTest, OneMachineMovesNothing) {
+  Cluster c;
+  EXPECT_EQ(allReduceTransfer(c, 1e6).bytes, 0);
+  EXPECT_EQ(psTransfer(c, 1e6, 1.0, 1).bytes, 0);
+  EXPECT_EQ(allGatherTransfer(c, 1e6, 1.0).bytes, 0);
+  EXPECT_EQ(psTransfer(c, 1e6, 1.0, 1).seconds(c), 0);
+}
+
+TEST(CostModelTest, ParsesClusterSpecs) {
+  std::string error;
+  std::optional<Cluster> c = Cluster::parse(
+      "machines=8,workers-per-machine=6,bandwidth=100Gbps,latency=5us", {},
+      error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->machines, 8);
+  EXPECT_EQ(c->workers(), 48);
+  EXPECT_DOUBLE_EQ(c->bandwidth, 12.5e9);
+  EXPECT_DOUBLE_EQ(c->latency, 5e-6);
+  c = Cluster::parse("bandwidth=1.25GB/s", {}, error);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->machines, 1);
+  EXPECT_DOUBLE_EQ(c->bandwidth, 1.25e9);
+
+  EXPECT_FALSE(Cluster::parse("machines=0", {}, error));
+  EXPECT_EQ(error, "bad value '0' for cluster field 'machines' (a positive "
+                   "integer)");
+  EXPECT_FALSE(Cluster::parse("bandwidth=10", {}, error));
+  EXPECT_EQ(error, "bad value '10' for cluster field 'bandwidth' (e.g. "
+                   "10Gbps, 100Mbps, 1.25GB/s)");
+  EXPECT_FALSE(Cluster::parse("gpus=4", {}, error));
+  EXPECT_EQ(error, "unknown cluster field 'gpus' (expected machines, "
+                   "workers-per-machine, bandwidth, latency)");
+}
+
+} // namespace
