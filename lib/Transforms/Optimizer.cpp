@@ -49,24 +49,42 @@ struct OptimizerPass : parallax::impl::ParallaxOptimizerBase<OptimizerPass> {
       return signalPassFailure();
 
     SymbolTable symbols(module);
-    SmallVector<ApplyGradientOp> applies;
-    module.walk([&](ApplyGradientOp op) { applies.push_back(op); });
-    for (ApplyGradientOp apply : applies) {
-      auto variable = symbols.lookup<VariableOp>(apply.getVariable());
-      // Each state goes right after the variable: create them last first.
+    // Each state goes right after the variable: create them last first.
+    auto stateOf = [&](VariableOp variable) -> FailureOr<ArrayAttr> {
       SmallVector<StringRef> names = config.getStateNames();
       SmallVector<Attribute> state(names.size());
       for (size_t i = names.size(); i-- > 0;) {
         FailureOr<FlatSymbolRefAttr> symbol =
             createState(symbols, variable, names[i], config);
         if (failed(symbol))
-          return signalPassFailure();
+          return failure();
         state[i] = *symbol;
       }
+      return state.empty() ? ArrayAttr() : ArrayAttr::get(ctx, state);
+    };
+    SmallVector<Operation *> sinks;
+    module.walk([&](Operation *op) {
+      if (isa<ApplyGradientOp>(op) ||
+          (isa<PushOp>(op) && !cast<PushOp>(op).getOptimizerAttr()))
+        sinks.push_back(op);
+    });
+    for (Operation *op : sinks) {
+      auto symbol = op->getAttrOfType<FlatSymbolRefAttr>("variable");
+      FailureOr<ArrayAttr> state =
+          stateOf(symbols.lookup<VariableOp>(symbol.getValue()));
+      if (failed(state))
+        return signalPassFailure();
+      if (auto push = dyn_cast<PushOp>(op)) {
+        // The servers owning the variable apply the update.
+        push.setOptimizerAttr(config);
+        if (*state)
+          push.setStateAttr(*state);
+        continue;
+      }
+      auto apply = cast<ApplyGradientOp>(op);
       OpBuilder builder(apply);
-      UpdateOp::create(
-          builder, apply.getLoc(), apply.getVariableAttr(), apply.getGradient(),
-          config, state.empty() ? ArrayAttr() : builder.getArrayAttr(state));
+      UpdateOp::create(builder, apply.getLoc(), apply.getVariableAttr(),
+                       apply.getGradient(), config, *state);
       apply.erase();
     }
   }

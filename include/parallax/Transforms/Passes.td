@@ -142,6 +142,53 @@ def ParallaxSparsityAnalysis : Pass<"parallax-sparsity-analysis",
   ];
 }
 
+def ParallaxDistribute : Pass<"parallax-distribute", "::mlir::ModuleOp"> {
+  let summary = "Rewrite the training step for N data-parallel workers";
+  let description = [{
+    Plans every trained variable with the cost model
+    (include/parallax/Analysis/Plan.h, docs/cost-model.md) for `workers`
+    workers on `cluster`, records the decision as the variable's
+    `distribution` and the module's `parallax.world`, and rewrites how its
+    gradient is applied:
+
+    * `allreduce`: the (dense) gradient is averaged with
+      `parallax.allreduce mean`, placed right where the gradient is
+      computed; then the allreduces are fused into buckets of at most
+      `bucket-bytes` (`--parallax-bucket-allreduce`) and split into a start
+      where the bucket's last gradient is computed and a wait before its
+      update (`--parallax-async-allreduce`), so communication overlaps the
+      rest of the backward pass. A row-sparse gradient is densified first
+      (strategy `allreduce`).
+    * `allgather` (replicated, row-sparse): every worker's indices and
+      rows are gathered (`parallax.allgather`), the rows divided by the
+      number of workers, and every replica applies the same sparse update.
+    * `ps`: the gradient is pushed to the servers owning the variable's
+      partitions (`parallax.push`), which average and apply the optimizer;
+      each gather of the variable becomes a `parallax.pull` of just the
+      rows it reads (other reads pull the whole variable).
+
+    `strategy` = `hybrid` takes the cheapest placement per variable (dense
+    gradients: AllReduce); `allreduce` / `ps` force one for all, for
+    ablations.
+
+    Precondition: `--parallax-sparsity-analysis` has annotated the
+    variables; gradients are still `parallax.apply_gradient`s.
+    Postcondition: every planned variable has a `distribution`; the
+    remaining `apply_gradient`s take averaged gradients.
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"hybrid\"",
+           "hybrid, allreduce or ps">,
+    Option<"workers", "workers", "int64_t", /*default=*/"0",
+           "Workers (0: the module's parallax.world, or the cluster's)">,
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"\"",
+           "machines=M,workers-per-machine=G,bandwidth=B,latency=L "
+           "(default: one worker per machine, 10Gbps, 50us)">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"25 << 20",
+           "Largest AllReduce bucket in bytes">,
+  ];
+}
+
 def ParallaxOptimizer : Pass<"parallax-optimizer", "::mlir::ModuleOp"> {
   let summary = "Replace apply_gradient by the optimizer's update";
   let description = [{
@@ -152,9 +199,12 @@ def ParallaxOptimizer : Pass<"parallax-optimizer", "::mlir::ModuleOp"> {
     `<variable>.<state>` (PyTorch's state names: `momentum_buffer`, `sum`,
     `exp_avg`, `exp_avg_sq`), zero-initialised (Adagrad's `sum` starts at
     `initial-accumulator-value`). A row-sparse gradient gives a lazy,
-    row-wise update (see `#parallax.optimizer`).
+    row-wise update (see `#parallax.optimizer`). A `parallax.push` (a
+    variable on parameter servers) gets the optimizer and its state as
+    attributes: its servers apply the update.
 
-    Precondition: none. Postcondition: no `parallax.apply_gradient` remains.
+    Precondition: none. Postcondition: no `parallax.apply_gradient` remains
+    and every push names its optimizer.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",

@@ -218,6 +218,32 @@ static FailureOr<VariableOp> lookupTrainable(Operation *op,
   return variable;
 }
 
+/// `state` names the state variables `optimizer` keeps for `variable`.
+static LogicalResult verifyOptimizerState(Operation *op,
+                                          OptimizerAttr optimizer,
+                                          ArrayAttr state, VariableOp variable,
+                                          SymbolTableCollection &symbols) {
+  SmallVector<StringRef> names = optimizer.getStateNames();
+  size_t count = state ? state.size() : 0;
+  if (count != names.size())
+    return op->emitOpError() << "optimizer " << optimizer << " keeps "
+                             << names.size() << " state variable(s), got "
+                             << count;
+  if (!state)
+    return success();
+  for (auto symbol : state.getAsRange<FlatSymbolRefAttr>()) {
+    FailureOr<VariableOp> stateVariable = lookupVariable(op, symbol, symbols);
+    if (failed(stateVariable))
+      return failure();
+    if (!stateVariable->getState() ||
+        stateVariable->getType() != variable.getType())
+      return op->emitOpError() << "'" << symbol
+                               << "' must be a state variable of type "
+                               << variable.getType();
+  }
+  return success();
+}
+
 LogicalResult
 ApplyGradientOp::verifySymbolUses(SymbolTableCollection &symbols) {
   FailureOr<VariableOp> variable =
@@ -233,25 +259,8 @@ LogicalResult UpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (failed(variable) ||
       failed(verifyGradientType(*this, getGradient().getType(), *variable)))
     return failure();
-  SmallVector<StringRef> names = getOptimizer().getStateNames();
-  ArrayAttr state = getStateAttr() ? getStateAttr() : ArrayAttr();
-  size_t count = state ? state.size() : 0;
-  if (count != names.size())
-    return emitOpError() << "optimizer " << getOptimizer() << " keeps "
-                         << names.size() << " state variable(s), got "
-                         << count;
-  if (!state)
-    return success();
-  for (auto symbol : state.getAsRange<FlatSymbolRefAttr>()) {
-    FailureOr<VariableOp> state = lookupVariable(*this, symbol, symbols);
-    if (failed(state))
-      return failure();
-    if (!state->getState() || state->getType() != variable->getType())
-      return emitOpError() << "'" << symbol
-                           << "' must be a state variable of type "
-                           << variable->getType();
-  }
-  return success();
+  return verifyOptimizerState(*this, getOptimizer(), getStateAttr(),
+                              *variable, symbols);
 }
 
 //===----------------------------------------------------------------------===//
@@ -361,7 +370,14 @@ LogicalResult PushOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (!variable->getTrainable())
     return emitOpError() << "cannot push a gradient to '" << getVariableAttr()
                          << "': the variable is not trainable";
-  return verifyGradientType(*this, getGradient().getType(), *variable);
+  if (failed(verifyGradientType(*this, getGradient().getType(), *variable)))
+    return failure();
+  if (OptimizerAttr optimizer = getOptimizerAttr())
+    return verifyOptimizerState(*this, optimizer, getStateAttr(), *variable,
+                                symbols);
+  if (getStateAttr())
+    return emitOpError("state variables without an optimizer");
+  return success();
 }
 
 LogicalResult PullOp::verifySymbolUses(SymbolTableCollection &symbols) {

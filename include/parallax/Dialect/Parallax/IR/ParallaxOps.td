@@ -333,17 +333,25 @@ def Parallax_PushOp : Parallax_Op<"push", [Parallax_Collective,
     that hold its partitions. A row-sparse gradient sends only its rows, each
     to the server owning that row's range; a dense gradient sends every
     partition to its owner. The owners average the contributions of all
-    workers and apply the variable's optimizer update to their rows.
+    workers and apply the variable's optimizer update to their rows:
+    `optimizer` and its `state` variables (set by `--parallax-optimizer`,
+    as for `parallax.update`) say which.
 
     Example:
 
     ```mlir
-    parallax.push @emb, %g : !parallax.row_sparse<tensor<1000x64xf32>, rows = 32>
+    parallax.push @emb, %g optimizer = <adagrad, lr = 1.000000e-01> state = [@emb.sum]
+        : !parallax.row_sparse<tensor<1000x64xf32>, rows = 32>
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$variable,
-                       Parallax_TensorOrRowSparse:$gradient);
-  let assemblyFormat = "$variable `,` $gradient attr-dict `:` type($gradient)";
+                       Parallax_TensorOrRowSparse:$gradient,
+                       OptionalAttr<Parallax_OptimizerAttr>:$optimizer,
+                       OptionalAttr<FlatSymbolRefArrayAttr>:$state);
+  let assemblyFormat = [{
+    $variable `,` $gradient (`optimizer` `=` $optimizer^)?
+    (`state` `=` $state^)? attr-dict `:` type($gradient)
+  }];
 }
 
 def Parallax_PullOp : Parallax_Op<"pull", [Parallax_Collective,
