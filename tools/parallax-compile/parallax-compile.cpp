@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parallax/Analysis/Plan.h"
+#include "parallax/Analysis/ProfileSparsity.h"
 #include "parallax/Conversion/Passes.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
 #include "parallax/InitAll.h"
@@ -150,6 +151,11 @@ cl::opt<std::string> planReport("plan-report", cl::cat(planCategory),
                                 cl::desc("Write the plan as JSON"));
 cl::opt<bool> printPlanTable("print-plan", cl::cat(planCategory),
                              cl::desc("Print the plan as a table on stdout"));
+cl::opt<std::string> profileData(
+    "profile-data", cl::cat(planCategory), cl::value_desc("DIR"),
+    cl::desc("Measure each sparse variable's alpha (unique rows per global "
+             "step) on sample data (<graph input>.npy, the training-data "
+             "layout) instead of using the static bound"));
 cl::opt<bool> planOnly("plan-only", cl::cat(planCategory),
                        cl::desc("Only plan: no program, and no initializer "
                                 "data read (shapes are enough)"));
@@ -215,12 +221,14 @@ int main(int argc, char **argv) {
       !parallax::symbolizeOptimizerKind(optimizer).has_value())
     return fail("unknown optimizer '" + optimizer +
                 "': expected sgd, momentum, adagrad, adam or adamw");
-  bool planning = planOnly || printPlanTable || !planReport.empty();
+  bool planning = planOnly || printPlanTable || !planReport.empty() ||
+                  !profileData.empty();
   if (outputFile.empty() && !planOnly)
     return fail("-o PROGRAM is required (unless --plan-only)");
   if (planning && mode != Mode::Train)
-    return fail("--plan-only, --plan-report and --print-plan plan training "
-                "programs (not --mode inference)");
+    return fail("--plan-only, --plan-report, --print-plan and "
+                "--profile-data plan training programs (not --mode "
+                "inference)");
   parallax::Cluster cluster;
   if (!clusterSpec.empty()) {
     std::string problem;
@@ -309,6 +317,10 @@ int main(int argc, char **argv) {
       llvm::errs() << "\n";
     }
     if (failed(gradients.run(*module)))
+      return 1;
+    if (!profileData.empty() &&
+        failed(parallax::measureSparsity(*module, profileData,
+                                         cluster.workers())))
       return 1;
     if (planning) {
       FailureOr<parallax::Plan> plan =
