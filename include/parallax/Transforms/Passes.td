@@ -189,6 +189,33 @@ def ParallaxDistribute : Pass<"parallax-distribute", "::mlir::ModuleOp"> {
   ];
 }
 
+def ParallaxPartition : Pass<"parallax-partition", "::mlir::ModuleOp"> {
+  let summary = "Choose the partition count of each parameter-server variable";
+  let description = [{
+    Sets the `partitions` of every variable placed on parameter servers
+    (`#parallax.distribution<ps, partitions = P>`): by default one
+    partition per server (`servers`, default: the module's world size),
+    the fewest that spreads the variable's traffic over every machine (the
+    cost model moves 4·alpha·w(M-1)/M per machine from P = M on; more
+    partitions only add per-partition overhead until measured otherwise),
+    and never more than the variable's rows. `overrides` sets chosen
+    variables' counts (`name=P,...`), e.g. from the runtime's partition
+    search. Partitions are assigned to servers by the runtime, greedily by
+    bytes: each next partition on the least loaded server.
+
+    Precondition: `--parallax-distribute` has placed the variables.
+    Postcondition: every PS variable has its partition count; a count
+    above the variable's rows, or an override naming a variable that is
+    not on servers, is an error.
+  }];
+  let options = [
+    Option<"servers", "servers", "int64_t", /*default=*/"0",
+           "Servers (0: the module's parallax.world)">,
+    ListOption<"overrides", "overrides", "std::string",
+               "Per-variable partition counts, as name=P">,
+  ];
+}
+
 def ParallaxOptimizer : Pass<"parallax-optimizer", "::mlir::ModuleOp"> {
   let summary = "Replace apply_gradient by the optimizer's update";
   let description = [{
