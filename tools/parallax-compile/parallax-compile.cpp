@@ -131,7 +131,9 @@ cl::OptionCategory planCategory("planning options (--mode train)");
 cl::opt<int64_t> workers("workers", cl::init(0), cl::cat(planCategory),
                          cl::value_desc("N"),
                          cl::desc("Plan for N workers (default: the "
-                                  "cluster's, or 1)"));
+                                  "cluster's, or 1); the program itself "
+                                  "runs as one worker until the MPI "
+                                  "runtime lands"));
 cl::opt<std::string> clusterSpec(
     "cluster", cl::cat(planCategory),
     cl::value_desc("machines=M,workers-per-machine=G,bandwidth=B,latency=L"),
