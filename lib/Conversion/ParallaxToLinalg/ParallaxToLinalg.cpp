@@ -970,11 +970,19 @@ Value padSpatial(OpBuilder &b, Location loc, Value input,
       high, scalarConstant(b, loc, type.getElementType(), value));
 }
 
-/// An ungrouped convolution as one matrix product (im2col): the patches
-/// P[n, o..., c, k...] = in[n, c, o * s + k * d] of the padded input,
-/// collapsed to [N*O, C*K], times the filter as [C*K, M], give the output as
-/// [N*O, M]; a transpose restores N x M x O. The product is a linalg.matmul,
-/// which --parallax-linalg-to-blas sends to BLAS.
+/// An ungrouped convolution as matrix products (im2col), which
+/// --parallax-linalg-to-blas sends to BLAS. Two layouts of the patches of
+/// the padded input, chosen so that the copy's innermost loop is the longer
+/// of the last output and kernel dimensions (a contiguous, vectorizable run
+/// of the input for unit strides and dilations):
+/// - channel-major (outputs at least as wide as the kernel, the usual
+///   case): P[n, c, k..., o...] = in[n, c, o * s + k * d] as [N, C*K, O],
+///   and per image the filter [M, C*K] times P[n] gives the output
+///   [N, M, O] directly (a linalg.batch_matmul);
+/// - pixel-major (kernels wider than the output, e.g. the filter gradient,
+///   which correlates the input with dy): P[n, o..., c, k...] as
+///   [N*O, C*K] times the filter as [C*K, M] gives [N*O, M]; a transpose
+///   restores N x M x O.
 Value convolveAsMatmul(OpBuilder &b, Location loc, ConvOp op, Value input,
                        Value filter, RankedTensorType type) {
   MLIRContext *ctx = b.getContext();
@@ -987,12 +995,39 @@ Value convolveAsMatmul(OpBuilder &b, Location loc, ConvOp op, Value input,
   ArrayRef<int64_t> kernel = filterType.getShape().drop_front(2);
   int64_t o = ShapedType::getNumElements(outSpatial);
   int64_t ck = c * ShapedType::getNumElements(kernel);
+  auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  Value zero = scalarConstant(b, loc, elementType, 0);
+  if (outSpatial.back() >= kernel.back()) {
+    // Loops (n, c, k_1..k_k, o_1..o_k); the patch tensor has that shape.
+    Shape patchShape{n, c};
+    llvm::append_range(patchShape, kernel);
+    llvm::append_range(patchShape, outSpatial);
+    SmallVector<AffineExpr> in{dim(0), dim(1)};
+    for (int64_t d = 0; d < k; ++d)
+      in.push_back(dim(2 + k + d) * op.getStrides()[d] +
+                   dim(2 + d) * op.getDilations()[d]);
+    Value patches = remap(b, loc, input,
+                          AffineMap::get(patchShape.size(), 0, in, ctx),
+                          RankedTensorType::get(patchShape, elementType));
+    Value columns = reshapeTo(b, loc, patches, {n, ck, o});
+    // The filter, one copy per image (batch_matmul has no broadcasting).
+    Value weights = remap(
+        b, loc, reshapeTo(b, loc, filter, {m, ck}),
+        AffineMap::get(3, 0, {dim(1), dim(2)}, ctx),
+        RankedTensorType::get({n, m, ck}, elementType));
+    auto productType = RankedTensorType::get({n, m, o}, elementType);
+    Value product =
+        linalg::BatchMatmulOp::create(
+            b, loc, ValueRange{weights, columns},
+            ValueRange{filledTensor(b, loc, productType, zero)})
+            .getResult(0);
+    return reshapeTo(b, loc, product, type.getShape());
+  }
   // Loops (n, o_1..o_k, c, k_1..k_k); the patch tensor has that shape.
   Shape patchShape{n};
   llvm::append_range(patchShape, outSpatial);
   patchShape.push_back(c);
   llvm::append_range(patchShape, kernel);
-  auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
   SmallVector<AffineExpr> in{dim(0), dim(k + 1)};
   for (int64_t d = 0; d < k; ++d)
     in.push_back(dim(1 + d) * op.getStrides()[d] +
@@ -1006,8 +1041,7 @@ Value convolveAsMatmul(OpBuilder &b, Location loc, ConvOp op, Value input,
   auto productType = RankedTensorType::get({n * o, m}, elementType);
   Value product = linalg::MatmulOp::create(
                       b, loc, ValueRange{lhs, rhs},
-                      ValueRange{filledTensor(b, loc, productType,
-                                              scalarConstant(b, loc, elementType, 0))})
+                      ValueRange{filledTensor(b, loc, productType, zero)})
                       .getResult(0);
   // [N*O, M] -> [N, O..., M] -> [N, M, O...].
   Shape unflat{n};
