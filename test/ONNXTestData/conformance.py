@@ -19,6 +19,7 @@ Needs Debian's python3-onnx and python3-numpy (run with /usr/bin/python3).
 import argparse
 import collections
 import concurrent.futures
+import json
 import os
 import pathlib
 import subprocess
@@ -126,6 +127,9 @@ def main():
     parser.add_argument("--filter", default="", help="only tests whose path contains this")
     parser.add_argument("--write-xfail", type=pathlib.Path,
                         help="write the current failures as an xfail list")
+    parser.add_argument("--results", type=pathlib.Path,
+                        help="write each model's status as JSON (for "
+                             "import_all.py --conformance)")
     args = parser.parse_args()
 
     data = pathlib.Path(args.data)
@@ -152,6 +156,10 @@ def main():
         for future in concurrent.futures.as_completed(futures):
             results[futures[future].relative_to(data).as_posix()] = future.result()
 
+    if args.results:
+        args.results.write_text(json.dumps(
+            {name: status for name, (status, _) in sorted(results.items())},
+            indent=0) + "\n")
     counts = collections.Counter()
     for name in sorted(results):
         status, detail = results[name]

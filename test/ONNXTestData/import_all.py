@@ -17,6 +17,7 @@ Prints one line per failed model and closes with
 
 import argparse
 import collections
+import json
 import concurrent.futures
 import os
 import pathlib
@@ -54,6 +55,10 @@ def main() -> int:
     parser.add_argument("--data", default="/usr/share/libonnx-testdata/data")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--markdown", type=pathlib.Path)
+    parser.add_argument("--conformance", type=pathlib.Path,
+                        help="conformance.py --results FILE: adds the "
+                             "compiled and numerically passing counts per "
+                             "operator to the markdown")
     args = parser.parse_args()
 
     data = pathlib.Path(args.data)
@@ -80,7 +85,10 @@ def main() -> int:
             print(f"FAILED {model.relative_to(data)}: {detail}")
 
     if args.markdown:
-        write_markdown(args.markdown, data, models, results, unsupported_ops)
+        conformance = (json.loads(args.conformance.read_text())
+                       if args.conformance else None)
+        write_markdown(args.markdown, data, models, results, unsupported_ops,
+                       conformance)
     print(f"{counts['imported']} imported, {counts['unsupported']} unsupported, "
           f"{counts['failed']} failed")
     return 1 if counts["failed"] else 0
@@ -106,22 +114,31 @@ saying what is not supported: an operator, an element type (unsigned
 integers, strings), a value the graph computes at run time where Parallax
 needs it at compile time (the node tests feed shapes, axes, pads and
 `Dropout`'s `training_mode` as graph inputs), or an output this importer
-does not produce. Numerical checks of the imported models arrive with code
-generation (the conformance runner).
+does not produce. The conformance run (`test/ONNXTestData/conformance.py`,
+the `onnx-conformance` ctest) compiles and runs every imported model on
+its test data; its per-model results fill the last two columns of the
+per-operator table:
+
+```sh
+/usr/bin/python3 test/ONNXTestData/conformance.py --compile build/bin/parallax-compile --results /tmp/conformance.json
+/usr/bin/python3 test/ONNXTestData/import_all.py --translate build/bin/parallax-translate --markdown docs/onnx-coverage.md --conformance /tmp/conformance.json
+```
 
 ---
 
 """
 
 
-def operator_table(data, models, results):
-    """{op type: (models using it, of which imported)}, read with Debian's
-    python3-onnx when it is installed (only the documentation needs it)."""
+def operator_table(data, models, results, conformance):
+    """{op type: [models using it, imported, compiled and run, numerically
+    passing]}, read with Debian's python3-onnx when it is installed (only
+    the documentation needs it). The last two come from conformance.py's
+    results (each model's status: passed, failed or skipped)."""
     try:
         import onnx
     except ImportError:
         return {}
-    table = collections.defaultdict(lambda: [0, 0])
+    table = collections.defaultdict(lambda: [0, 0, 0, 0])
     for model in models:
         try:
             graph = onnx.load(str(model), load_external_data=False).graph
@@ -130,10 +147,14 @@ def operator_table(data, models, results):
         for op in sorted({n.op_type for n in graph.node if n.domain in ("", "ai.onnx")}):
             table[op][0] += 1
             table[op][1] += results[model][0] == "imported"
+            status = (conformance or {}).get(
+                model.parent.relative_to(data).as_posix())
+            table[op][2] += status in ("passed", "failed")
+            table[op][3] += status == "passed"
     return {op: tuple(v) for op, v in table.items()}
 
 
-def write_markdown(path, data, models, results, unsupported_ops):
+def write_markdown(path, data, models, results, unsupported_ops, conformance):
     by_suite = collections.defaultdict(collections.Counter)
     for model in models:
         suite = model.relative_to(data).parts[0]
@@ -146,15 +167,29 @@ def write_markdown(path, data, models, results, unsupported_ops):
         c = by_suite[suite]
         lines.append(f"| {suite} | {sum(c.values())} | {c['imported']} | "
                      f"{c['unsupported']} | {c['failed']} |")
-    per_op = operator_table(data, models, results)
+    per_op = operator_table(data, models, results, conformance)
     if per_op:
         lines += ["", "Per operator: the test models that use it, how many of them import, "
-                  "and whether the importer converts the operator at all "
-                  "(models can fail for another of their operators or inputs).", "",
-                  "| operator | models | imported | converted |", "|---|---:|---:|:---:|"]
-        for op, (total, imported) in sorted(per_op.items()):
+                  "whether the importer converts the operator at all "
+                  "(models can fail for another of their operators or inputs)"]
+        if conformance:
+            lines[-1] += (", and how many of them the conformance run compiled and ran "
+                          "and how many matched ONNX's expected outputs (test/ONNXTestData/"
+                          "conformance.py; its skips are models that do not import, or "
+                          "whose test data are sequences or optionals)")
+        lines[-1] += "."
+        lines.append("")
+        if conformance:
+            lines += ["| operator | models | imported | converted | compiled and run | passing |",
+                      "|---|---:|---:|:---:|---:|---:|"]
+        else:
+            lines += ["| operator | models | imported | converted |", "|---|---:|---:|:---:|"]
+        for op, (total, imported, ran, passing) in sorted(per_op.items()):
             converted = "no" if op in unsupported_ops else "yes"
-            lines.append(f"| {op} | {total} | {imported} | {converted} |")
+            row = f"| {op} | {total} | {imported} | {converted} |"
+            if conformance:
+                row += f" {ran} | {passing} |"
+            lines.append(row)
     lines += ["", "Unsupported operators, by number of test models that use them:", "",
               "| operator | models |", "|---|---:|"]
     for op, n in sorted(unsupported_ops.items(), key=lambda kv: (-kv[1], kv[0])):
