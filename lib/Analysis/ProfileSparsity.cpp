@@ -28,9 +28,9 @@ struct IntTensor {
 /// Evaluates index computations on the examples of one worker's batch.
 class IdEvaluator {
 public:
-  IdEvaluator(func::FuncOp step, ArrayRef<::parallax::runtime::NpyArray> files,
+  IdEvaluator(ArrayRef<::parallax::runtime::NpyArray> files,
               int64_t firstExample)
-      : step(step), files(files), firstExample(firstExample) {}
+      : files(files), firstExample(firstExample) {}
 
   FailureOr<IntTensor> eval(Value value) {
     auto it = memo.find(value);
@@ -43,7 +43,6 @@ public:
   }
 
 private:
-  func::FuncOp step;
   ArrayRef<::parallax::runtime::NpyArray> files;
   int64_t firstExample;
   DenseMap<Value, IntTensor> memo;
@@ -208,7 +207,7 @@ LogicalResult mlir::parallax::measureSparsity(ModuleOp module,
     for (int64_t s = 0; s < steps; ++s) {
       llvm::DenseSet<int64_t> seen;
       for (int64_t r = 0; r < workers; ++r) {
-        IdEvaluator evaluator(step, files, (s * workers + r) * batch);
+        IdEvaluator evaluator(files, (s * workers + r) * batch);
         FailureOr<IntTensor> values = evaluator.eval(ids);
         if (failed(values))
           return failure();

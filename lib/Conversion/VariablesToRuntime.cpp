@@ -34,9 +34,9 @@ Value readOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
   return unrankedMemRef(b, loc, buffer);
 }
 
-Value globalBuffer(OpBuilder &b, Location loc, ModuleOp module,
+Value globalBuffer(OpBuilder &b, Location loc, SymbolTable &globals,
                    StringRef name) {
-  auto global = module.lookupSymbol<memref::GlobalOp>(name);
+  auto global = globals.lookup<memref::GlobalOp>(name);
   return memref::GetGlobalOp::create(b, loc, global.getType(), name);
 }
 
@@ -109,11 +109,12 @@ struct ConvertParallaxVariablesPass
       variable.erase();
     }
 
+    SymbolTable globals(module);
     WalkResult result = module.walk([&](Operation *op) -> WalkResult {
       OpBuilder builder(op);
       Location loc = op->getLoc();
       if (auto read = dyn_cast<ReadOp>(op)) {
-        Value buffer = globalBuffer(builder, loc, module, read.getVariable());
+        Value buffer = globalBuffer(builder, loc, globals, read.getVariable());
         read.replaceAllUsesWith(
             bufferization::ToTensorOp::create(builder, loc, read.getType(),
                                               buffer, /*restrict=*/true,
@@ -142,7 +143,7 @@ struct ConvertParallaxVariablesPass
         return WalkResult::advance();
       }
       if (auto update = dyn_cast<UpdateOp>(op))
-        return lowerUpdate(builder, module, update);
+        return lowerUpdate(builder, module, globals, update);
       return WalkResult::advance();
     });
     if (result.wasInterrupted())
@@ -167,11 +168,12 @@ struct ConvertParallaxVariablesPass
   /// parallax_rt_update_<kind>[_sparse]_f32(name, variable, state...,
   /// gradient | indices + rows, lr, momentum, beta1, beta2, epsilon,
   /// weight_decay, lr_decay, nesterov).
-  WalkResult lowerUpdate(OpBuilder &builder, ModuleOp module, UpdateOp update) {
+  WalkResult lowerUpdate(OpBuilder &builder, ModuleOp module,
+                         SymbolTable &globals, UpdateOp update) {
     Location loc = update.getLoc();
     OptimizerAttr config = update.getOptimizer();
     auto variableType = cast<MemRefType>(
-        module.lookupSymbol<memref::GlobalOp>(update.getVariable()).getType());
+        globals.lookup<memref::GlobalOp>(update.getVariable()).getType());
     if (!variableType.getElementType().isF32())
       return update.emitError() << "the runtime updates f32 variables only, '"
                                 << update.getVariable() << "' is "
@@ -180,12 +182,12 @@ struct ConvertParallaxVariablesPass
         runtimeString(builder, module, loc, update.getVariable()),
         unrankedMemRef(
             builder, loc,
-            globalBuffer(builder, loc, module, update.getVariable()))};
+            globalBuffer(builder, loc, globals, update.getVariable()))};
     if (ArrayAttr state = update.getStateAttr())
       for (auto symbol : state.getAsRange<FlatSymbolRefAttr>())
         args.push_back(unrankedMemRef(
             builder, loc,
-            globalBuffer(builder, loc, module, symbol.getValue())));
+            globalBuffer(builder, loc, globals, symbol.getValue())));
     bool sparse = isa<RowSparseType>(update.getGradient().getType());
     if (sparse) {
       auto pack = update.getGradient().getDefiningOp<RowSparsePackOp>();

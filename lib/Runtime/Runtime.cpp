@@ -26,9 +26,7 @@ namespace {
 std::string inputDir, outputDir;
 } // namespace
 
-void parallax::runtime::setProgramName(const char *name) {
-  programName = name;
-}
+void parallax::runtime::setProgramName(const char *name) { programName = name; }
 
 [[noreturn]] void parallax::runtime::die(const std::string &message) {
   std::fprintf(stderr, "%s: error: %s\n", programName, message.c_str());
@@ -41,22 +39,11 @@ void parallax::runtime::keepFreedMemory() {
 }
 
 std::string parallax::runtime::dtypeName(const std::string &dtype) {
-  if (dtype == "<f4")
-    return "float32";
-  if (dtype == "<f8")
-    return "float64";
-  if (dtype == "<i8")
-    return "int64";
-  if (dtype == "<i4")
-    return "int32";
-  if (dtype == "|b1")
-    return "bool";
-  if (dtype == "<f2")
-    return "float16";
-  if (dtype == "<i2")
-    return "int16";
-  if (dtype == "|i1")
-    return "int8";
+#define PARALLAX_RT_DTYPE_NAME(suffix, descr, numpyName)                       \
+  if (dtype == descr)                                                          \
+    return numpyName;
+  PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_DTYPE_NAME)
+#undef PARALLAX_RT_DTYPE_NAME
   return dtype;
 }
 
@@ -125,9 +112,9 @@ static void writeOutput(const char *name, const char *dtype, int64_t rank,
 
 // One entry point per element type: generated code declares each with
 // its own memref<*xT> signature, which all lower to (rank, descriptor).
-#define PARALLAX_RT_IO(suffix, dtype)                                          \
-  extern "C" void parallax_rt_read_input_##suffix(const char *name,           \
-                                                 int64_t rank, void *desc) {  \
+#define PARALLAX_RT_IO(suffix, dtype, ...)                                     \
+  extern "C" void parallax_rt_read_input_##suffix(const char *name,            \
+                                                  int64_t rank, void *desc) {  \
     readInput(name, dtype, rank, desc);                                        \
   }                                                                            \
   extern "C" void parallax_rt_write_output_##suffix(                           \

@@ -262,7 +262,7 @@ static void registerInput(const char *name, const char *dtype, int64_t rank,
   inputs.push_back(std::move(input));
 }
 
-#define PARALLAX_RT_REGISTER_INPUT(suffix, dtype)                              \
+#define PARALLAX_RT_REGISTER_INPUT(suffix, dtype, ...)                              \
   extern "C" void parallax_rt_register_input_##suffix(                         \
       const char *name, int64_t rank, void *descriptor) {                      \
     registerInput(name, dtype, rank, descriptor);                              \

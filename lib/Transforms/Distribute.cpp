@@ -77,12 +77,11 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
         gatherSparse(apply, n);
         break;
       case PlacementKind::PS:
-        pushToServers(apply, symbols);
+        pushToServers(apply);
         break;
       }
     }
-    if (failed(pullFromServers(module, symbols)))
-      return signalPassFailure();
+    pullFromServers(module, symbols);
 
     // Fuse the averaging allreduces into buckets and overlap them with the
     // rest of the backward pass.
@@ -188,7 +187,7 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
     apply.getGradientMutable().assign(packed);
   }
 
-  void pushToServers(ApplyGradientOp apply, SymbolTable &) {
+  void pushToServers(ApplyGradientOp apply) {
     OpBuilder builder(apply);
     PushOp::create(builder, apply.getLoc(), apply.getVariableAttr(),
                    apply.getGradient(), OptimizerAttr(), ArrayAttr());
@@ -197,7 +196,7 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
 
   /// Reads of PS variables: a gather on axis 0 pulls the rows it reads;
   /// any other use pulls the whole variable.
-  LogicalResult pullFromServers(ModuleOp module, SymbolTable &symbols) {
+  void pullFromServers(ModuleOp module, SymbolTable &symbols) {
     SmallVector<ReadOp> reads;
     module.walk([&](ReadOp read) {
       auto variable = symbols.lookup<VariableOp>(read.getVariable());
@@ -241,7 +240,6 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
       if (read.use_empty())
         read.erase();
     }
-    return success();
   }
 };
 

@@ -29,18 +29,19 @@ void parallax_rt_init(int32_t argc, char **argv);
 /// temporary file renamed into place). T is f32, f64, f16, i64, i32, i16,
 /// i8 or i1 (numpy float32, float64, float16, int64, int32, int16, int8,
 /// bool).
-/// The element types of .npy I/O: X(suffix, numpy dtype descr).
+/// The element types of .npy I/O: X(suffix, numpy dtype descr, numpy
+/// dtype name).
 #define PARALLAX_RT_FOR_EACH_DTYPE(X)                                         \
-  X(f32, "<f4")                                                                \
-  X(f64, "<f8")                                                                \
-  X(i64, "<i8")                                                                \
-  X(i32, "<i4")                                                                \
-  X(i1, "|b1")                                                                 \
-  X(f16, "<f2")                                                                \
-  X(i16, "<i2")                                                                \
-  X(i8, "|i1")
+  X(f32, "<f4", "float32")                                                     \
+  X(f64, "<f8", "float64")                                                     \
+  X(i64, "<i8", "int64")                                                       \
+  X(i32, "<i4", "int32")                                                       \
+  X(i1, "|b1", "bool")                                                         \
+  X(f16, "<f2", "float16")                                                     \
+  X(i16, "<i2", "int16")                                                       \
+  X(i8, "|i1", "int8")
 
-#define PARALLAX_RT_IO_DECL(suffix, dtype)                                           \
+#define PARALLAX_RT_IO_DECL(suffix, ...)                                           \
   void parallax_rt_read_input_##suffix(const char *name, int64_t rank,       \
                                        void *descriptor);                     \
   void parallax_rt_write_output_##suffix(const char *name, int64_t rank,     \
@@ -72,7 +73,7 @@ void parallax_rt_register_variable(const char *name, int32_t isState,
 /// input `name`: each step fills it with the step's examples from
 /// `DIR/<name>.npy`. The buffer's leading dimension is the batch. T as for
 /// parallax_rt_read_input_T.
-#define PARALLAX_RT_REGISTER_DECL(suffix, dtype)                                     \
+#define PARALLAX_RT_REGISTER_DECL(suffix, ...)                                     \
   void parallax_rt_register_input_##suffix(const char *name, int64_t rank,   \
                                            void *descriptor);
 PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_REGISTER_DECL)
