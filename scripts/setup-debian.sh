@@ -15,6 +15,8 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
   # Matrix products of compiled programs.
   libopenblas-dev
+  # Distributed programs: MPI runtime and mpirun.
+  openmpi-bin libopenmpi-dev
   # ONNX importer: libonnx (loading, checker, shape inference, version
   # converter) and protobuf.
   libonnx-dev libprotobuf-dev protobuf-compiler

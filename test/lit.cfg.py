@@ -21,6 +21,12 @@ config.substitutions.append(("%python", sys.executable))
 # ONNX text has `#` comments: split .onnxtext test files on "# -----". The
 # marker cannot appear literally in a RUN line, which would be split too.
 config.substitutions.append(("%split_onnx", "--split-input-file='# ""-----'"))
+# Launches N ranks of a distributed program on this machine: as root too,
+# more ranks than cores, shared memory between the ranks.
+config.substitutions.append((
+    "%mpirun",
+    "mpirun --oversubscribe --allow-run-as-root --mca btl self,vader",
+))
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 

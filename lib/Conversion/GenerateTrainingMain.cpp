@@ -58,6 +58,12 @@ struct GenerateTrainingMainPass
     Block *body = main.addEntryBlock();
     builder.setInsertionPointToEnd(body);
     call("parallax_rt_train_init", {}, body->getArguments());
+    // The plan's world size (0: one worker, nothing distributed).
+    int64_t workers =
+        ParallaxDialect::getStaticWorkers(module).value_or(0);
+    call("parallax_rt_set_workers", {},
+         {arith::ConstantOp::create(builder, loc,
+                                    builder.getI64IntegerAttr(workers))});
 
     for (auto global : module.getOps<memref::GlobalOp>()) {
       auto kind = global->getAttrOfType<StringAttr>(
@@ -68,8 +74,16 @@ struct GenerateTrainingMainPass
                                                  global.getSymName());
       Value isState = arith::ConstantOp::create(
           builder, loc, builder.getI32IntegerAttr(kind.getValue() == "state"));
+      auto shards = global->getAttrOfType<DenseI64ArrayAttr>(
+          ParallaxDialect::getShardsAttrName());
+      auto i64Constant = [&](int64_t value) -> Value {
+        return arith::ConstantOp::create(builder, loc,
+                                         builder.getI64IntegerAttr(value));
+      };
       call("parallax_rt_register_variable", {},
            {runtimeString(builder, module, loc, global.getSymName()), isState,
+            i64Constant(shards ? shards[0] : 0),
+            i64Constant(shards ? shards[1] : 0),
             unrankedMemRef(builder, loc, buffer)});
     }
 

@@ -22,6 +22,7 @@ using namespace mlir::parallax;
 
 /// Compute ops to linalg, fused and bufferized.
 static void addTensorToBufferPasses(OpPassManager &pm) {
+  pm.addPass(createConvertParallaxCollectives());
   pm.addPass(createConvertParallaxToLinalg());
   pm.addPass(createConvertParallaxVariables());
   pm.addPass(createCanonicalizerPass());
@@ -71,6 +72,10 @@ void mlir::parallax::buildGradientPipeline(
 
 void mlir::parallax::buildTrainingLoweringPipeline(
     OpPassManager &pm, const TrainingPipelineOptions &options) {
+  if (options.distribute) {
+    pm.addPass(createParallaxDistribute(options.distribution));
+    pm.addPass(createParallaxPartition(options.partition));
+  }
   pm.addPass(createParallaxOptimizer(options.optimizer));
   pm.addPass(createParallaxInlineVariables());
   pm.addPass(createCanonicalizerPass());

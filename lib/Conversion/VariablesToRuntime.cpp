@@ -9,6 +9,7 @@
 #include "parallax/Conversion/Passes.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -85,11 +86,58 @@ Value scatterAddRows(OpBuilder &b, Location loc, RankedTensorType denseType,
   return loop.getResult(0);
 }
 
+/// Partitions and first server of a parameter-server variable.
+struct Shards {
+  int64_t partitions, firstServer;
+};
+
+/// The shards of every variable on parameter servers, and of their
+/// optimizer state: variables by decreasing size, each starting at the
+/// server with the fewest bytes so far, its partitions on the servers
+/// after it.
+llvm::StringMap<Shards> assignShards(ModuleOp module) {
+  int64_t workers = ParallaxDialect::getStaticWorkers(module).value_or(1);
+  SmallVector<std::pair<int64_t, VariableOp>> byBytes;
+  for (VariableOp variable : module.getOps<VariableOp>()) {
+    DistributionAttr distribution = variable.getDistributionAttr();
+    if (!distribution || distribution.getPlacement() != Placement::PS)
+      continue;
+    RankedTensorType type = variable.getTensorType();
+    byBytes.push_back({type.getNumElements() *
+                           ((type.getElementTypeBitWidth() + 7) / 8),
+                       variable});
+  }
+  llvm::stable_sort(byBytes, [](const auto &a, const auto &b) {
+    return a.first > b.first;
+  });
+  std::vector<double> load(std::max<int64_t>(workers, 1), 0.0);
+  llvm::StringMap<Shards> shards;
+  for (auto [bytes, variable] : byBytes) {
+    int64_t partitions = variable.getDistributionAttr().getPartitions();
+    int64_t first = std::min_element(load.begin(), load.end()) - load.begin();
+    for (int64_t p = 0; p < partitions; ++p)
+      load[(first + p) % load.size()] += double(bytes) / partitions;
+    shards[variable.getSymName()] = {partitions, first};
+  }
+  module.walk([&](PushOp push) {
+    auto it = shards.find(push.getVariable());
+    if (it == shards.end() || !push.getStateAttr())
+      return;
+    Shards owner = it->second;
+    for (auto symbol : push.getStateAttr().getAsRange<FlatSymbolRefAttr>())
+      shards[symbol.getValue()] = owner;
+  });
+  return shards;
+}
+
 struct ConvertParallaxVariablesPass
     : parallax::impl::ConvertParallaxVariablesBase<
           ConvertParallaxVariablesPass> {
+  llvm::StringMap<Shards> shards;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    shards = assignShards(module);
     for (VariableOp variable :
          llvm::make_early_inc_range(module.getOps<VariableOp>())) {
       OpBuilder builder(variable);
@@ -106,6 +154,11 @@ struct ConvertParallaxVariablesPass
         global->setAttr(ParallaxDialect::getVariableAttrName(),
                         builder.getStringAttr(
                             variable.getTrainable() ? "trainable" : "state"));
+      auto it = shards.find(variable.getSymName());
+      if (it != shards.end())
+        global->setAttr(ParallaxDialect::getShardsAttrName(),
+                        builder.getDenseI64ArrayAttr(
+                            {it->second.partitions, it->second.firstServer}));
       variable.erase();
     }
 
@@ -143,7 +196,14 @@ struct ConvertParallaxVariablesPass
         return WalkResult::advance();
       }
       if (auto update = dyn_cast<UpdateOp>(op))
-        return lowerUpdate(builder, module, globals, update);
+        return lowerOptimizerCall(builder, module, globals, update, {},
+                                  "update", update.getVariable(),
+                                  update.getOptimizer(),
+                                  update.getStateAttr(), update.getGradient());
+      if (auto push = dyn_cast<PushOp>(op))
+        return lowerPush(builder, module, globals, push);
+      if (auto pull = dyn_cast<PullOp>(op))
+        return lowerPull(builder, module, globals, pull);
       return WalkResult::advance();
     });
     if (result.wasInterrupted())
@@ -165,39 +225,60 @@ struct ConvertParallaxVariablesPass
     }
   }
 
-  /// parallax_rt_update_<kind>[_sparse]_f32(name, variable, state...,
-  /// gradient | indices + rows, lr, momentum, beta1, beta2, epsilon,
-  /// weight_decay, lr_decay, nesterov).
-  WalkResult lowerUpdate(OpBuilder &builder, ModuleOp module,
-                         SymbolTable &globals, UpdateOp update) {
-    Location loc = update.getLoc();
-    OptimizerAttr config = update.getOptimizer();
+  /// The variable's shards as call arguments (partitions, first server),
+  /// or an error when `op` names a variable not on parameter servers.
+  FailureOr<SmallVector<Value>> shardArguments(OpBuilder &builder,
+                                               Operation *op,
+                                               StringRef variable) {
+    auto it = shards.find(variable);
+    if (it == shards.end()) {
+      op->emitError() << "'" << variable
+                      << "' is not placed on parameter servers "
+                         "(#parallax.distribution<ps, ...>)";
+      return failure();
+    }
+    Location loc = op->getLoc();
+    return SmallVector<Value>{
+        arith::ConstantOp::create(
+            builder, loc, builder.getI64IntegerAttr(it->second.partitions)),
+        arith::ConstantOp::create(
+            builder, loc, builder.getI64IntegerAttr(it->second.firstServer))};
+  }
+
+  /// parallax_rt_<verb>_<kind>[_sparse]_f32(name, leading..., variable,
+  /// state..., gradient | indices + rows, lr, momentum, beta1, beta2,
+  /// epsilon, weight_decay, lr_decay, nesterov), replacing `op`.
+  WalkResult lowerOptimizerCall(OpBuilder &builder, ModuleOp module,
+                                SymbolTable &globals, Operation *op,
+                                ArrayRef<Value> leading, StringRef verb,
+                                StringRef variable, OptimizerAttr config,
+                                ArrayAttr state, Value gradient) {
+    Location loc = op->getLoc();
     auto variableType = cast<MemRefType>(
-        globals.lookup<memref::GlobalOp>(update.getVariable()).getType());
+        globals.lookup<memref::GlobalOp>(variable).getType());
     if (!variableType.getElementType().isF32())
-      return update.emitError() << "the runtime updates f32 variables only, '"
-                                << update.getVariable() << "' is "
-                                << variableType.getElementType();
-    SmallVector<Value> args{
-        runtimeString(builder, module, loc, update.getVariable()),
-        unrankedMemRef(
-            builder, loc,
-            globalBuffer(builder, loc, globals, update.getVariable()))};
-    if (ArrayAttr state = update.getStateAttr())
+      return op->emitError() << "the runtime updates f32 variables only, '"
+                             << variable << "' is "
+                             << variableType.getElementType();
+    SmallVector<Value> args{runtimeString(builder, module, loc, variable)};
+    args.append(leading.begin(), leading.end());
+    args.push_back(unrankedMemRef(
+        builder, loc, globalBuffer(builder, loc, globals, variable)));
+    if (state)
       for (auto symbol : state.getAsRange<FlatSymbolRefAttr>())
         args.push_back(unrankedMemRef(
             builder, loc,
             globalBuffer(builder, loc, globals, symbol.getValue())));
-    bool sparse = isa<RowSparseType>(update.getGradient().getType());
+    bool sparse = isa<RowSparseType>(gradient.getType());
     if (sparse) {
-      auto pack = update.getGradient().getDefiningOp<RowSparsePackOp>();
+      auto pack = gradient.getDefiningOp<RowSparsePackOp>();
       if (!pack)
-        return update.emitError("cannot lower a row-sparse gradient not built "
-                                "by parallax.row_sparse.pack");
+        return op->emitError("cannot lower a row-sparse gradient not built "
+                             "by parallax.row_sparse.pack");
       args.push_back(readOnlyBuffer(builder, loc, pack.getIndices()));
       args.push_back(readOnlyBuffer(builder, loc, pack.getValues()));
     } else {
-      args.push_back(readOnlyBuffer(builder, loc, update.getGradient()));
+      args.push_back(readOnlyBuffer(builder, loc, gradient));
     }
     for (const APFloat &value :
          {config.getLr(), config.getMomentum(), config.getBeta1(),
@@ -205,15 +286,76 @@ struct ConvertParallaxVariablesPass
           config.getLrDecay(), APFloat(config.getNesterov() ? 1.0 : 0.0)})
       args.push_back(arith::ConstantOp::create(
           builder, loc, builder.getF64FloatAttr(value.convertToDouble())));
-    std::string callee =
-        ("parallax_rt_update_" + stringifyOptimizerKind(config.getKind()) +
-         (sparse ? "_sparse" : "") + "_f32")
-            .str();
+    std::string callee = ("parallax_rt_" + verb + "_" +
+                          stringifyOptimizerKind(config.getKind()) +
+                          (sparse ? "_sparse" : "") + "_f32")
+                             .str();
     declareRuntimeFunction(
         module, callee,
         builder.getFunctionType(ValueRange(args).getTypes(), {}));
     func::CallOp::create(builder, loc, callee, TypeRange{}, args);
-    update.erase();
+    op->erase();
+    return WalkResult::advance();
+  }
+
+  /// The servers of the variable's rows apply the optimizer.
+  WalkResult lowerPush(OpBuilder &builder, ModuleOp module,
+                       SymbolTable &globals, PushOp push) {
+    if (!push.getOptimizer())
+      return push.emitError() << "the push of '" << push.getVariable()
+                              << "' names no optimizer (run "
+                                 "--parallax-optimizer first)";
+    FailureOr<SmallVector<Value>> leading =
+        shardArguments(builder, push, push.getVariable());
+    if (failed(leading))
+      return WalkResult::interrupt();
+    return lowerOptimizerCall(builder, module, globals, push, *leading, "push",
+                              push.getVariable(), *push.getOptimizer(),
+                              push.getStateAttr(), push.getGradient());
+  }
+
+  /// Rows: a fresh buffer filled by parallax_rt_pull_rows_f32. The whole
+  /// variable: parallax_rt_pull_f32 refreshes the global, then a view of it
+  /// as for a read.
+  WalkResult lowerPull(OpBuilder &builder, ModuleOp module,
+                       SymbolTable &globals, PullOp pull) {
+    Location loc = pull.getLoc();
+    FailureOr<SmallVector<Value>> args =
+        shardArguments(builder, pull, pull.getVariable());
+    if (failed(args))
+      return WalkResult::interrupt();
+    RankedTensorType type = pull.getType();
+    if (!type.getElementType().isF32())
+      return pull.emitError() << "the runtime serves f32 variables only, '"
+                              << pull.getVariable() << "' is "
+                              << type.getElementType();
+    args->insert(args->begin(),
+                 runtimeString(builder, module, loc, pull.getVariable()));
+    Value global = globalBuffer(builder, loc, globals, pull.getVariable());
+    args->push_back(unrankedMemRef(builder, loc, global));
+    Value result;
+    if (Value ids = pull.getIndices()) {
+      auto bufferType = MemRefType::get(type.getShape(), type.getElementType());
+      Value rows = memref::AllocOp::create(builder, loc, bufferType,
+                                           builder.getI64IntegerAttr(64));
+      args->push_back(readOnlyBuffer(builder, loc, ids));
+      args->push_back(unrankedMemRef(builder, loc, rows));
+      result = bufferization::ToTensorOp::create(builder, loc, type, rows,
+                                                 /*restrict=*/true,
+                                                 /*writable=*/true);
+    } else {
+      result = bufferization::ToTensorOp::create(builder, loc, type, global,
+                                                 /*restrict=*/true,
+                                                 /*writable=*/false);
+    }
+    StringRef callee = declareRuntimeFunction(
+        module, pull.getIndices() ? "parallax_rt_pull_rows_f32" : "parallax_rt_pull_f32",
+        builder.getFunctionType(ValueRange(*args).getTypes(), {}));
+    // The call fills the buffer the tensor views: it goes before the view.
+    func::CallOp::create(builder, loc, callee, TypeRange{}, *args)
+        ->moveBefore(result.getDefiningOp());
+    pull.replaceAllUsesWith(result);
+    pull.erase();
     return WalkResult::advance();
   }
 };

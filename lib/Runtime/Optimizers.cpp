@@ -6,13 +6,16 @@
 // in place to a variable and its state. One kernel per rule works on a
 // contiguous span; a dense update is one span over the whole variable, a
 // row-sparse (lazy) update one span per distinct row after summing
-// repeated rows.
+// repeated rows. A push hands the gradient to the parameter store, whose
+// servers apply the same kernels to the rows they own.
 //
 //===----------------------------------------------------------------------===//
 
 #include "parallax/Runtime/Runtime.h"
 
 #include "Descriptor.h"
+#include "Optimizers.h"
+#include "ParameterStore.h"
 #include "Support.h"
 
 #include <algorithm>
@@ -23,18 +26,6 @@
 using namespace parallax::runtime;
 
 namespace {
-
-struct Hyper {
-  float lr, momentum, beta1, beta2, epsilon, weightDecay, lrDecay;
-  bool nesterov;
-  int64_t step; // 1-based
-};
-
-/// The variable and its state tensors, viewed as rows of `width` floats.
-struct Slots {
-  float *w;
-  float *state[2];
-};
 
 void sgdKernel(const Slots &s, const float *g, int64_t n, const Hyper &h) {
   float *w = s.w;
@@ -80,16 +71,68 @@ void adamKernel(const Slots &s, const float *g, int64_t n, const Hyper &h) {
   }
 }
 
-using Kernel = void (*)(const Slots &, const float *, int64_t, const Hyper &);
-
-int64_t countOf(const StridedView &view) {
-  return std::accumulate(view.sizes.begin(), view.sizes.end(), int64_t{1},
-                         std::multiplies<>());
+Hyper hyper(double lr, double momentum, double beta1, double beta2,
+            double epsilon, double weightDecay, double lrDecay,
+            double nesterov) {
+  return {static_cast<float>(lr),      static_cast<float>(momentum),
+          static_cast<float>(beta1),   static_cast<float>(beta2),
+          static_cast<float>(epsilon), static_cast<float>(weightDecay),
+          static_cast<float>(lrDecay), nesterov != 0.0,
+          parallax_rt_current_step()};
 }
 
-/// A contiguous f32 buffer (generated code passes identity layouts).
-float *contiguous(const char *name, const char *what, int64_t rank,
-                  void *descriptor) {
+void updateDense(Kernel kernel, const char *name, int64_t rankW, void *w,
+                 int states, void *const *state, int64_t rankG, void *g,
+                 const Hyper &h) {
+  kernel(slotsOf(name, rankW, w, states, state),
+         contiguousF32(name, "gradient", rankG, g), elementCount(rankW, w), h);
+}
+
+/// Sums the rows of repeated indices, then applies `kernel` to each
+/// distinct row: only rows with a gradient change.
+void updateSparse(Kernel kernel, const char *name, int64_t rankW, void *w,
+                  int states, void *const *state, int64_t rankI, void *ids,
+                  int64_t rankV, void *values, const Hyper &h) {
+  int64_t rows = leadingRows(rankW, w);
+  int64_t width = rows ? elementCount(rankW, w) / rows : 0;
+  StridedView idView = viewDescriptor(rankI, ids, sizeof(int64_t));
+  const auto *first = reinterpret_cast<const int64_t *>(idView.data);
+  std::vector<int64_t> index(first, first + elementCount(rankI, ids));
+  const float *rowValues = contiguousF32(name, "gradient rows", rankV, values);
+  std::vector<float> summed(rowValues, rowValues + index.size() * width);
+  int64_t k = sumRepeatedRows(index, summed, width);
+  applyRows(kernel, name, slotsOf(name, rankW, w, states, state), rows, width,
+            index.data(), k, summed.data(), 1.0f, h);
+}
+
+void pushDense(Kernel kernel, const char *name, int64_t partitions,
+               int64_t firstServer, int64_t rankW, void *w, int states,
+               void *const *state, int64_t rankG, void *g, const Hyper &h) {
+  int64_t rows = leadingRows(rankW, w);
+  pushDenseGradient(kernel, name, partitions, firstServer,
+                    slotsOf(name, rankW, w, states, state), rows,
+                    rows ? elementCount(rankW, w) / rows : 0,
+                    contiguousF32(name, "gradient", rankG, g), h);
+}
+
+void pushSparse(Kernel kernel, const char *name, int64_t partitions,
+                int64_t firstServer, int64_t rankW, void *w, int states,
+                void *const *state, int64_t rankI, void *ids, int64_t rankV,
+                void *values, const Hyper &h) {
+  int64_t rows = leadingRows(rankW, w);
+  StridedView idView = viewDescriptor(rankI, ids, sizeof(int64_t));
+  pushSparseGradient(kernel, name, partitions, firstServer,
+                     slotsOf(name, rankW, w, states, state), rows,
+                     rows ? elementCount(rankW, w) / rows : 0,
+                     reinterpret_cast<const int64_t *>(idView.data),
+                     elementCount(rankI, ids),
+                     contiguousF32(name, "gradient rows", rankV, values), h);
+}
+
+} // namespace
+
+float *parallax::runtime::contiguousF32(const char *name, const char *what,
+                                        int64_t rank, void *descriptor) {
   StridedView view = viewDescriptor(rank, descriptor, sizeof(float));
   int64_t expected = 1;
   for (int64_t d = rank - 1; d >= 0; --d) {
@@ -101,71 +144,77 @@ float *contiguous(const char *name, const char *what, int64_t rank,
   return reinterpret_cast<float *>(view.data);
 }
 
-Hyper hyper(double lr, double momentum, double beta1, double beta2,
-            double epsilon, double weightDecay, double lrDecay,
-            double nesterov) {
-  return {static_cast<float>(lr),      static_cast<float>(momentum),
-          static_cast<float>(beta1),   static_cast<float>(beta2),
-          static_cast<float>(epsilon), static_cast<float>(weightDecay),
-          static_cast<float>(lrDecay), nesterov != 0.0,
-          parallax_rt_current_step()};
+int64_t parallax::runtime::elementCount(int64_t rank, void *descriptor) {
+  auto *sizes = static_cast<int64_t *>(descriptor) + 3;
+  return std::accumulate(sizes, sizes + rank, int64_t{1}, std::multiplies<>());
 }
 
-void denseUpdate(Kernel kernel, const char *name, int64_t rankW, void *w,
-                 int states, void *const *state, int64_t rankG, void *g,
-                 const Hyper &h) {
-  StridedView view = viewDescriptor(rankW, w, sizeof(float));
-  Slots slots{contiguous(name, "variable", rankW, w), {nullptr, nullptr}};
+int64_t parallax::runtime::leadingRows(int64_t rank, void *descriptor) {
+  return rank ? static_cast<int64_t *>(descriptor)[3] : 1;
+}
+
+Slots parallax::runtime::slotsOf(const char *name, int64_t rankW, void *w,
+                                 int states, void *const *state) {
+  Slots slots{contiguousF32(name, "variable", rankW, w), {nullptr, nullptr}};
   for (int i = 0; i < states; ++i)
-    slots.state[i] = contiguous(name, "optimizer state", rankW, state[i]);
-  kernel(slots, contiguous(name, "gradient", rankG, g), countOf(view), h);
+    slots.state[i] = contiguousF32(name, "optimizer state", rankW, state[i]);
+  return slots;
 }
 
-/// Sums the rows of repeated indices, then applies `kernel` to each
-/// distinct row: only rows with a gradient change.
-void sparseUpdate(Kernel kernel, const char *name, int64_t rankW, void *w,
-                  int states, void *const *state, int64_t rankI, void *ids,
-                  int64_t rankV, void *values, const Hyper &h) {
-  StridedView view = viewDescriptor(rankW, w, sizeof(float));
-  int64_t rows = view.sizes.empty() ? 1 : view.sizes.front();
-  int64_t width = rows ? countOf(view) / rows : 0;
-  StridedView idView = viewDescriptor(rankI, ids, sizeof(int64_t));
-  const int64_t *index = reinterpret_cast<const int64_t *>(idView.data);
-  int64_t k = countOf(idView);
-  const float *rowValues = contiguous(name, "gradient rows", rankV, values);
-
+int64_t parallax::runtime::sumRepeatedRows(std::vector<int64_t> &ids,
+                                           std::vector<float> &values,
+                                           int64_t width) {
+  int64_t k = ids.size();
   std::vector<int64_t> order(k);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return index[a] < index[b]; });
-  Slots base{contiguous(name, "variable", rankW, w), {nullptr, nullptr}};
-  for (int i = 0; i < states; ++i)
-    base.state[i] = contiguous(name, "optimizer state", rankW, state[i]);
-  std::vector<float> summed(width);
-  for (int64_t first = 0; first < k;) {
-    int64_t row = index[order[first]];
+                   [&](int64_t a, int64_t b) { return ids[a] < ids[b]; });
+  std::vector<int64_t> distinct;
+  std::vector<float> summed;
+  distinct.reserve(k);
+  summed.reserve(values.size());
+  for (int64_t i = 0; i < k; ++i) {
+    const float *row = values.data() + order[i] * width;
+    if (!distinct.empty() && distinct.back() == ids[order[i]]) {
+      float *into = summed.data() + summed.size() - width;
+      for (int64_t j = 0; j < width; ++j)
+        into[j] += row[j];
+      continue;
+    }
+    distinct.push_back(ids[order[i]]);
+    summed.insert(summed.end(), row, row + width);
+  }
+  ids = std::move(distinct);
+  values = std::move(summed);
+  return ids.size();
+}
+
+void parallax::runtime::applyRows(Kernel kernel, const std::string &name,
+                                  const Slots &base, int64_t rows,
+                                  int64_t width, const int64_t *ids, int64_t k,
+                                  const float *values, float scale,
+                                  const Hyper &h) {
+  std::vector<float> scaled(scale == 1.0f ? 0 : width);
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t row = ids[i];
     if (row < 0 || row >= rows)
       die("row index " + std::to_string(row) + " is out of range for '" + name +
           "', which has " + std::to_string(rows) + " rows");
-    std::memcpy(summed.data(), rowValues + order[first] * width,
-                width * sizeof(float));
-    int64_t last = first + 1;
-    for (; last < k && index[order[last]] == row; ++last)
+    const float *gradient = values + i * width;
+    if (scale != 1.0f) {
       for (int64_t j = 0; j < width; ++j)
-        summed[j] += rowValues[order[last] * width + j];
-    Slots slots{base.w + row * width,
-                {base.state[0] ? base.state[0] + row * width : nullptr,
-                 base.state[1] ? base.state[1] + row * width : nullptr}};
-    kernel(slots, summed.data(), width, h);
-    first = last;
+        scaled[j] = gradient[j] * scale;
+      gradient = scaled.data();
+    }
+    kernel(base.offset(row * width), gradient, width, h);
   }
 }
 
-} // namespace
-
-// Entry points: (name, variable, state..., gradient | indices + rows,
-// hyper-parameters), memrefs as (rank, descriptor). The state memrefs have
-// the variable's shape, so their ranks are not needed.
+// Entry points, one set per rule: (name, variable, state..., gradient |
+// indices + rows, hyper-parameters) for a local update, and the same after
+// (name, partitions, first server) for a push to the variable's servers.
+// Memrefs arrive as (rank, descriptor); the state memrefs have the variable's
+// shape, so their ranks are not needed.
 #define PARALLAX_HYPER_PARAMS                                                  \
   double lr, double momentum, double beta1, double beta2, double epsilon,      \
       double weightDecay, double lrDecay, double nesterov
@@ -174,75 +223,49 @@ void sparseUpdate(Kernel kernel, const char *name, int64_t rankW, void *w,
 #define PARALLAX_DENSE_ARGS int64_t rankG, void *g, PARALLAX_HYPER_PARAMS
 #define PARALLAX_SPARSE_ARGS                                                   \
   int64_t rankI, void *ids, int64_t rankV, void *values, PARALLAX_HYPER_PARAMS
+#define PARALLAX_STATE_PARAMS_0
+#define PARALLAX_STATE_PARAMS_1 , int64_t, void *s0
+#define PARALLAX_STATE_PARAMS_2 , int64_t, void *s0, int64_t, void *s1
+#define PARALLAX_STATE_0 nullptr
+#define PARALLAX_STATE_1 s0
+#define PARALLAX_STATE_2 s0, s1
+
+#define PARALLAX_OPTIMIZER_ENTRY_POINTS(rule, kernel, states)                  \
+  void parallax_rt_update_##rule##_f32(const char *name, int64_t rankW,        \
+                                       void *w PARALLAX_STATE_PARAMS_##states, \
+                                       PARALLAX_DENSE_ARGS) {                  \
+    void *state[] = {PARALLAX_STATE_##states};                                 \
+    updateDense(kernel, name, rankW, w, states, state, rankG, g,               \
+                PARALLAX_HYPER);                                               \
+  }                                                                            \
+  void parallax_rt_update_##rule##_sparse_f32(                                 \
+      const char *name, int64_t rankW, void *w PARALLAX_STATE_PARAMS_##states, \
+      PARALLAX_SPARSE_ARGS) {                                                  \
+    void *state[] = {PARALLAX_STATE_##states};                                 \
+    updateSparse(kernel, name, rankW, w, states, state, rankI, ids, rankV,     \
+                 values, PARALLAX_HYPER);                                      \
+  }                                                                            \
+  void parallax_rt_push_##rule##_f32(const char *name, int64_t partitions,     \
+                                     int64_t firstServer, int64_t rankW,       \
+                                     void *w PARALLAX_STATE_PARAMS_##states,   \
+                                     PARALLAX_DENSE_ARGS) {                    \
+    void *state[] = {PARALLAX_STATE_##states};                                 \
+    pushDense(kernel, name, partitions, firstServer, rankW, w, states, state,  \
+              rankG, g, PARALLAX_HYPER);                                       \
+  }                                                                            \
+  void parallax_rt_push_##rule##_sparse_f32(                                   \
+      const char *name, int64_t partitions, int64_t firstServer,               \
+      int64_t rankW, void *w PARALLAX_STATE_PARAMS_##states,                   \
+      PARALLAX_SPARSE_ARGS) {                                                  \
+    void *state[] = {PARALLAX_STATE_##states};                                 \
+    pushSparse(kernel, name, partitions, firstServer, rankW, w, states, state, \
+               rankI, ids, rankV, values, PARALLAX_HYPER);                     \
+  }
 
 extern "C" {
-
-void parallax_rt_update_sgd_f32(const char *name, int64_t rankW, void *w,
-                                PARALLAX_DENSE_ARGS) {
-  denseUpdate(sgdKernel, name, rankW, w, 0, nullptr, rankG, g, PARALLAX_HYPER);
-}
-void parallax_rt_update_sgd_sparse_f32(const char *name, int64_t rankW, void *w,
-                                       PARALLAX_SPARSE_ARGS) {
-  sparseUpdate(sgdKernel, name, rankW, w, 0, nullptr, rankI, ids, rankV, values,
-               PARALLAX_HYPER);
-}
-
-void parallax_rt_update_momentum_f32(const char *name, int64_t rankW, void *w,
-                                     int64_t, void *s0, PARALLAX_DENSE_ARGS) {
-  void *state[] = {s0};
-  denseUpdate(momentumKernel, name, rankW, w, 1, state, rankG, g,
-              PARALLAX_HYPER);
-}
-void parallax_rt_update_momentum_sparse_f32(const char *name, int64_t rankW,
-                                            void *w, int64_t, void *s0,
-                                            PARALLAX_SPARSE_ARGS) {
-  void *state[] = {s0};
-  sparseUpdate(momentumKernel, name, rankW, w, 1, state, rankI, ids, rankV,
-               values, PARALLAX_HYPER);
-}
-
-void parallax_rt_update_adagrad_f32(const char *name, int64_t rankW, void *w,
-                                    int64_t, void *s0, PARALLAX_DENSE_ARGS) {
-  void *state[] = {s0};
-  denseUpdate(adagradKernel, name, rankW, w, 1, state, rankG, g,
-              PARALLAX_HYPER);
-}
-void parallax_rt_update_adagrad_sparse_f32(const char *name, int64_t rankW,
-                                           void *w, int64_t, void *s0,
-                                           PARALLAX_SPARSE_ARGS) {
-  void *state[] = {s0};
-  sparseUpdate(adagradKernel, name, rankW, w, 1, state, rankI, ids, rankV,
-               values, PARALLAX_HYPER);
-}
-
-void parallax_rt_update_adam_f32(const char *name, int64_t rankW, void *w,
-                                 int64_t, void *s0, int64_t, void *s1,
-                                 PARALLAX_DENSE_ARGS) {
-  void *state[] = {s0, s1};
-  denseUpdate(adamKernel<false>, name, rankW, w, 2, state, rankG, g,
-              PARALLAX_HYPER);
-}
-void parallax_rt_update_adam_sparse_f32(const char *name, int64_t rankW,
-                                        void *w, int64_t, void *s0, int64_t,
-                                        void *s1, PARALLAX_SPARSE_ARGS) {
-  void *state[] = {s0, s1};
-  sparseUpdate(adamKernel<false>, name, rankW, w, 2, state, rankI, ids, rankV,
-               values, PARALLAX_HYPER);
-}
-
-void parallax_rt_update_adamw_f32(const char *name, int64_t rankW, void *w,
-                                  int64_t, void *s0, int64_t, void *s1,
-                                  PARALLAX_DENSE_ARGS) {
-  void *state[] = {s0, s1};
-  denseUpdate(adamKernel<true>, name, rankW, w, 2, state, rankG, g,
-              PARALLAX_HYPER);
-}
-void parallax_rt_update_adamw_sparse_f32(const char *name, int64_t rankW,
-                                         void *w, int64_t, void *s0, int64_t,
-                                         void *s1, PARALLAX_SPARSE_ARGS) {
-  void *state[] = {s0, s1};
-  sparseUpdate(adamKernel<true>, name, rankW, w, 2, state, rankI, ids, rankV,
-               values, PARALLAX_HYPER);
-}
-
+PARALLAX_OPTIMIZER_ENTRY_POINTS(sgd, sgdKernel, 0)
+PARALLAX_OPTIMIZER_ENTRY_POINTS(momentum, momentumKernel, 1)
+PARALLAX_OPTIMIZER_ENTRY_POINTS(adagrad, adagradKernel, 1)
+PARALLAX_OPTIMIZER_ENTRY_POINTS(adam, adamKernel<false>, 2)
+PARALLAX_OPTIMIZER_ENTRY_POINTS(adamw, adamKernel<true>, 2)
 } // extern "C"

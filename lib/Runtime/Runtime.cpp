@@ -21,6 +21,8 @@
 using namespace parallax::runtime;
 
 static const char *programName = "program";
+static ExitHandler exitHandler = nullptr;
+static std::string messagePrefix;
 
 namespace {
 std::string inputDir, outputDir;
@@ -29,8 +31,18 @@ std::string inputDir, outputDir;
 void parallax::runtime::setProgramName(const char *name) { programName = name; }
 
 [[noreturn]] void parallax::runtime::die(const std::string &message) {
-  std::fprintf(stderr, "%s: error: %s\n", programName, message.c_str());
+  std::fprintf(stderr, "%s: error: %s%s\n", programName, messagePrefix.c_str(),
+               message.c_str());
+  std::fflush(stderr);
+  if (exitHandler)
+    exitHandler(1);
   std::exit(1);
+}
+
+void parallax::runtime::setExitHandler(ExitHandler handler,
+                                       const std::string &prefix) {
+  exitHandler = handler;
+  messagePrefix = prefix;
 }
 
 void parallax::runtime::keepFreedMemory() {

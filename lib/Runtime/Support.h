@@ -14,8 +14,14 @@ namespace parallax::runtime {
 /// The program's name (argv[0]) for messages; set by the init functions.
 void setProgramName(const char *name);
 
-/// Prints "PROGRAM: error: MESSAGE" on stderr and exits with status 1.
+/// Prints "PROGRAM: error: MESSAGE" on stderr and exits with status 1
+/// (through the exit handler).
 [[noreturn]] void die(const std::string &message);
+
+/// How die() ends the process, and a prefix for its messages: the MPI
+/// layer aborts the whole job and names the rank.
+using ExitHandler = void (*)(int status);
+void setExitHandler(ExitHandler handler, const std::string &messagePrefix);
 
 /// Keeps freed memory in the process for reuse: generated code allocates
 /// and frees the same large buffers every step, which glibc would

@@ -3,16 +3,21 @@
 // Part of the Parallax project.
 //
 // Command line, training data, metrics, progress and checkpoints of a
-// training program (one worker). The generated `main` registers the
-// variables and input buffers, then calls begin, load_batch / train_step /
-// step_end per step, and finish.
+// training program, run as one worker or as one of N MPI ranks. The
+// generated `main` registers the variables and input buffers, then calls
+// begin, load_batch / train_step / step_end per step, and finish. With N
+// workers of batch B, worker r trains step s on examples
+// [(s N + r) B, (s N + r + 1) B): the same computation as one worker with
+// batch N B.
 //
 //===----------------------------------------------------------------------===//
 
 #include "parallax/Runtime/Npy.h"
 #include "parallax/Runtime/Runtime.h"
 
+#include "Comm.h"
 #include "Descriptor.h"
+#include "ParameterStore.h"
 #include "Support.h"
 
 #include <cerrno>
@@ -48,18 +53,22 @@ struct Input : Buffer {
 
 struct Variable : Buffer {
   bool isState;
+  int64_t partitions; // of a parameter-server variable; 0 when replicated
+  int64_t firstServer;
 };
 
 struct Options {
   std::string data, metrics, save, restore;
   int64_t steps = -1, saveEvery = 0, logEvery = 10;
+  bool metricsAllRanks = false;
 };
 
 Options options;
 std::vector<Input> inputs;
 std::vector<Variable> variables;
 int64_t firstStep = 0, endStep = 0, currentStep = 1, batch = 0;
-std::FILE *metricsFile = nullptr;
+int64_t compiledWorkers = 0;
+std::FILE *metricsFile = nullptr, *rankMetricsFile = nullptr;
 double stepStart = 0, runStart = 0;
 
 double now() {
@@ -95,6 +104,15 @@ std::string checkpointPath(const std::string &dir, const std::string &name) {
 /// fresh directory that then replaces `dir`: a crash leaves either the old
 /// or the new checkpoint, never a mixture.
 void saveCheckpoint(const std::string &dir, int64_t step) {
+  for (Variable &v : variables)
+    if (v.partitions) {
+      int64_t rows = v.shape.empty() ? 1 : v.shape.front();
+      gatherPartitionsToRoot(v.name.c_str(), v.partitions, v.firstServer,
+                             reinterpret_cast<float *>(v.data), rows,
+                             rows ? v.bytes / 4 / rows : 0);
+    }
+  if (world().rank != 0)
+    return;
   std::string staging = dir + ".partial." + std::to_string(getpid());
   std::error_code ec;
   fs::remove_all(staging, ec);
@@ -102,7 +120,8 @@ void saveCheckpoint(const std::string &dir, int64_t step) {
     die("cannot create checkpoint directory '" + staging +
         "': " + ec.message());
   std::ostringstream manifest;
-  manifest << "{\"step\": " << step << ", \"variables\": [";
+  manifest << "{\"step\": " << step << ", \"workers\": " << world().size
+           << ", \"variables\": [";
   bool first = true;
   for (const Variable &v : variables) {
     NpyArray array{v.dtype, v.shape,
@@ -181,21 +200,121 @@ void restoreCheckpoint(const std::string &dir) {
   firstStep = step;
 }
 
+/// For an error every worker finds at once (same flags, same data, the
+/// global loss): worker 0 reports it and ends the job, the others wait for
+/// that rather than print the same message again.
+[[noreturn]] void dieTogether(const std::string &message) {
+  const World &w = world();
+  if (w.size > 1 && w.rank != 0) {
+    MPI_Barrier(w.comm); // never completes: worker 0 aborts the job
+    std::exit(1);
+  }
+  die(message);
+}
+
+std::FILE *openMetrics(const std::string &path) {
+  std::FILE *file = std::fopen(path.c_str(), "w");
+  if (!file)
+    die("cannot write --metrics '" + path + "': " + std::strerror(errno));
+  return file;
+}
+
+void writeMetrics(std::FILE *file, int64_t step, double loss, double seconds,
+                  double rate, const TrafficByVariable &traffic) {
+  Traffic sum;
+  std::string perVariable;
+  for (const auto &[name, t] : traffic) {
+    sum.sent += t.sent;
+    sum.received += t.received;
+    perVariable += (perVariable.empty() ? "\"" : ", \"") + name +
+                   "\": {\"sent\": " + std::to_string(t.sent) +
+                   ", \"received\": " + std::to_string(t.received) + "}";
+  }
+  std::fprintf(file,
+               "{\"step\": %lld, \"loss\": %.9g, \"time_s\": %.6f, "
+               "\"examples_per_s\": %.3f, \"bytes_sent\": %lld, "
+               "\"bytes_received\": %lld, \"variables\": {%s}}\n",
+               static_cast<long long>(step), loss, seconds, rate,
+               static_cast<long long>(sum.sent),
+               static_cast<long long>(sum.received), perVariable.c_str());
+  std::fflush(file);
+}
+
+/// 64-bit FNV-1a of a file's examples, to check every worker reads the
+/// same data.
+uint64_t fingerprint(const NpyArray &array) {
+  uint64_t hash = 1469598103934665603ull;
+  for (char byte : array.data)
+    hash = (hash ^ static_cast<unsigned char>(byte)) * 1099511628211ull;
+  for (int64_t size : array.shape)
+    hash = (hash ^ static_cast<uint64_t>(size)) * 1099511628211ull;
+  return hash;
+}
+
+/// Worker 0 stops the job when another worker's data differs from its own.
+void checkSameDataOnEveryWorker() {
+  const World &w = world();
+  if (w.size == 1)
+    return;
+  for (const Input &input : inputs) {
+    uint64_t mine = fingerprint(input.file);
+    std::vector<uint64_t> all(w.size);
+    checkMPI(MPI_Gather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, 0,
+                        w.comm),
+             "MPI_Gather");
+    if (w.rank != 0)
+      continue;
+    for (int r = 1; r < w.size; ++r)
+      if (all[r] != all[0])
+        die("worker " + std::to_string(r) + "'s '" + options.data + "/" +
+            input.name +
+            ".npy' differs from worker 0's: every worker must "
+            "read the same data (each trains on its own slice of it)");
+  }
+  // Nobody steps before worker 0 has compared.
+  checkMPI(MPI_Barrier(w.comm), "MPI_Barrier");
+}
+
+/// Worker 0 prints every worker's bytes sent and received.
+void printTrafficSummary(int64_t steps) {
+  const World &w = world();
+  Traffic mine = totalTraffic();
+  int64_t local[3] = {mine.sent, mine.received, w.machine};
+  std::vector<int64_t> all(3 * w.size);
+  checkMPI(
+      MPI_Gather(local, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, 0, w.comm),
+      "MPI_Gather");
+  if (w.rank != 0)
+    return;
+  double perStep = steps > 0 ? 1.0 / steps : 0.0;
+  std::fprintf(stderr, "bytes per step sent / received (%d machines):\n",
+               w.machines);
+  for (int r = 0; r < w.size; ++r)
+    std::fprintf(stderr, "  worker %d (machine %lld): %.0f / %.0f\n", r,
+                 static_cast<long long>(all[3 * r + 2]), all[3 * r] * perStep,
+                 all[3 * r + 1] * perStep);
+}
+
 } // namespace
 
 extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
   setProgramName(argc > 0 ? argv[0] : "program");
   keepFreedMemory();
+  initWorld(&argc, &argv);
   auto usage = [&](const std::string &problem) {
     std::string text =
-        "usage: " + std::string(argc > 0 ? argv[0] : "program") +
-        " --data DIR [--steps S] [--metrics FILE.jsonl] [--save DIR]\n"
-        "       [--save-every K] [--restore DIR] [--log-every K]\n"
+        "usage: [mpirun -np N] " + std::string(argc > 0 ? argv[0] : "program") +
+        " --data DIR [--steps S] [--metrics FILE.jsonl]\n"
+        "       [--metrics-all-ranks] [--save DIR] [--save-every K]\n"
+        "       [--restore DIR] [--log-every K]\n"
         "  --data DIR       DIR/<graph input>.npy, leading dimension = "
         "examples;\n"
-        "                   step s trains on examples [s*B, (s+1)*B)\n"
+        "                   worker r of N trains step s on examples\n"
+        "                   [(s*N+r)*B, (s*N+r+1)*B)\n"
         "  --steps S        train until step S (default: every full batch)\n"
-        "  --metrics FILE   one JSON object per step\n"
+        "  --metrics FILE   one JSON object per step (worker 0: global loss,\n"
+        "                   its own bytes sent and received per variable)\n"
+        "  --metrics-all-ranks  worker r also writes FILE.<r> (its own loss)\n"
         "  --save DIR       write the variables (and optimizer state) at the "
         "end\n"
         "  --save-every K   ... and every K steps\n"
@@ -222,7 +341,7 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
     else if (arg == "--metrics")
       options.metrics = value();
     else if (arg == "--metrics-all-ranks")
-      ; // one worker: rank 0 writes the metrics anyway
+      options.metricsAllRanks = true;
     else if (arg == "--save")
       options.save = value();
     else if (arg == "--save-every")
@@ -242,13 +361,35 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
     die("--data '" + options.data + "' is not a directory");
   if (options.saveEvery && options.save.empty())
     usage("--save-every needs --save");
+  if (options.metricsAllRanks && options.metrics.empty())
+    usage("--metrics-all-ranks needs --metrics");
+}
+
+extern "C" void parallax_rt_set_workers(int64_t workers) {
+  compiledWorkers = workers;
+  int size = world().size;
+  if (workers == 0 && size > 1)
+    dieTogether("this program trains as one worker (it was compiled without "
+        "--workers) but was launched with " +
+        std::to_string(size) + " ranks: compile it with --workers " +
+        std::to_string(size));
+  if (workers > 0 && workers != size)
+    dieTogether("this program was compiled for " + std::to_string(workers) +
+        " workers (--workers " + std::to_string(workers) +
+        ") but was launched with " + std::to_string(size) +
+        (size == 1 ? " (run it with mpirun -np " + std::to_string(workers) + ")"
+                   : ""));
 }
 
 extern "C" void parallax_rt_register_variable(const char *name, int32_t isState,
-                                              int64_t rank, void *descriptor) {
+                                              int64_t partitions,
+                                              int64_t firstServer, int64_t rank,
+                                              void *descriptor) {
   Variable v;
   static_cast<Buffer &>(v) = view(name, "<f4", rank, descriptor);
   v.isState = isState != 0;
+  v.partitions = partitions;
+  v.firstServer = firstServer;
   variables.push_back(std::move(v));
 }
 
@@ -262,7 +403,7 @@ static void registerInput(const char *name, const char *dtype, int64_t rank,
   inputs.push_back(std::move(input));
 }
 
-#define PARALLAX_RT_REGISTER_INPUT(suffix, dtype, ...)                              \
+#define PARALLAX_RT_REGISTER_INPUT(suffix, dtype, ...)                         \
   extern "C" void parallax_rt_register_input_##suffix(                         \
       const char *name, int64_t rank, void *descriptor) {                      \
     registerInput(name, dtype, rank, descriptor);                              \
@@ -302,24 +443,27 @@ extern "C" int64_t parallax_rt_begin() {
     examples = count;
     examplesFrom = path;
   }
-  int64_t available = batch ? examples / batch : 0;
+  checkSameDataOnEveryWorker();
+  const World &w = world();
+  int64_t globalBatch = batch * w.size;
+  int64_t available = globalBatch ? examples / globalBatch : 0;
   endStep = options.steps >= 0 ? options.steps : available;
   if (!options.restore.empty())
     restoreCheckpoint(options.restore);
   if (endStep > available)
-    die("--steps " + std::to_string(endStep) + " needs " +
-        std::to_string(endStep * batch) + " examples (batch " +
+    dieTogether("--steps " + std::to_string(endStep) + " needs " +
+        std::to_string(endStep * globalBatch) + " examples (" +
+        (w.size > 1 ? std::to_string(w.size) + " workers x " : "") + "batch " +
         std::to_string(batch) + "), but '" + examplesFrom + "' has " +
         std::to_string(examples));
   if (firstStep > endStep)
     die("the checkpoint is at step " + std::to_string(firstStep) +
         ", after --steps " + std::to_string(endStep));
-  if (!options.metrics.empty()) {
-    metricsFile = std::fopen(options.metrics.c_str(), "w");
-    if (!metricsFile)
-      die("cannot write --metrics '" + options.metrics +
-          "': " + std::strerror(errno));
-  }
+  if (!options.metrics.empty() && w.rank == 0)
+    metricsFile = openMetrics(options.metrics);
+  if (options.metricsAllRanks)
+    rankMetricsFile =
+        openMetrics(options.metrics + "." + std::to_string(w.rank));
   runStart = stepStart = now();
   return firstStep;
 }
@@ -330,45 +474,58 @@ extern "C" int64_t parallax_rt_current_step() { return currentStep; }
 
 extern "C" void parallax_rt_load_batch(int64_t step) {
   currentStep = step + 1;
+  int64_t slice = step * world().size + world().rank;
   for (Input &input : inputs)
-    std::memcpy(input.data, input.file.data.data() + step * input.bytes,
+    std::memcpy(input.data, input.file.data.data() + slice * input.bytes,
                 input.bytes);
 }
 
 extern "C" void parallax_rt_step_end(int64_t step, float loss) {
   double end = now(), seconds = end - stepStart;
   stepStart = end;
-  double rate = seconds > 0 ? batch / seconds : 0;
-  if (metricsFile) {
-    std::fprintf(metricsFile,
-                 "{\"step\": %lld, \"loss\": %.9g, \"time_s\": %.6f, "
-                 "\"examples_per_s\": %.3f, \"bytes_sent\": 0, "
-                 "\"bytes_received\": 0}\n",
-                 static_cast<long long>(step), loss, seconds, rate);
-    std::fflush(metricsFile);
+  const World &w = world();
+  double localLoss = loss, meanLoss = loss;
+  if (w.size > 1) {
+    checkMPI(
+        MPI_Allreduce(&localLoss, &meanLoss, 1, MPI_DOUBLE, MPI_SUM, w.comm),
+        "MPI_Allreduce of the loss");
+    meanLoss /= w.size;
   }
+  double rate = seconds > 0 ? batch * w.size / seconds : 0;
+  TrafficByVariable traffic = takeStepTraffic();
+  if (metricsFile)
+    writeMetrics(metricsFile, step, meanLoss, seconds, rate, traffic);
+  if (rankMetricsFile)
+    writeMetrics(rankMetricsFile, step, localLoss, seconds, rate, traffic);
   int64_t done = step + 1;
-  if (done % options.logEvery == 0 || done == endStep)
+  if (w.rank == 0 && (done % options.logEvery == 0 || done == endStep))
     std::fprintf(stderr, "step %lld/%lld  loss %.6g  %.1f examples/s\n",
                  static_cast<long long>(done), static_cast<long long>(endStep),
-                 loss, rate);
-  if (!std::isfinite(loss))
-    die("the loss is " + std::string(std::isnan(loss) ? "NaN" : "infinite") +
-        " at step " + std::to_string(step) +
+                 meanLoss, rate);
+  if (!std::isfinite(meanLoss))
+    dieTogether("the loss is " +
+        std::string(std::isnan(meanLoss) ? "NaN" : "infinite") + " at step " +
+        std::to_string(step) +
         ": training diverged (try a smaller learning rate)");
   if (options.saveEvery && done % options.saveEvery == 0 && done != endStep)
     saveCheckpoint(options.save, done);
 }
 
 extern "C" int32_t parallax_rt_finish() {
-  if (metricsFile && std::fclose(metricsFile) != 0)
-    die("cannot write --metrics '" + options.metrics + "'");
+  for (std::FILE *file : {metricsFile, rankMetricsFile})
+    if (file && std::fclose(file) != 0)
+      die("cannot write --metrics '" + options.metrics + "'");
   if (!options.save.empty())
     saveCheckpoint(options.save, endStep);
+  const World &w = world();
   double total = now() - runStart;
   int64_t steps = endStep - firstStep;
-  std::fprintf(stderr, "trained %lld steps in %.3f s (%.1f examples/s)\n",
-               static_cast<long long>(steps), total,
-               total > 0 ? steps * batch / total : 0.0);
+  if (w.rank == 0)
+    std::fprintf(stderr, "trained %lld steps in %.3f s (%.1f examples/s)\n",
+                 static_cast<long long>(steps), total,
+                 total > 0 ? steps * batch * w.size / total : 0.0);
+  if (w.size > 1)
+    printTrafficSummary(steps);
+  finalizeWorld();
   return 0;
 }

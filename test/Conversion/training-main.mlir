@@ -12,12 +12,14 @@ func.func @train_step(%x: memref<8x4xf32> {parallax.name = "features"}, %y: memr
 }
 // CHECK-LABEL: func.func @main(%arg0: i32, %arg1: !llvm.ptr) -> i32
 // CHECK: call @parallax_rt_train_init(%arg0, %arg1)
+// CHECK: %[[ONE:.*]] = arith.constant 0 : i64
+// CHECK: call @parallax_rt_set_workers(%[[ONE]])
 // CHECK: %[[W:.*]] = memref.get_global @w
 // CHECK: %[[TRAINABLE:.*]] = arith.constant 0 : i32
-// CHECK: call @parallax_rt_register_variable(%{{.*}}, %[[TRAINABLE]], %{{.*}})
+// CHECK: call @parallax_rt_register_variable(%{{.*}}, %[[TRAINABLE]], %{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: %[[SUM:.*]] = memref.get_global @w.sum
 // CHECK: %[[STATE:.*]] = arith.constant 1 : i32
-// CHECK: call @parallax_rt_register_variable(%{{.*}}, %[[STATE]], %{{.*}})
+// CHECK: call @parallax_rt_register_variable(%{{.*}}, %[[STATE]], %{{.*}}, %{{.*}}, %{{.*}})
 // CHECK-NOT: @table
 // CHECK: %[[X:.*]] = memref.alloc() : memref<8x4xf32>
 // CHECK: call @parallax_rt_register_input_f32
@@ -32,6 +34,27 @@ func.func @train_step(%x: memref<8x4xf32> {parallax.name = "features"}, %y: memr
 // CHECK:   call @parallax_rt_step_end(%[[STEP]], %[[VALUE]])
 // CHECK: %[[STATUS:.*]] = call @parallax_rt_finish() : () -> i32
 // CHECK: return %[[STATUS]] : i32
+
+// -----
+
+// A program planned for 4 workers checks the world size; a parameter-server
+// variable and its state are registered with their partitions (3) and first
+// server (1), so checkpoints gather them.
+module attributes {parallax.world = #parallax.world<workers = 4>} {
+  memref.global "private" @emb : memref<10x4xf32> = dense<0.5> {parallax.shards = array<i64: 3, 1>, parallax.variable = "trainable"}
+  memref.global "private" @emb.sum : memref<10x4xf32> = dense<0.0> {parallax.shards = array<i64: 3, 1>, parallax.variable = "state"}
+  func.func @train_step(%x: memref<8xi64> {parallax.name = "ids"}) -> (memref<f32> {parallax.name = "loss"}) {
+    %l = memref.alloc() : memref<f32>
+    return %l : memref<f32>
+  }
+}
+// CHECK-LABEL: func.func @main
+// CHECK: %[[FOUR:.*]] = arith.constant 4 : i64
+// CHECK: call @parallax_rt_set_workers(%[[FOUR]])
+// CHECK: %[[P:.*]] = arith.constant 3 : i64
+// CHECK: %[[S:.*]] = arith.constant 1 : i64
+// CHECK: call @parallax_rt_register_variable(%{{.*}}, %{{.*}}, %[[P]], %[[S]], %{{.*}})
+// CHECK: call @parallax_rt_register_variable(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
 
 // -----
 

@@ -5,9 +5,17 @@ runs it on the reference data, and compares the loss of every step and
 every parameter after the last step with PyTorch's:
 |got - want| <= 1e-4 |want| + 1e-6. Standard library only.
 
-Usage: check_training.py MODEL OPTIMIZER WORKDIR
-  (parallax-compile on PATH, PARALLAX_SRC naming the source tree)
+With --workers N (and --strategy S) the program is built for N workers,
+each with 1/N of the reference batch, and run with mpirun: it must still
+match the one-worker PyTorch run.
+
+Usage: check_training.py MODEL OPTIMIZER WORKDIR [--workers N]
+                         [--strategy hybrid|allreduce|ps]
+  (parallax-compile on PATH, PARALLAX_SRC naming the source tree; mpirun on
+  PATH for --workers)
 """
+
+import argparse
 
 import json
 import os
@@ -25,16 +33,33 @@ def close(got, want):
     return all(abs(g - w) <= RTOL * abs(w) + ATOL for g, w in zip(got, want))
 
 
+def mpirun(workers):
+    """The launcher prefix for `workers` ranks on this machine (as root,
+    more ranks than cores, shared-memory transport only)."""
+    return ["mpirun", "--oversubscribe", "--allow-run-as-root",
+            "--mca", "btl", "self,vader", "-np", str(workers)]
+
+
 def main():
-    model, optimizer, work = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3])
+    parser = argparse.ArgumentParser()
+    parser.add_argument("model")
+    parser.add_argument("optimizer")
+    parser.add_argument("work", type=pathlib.Path)
+    parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--strategy", default="hybrid")
+    args = parser.parse_args()
+    model, optimizer, work = args.model, args.optimizer, args.work
     src = pathlib.Path(os.environ["PARALLAX_SRC"])
     data = src / "examples" / "models" / "data" / model
     reference = data / "reference" / optimizer
     config = json.loads((reference / "config.json").read_text())
     work.mkdir(parents=True, exist_ok=True)
     program = work / "program"
+    workers = max(args.workers, 1)
+    if config["batch_size"] % workers:
+        sys.exit(f"batch {config['batch_size']} does not split over {workers} workers")
     compile_cmd = ["parallax-compile", str(src / "examples" / "models" / f"{model}.onnx"),
-                   "--batch-size", str(config["batch_size"]),
+                   "--batch-size", str(config["batch_size"] // workers),
                    "--optimizer", optimizer, "--lr", repr(config["lr"]),
                    "-o", str(program)]
     if "initial_accumulator_value" in config:
@@ -42,10 +67,13 @@ def main():
                         repr(config["initial_accumulator_value"])]
     if config["freeze"]:
         compile_cmd += ["--freeze", ",".join(config["freeze"])]
+    if args.workers:
+        compile_cmd += ["--workers", str(args.workers), "--strategy", args.strategy]
     subprocess.run(compile_cmd, check=True)
     checkpoint = work / "checkpoint"
     metrics = work / "metrics.jsonl"
-    subprocess.run([str(program), "--data", str(data / "train"),
+    launcher = mpirun(args.workers) if args.workers else []
+    subprocess.run(launcher + [str(program), "--data", str(data / "train"),
                     "--steps", str(config["steps"]), "--metrics", str(metrics),
                     "--save", str(checkpoint)], check=True)
 
@@ -63,9 +91,12 @@ def main():
         elif not close(got, want):
             worst = max(abs(g - w) for g, w in zip(got, want))
             failures.append(f"{path.stem}: differs by up to {worst:.3g}")
+    run = f"{model} {optimizer}"
+    if args.workers:
+        run += f" {args.workers} workers {args.strategy}"
     for failure in failures:
-        print(f"{model} {optimizer}: {failure}")
-    print(f"{model} {optimizer}: {len(losses)} steps, {len(parameters)} "
+        print(f"{run}: {failure}")
+    print(f"{run}: {len(losses)} steps, {len(parameters)} "
           f"parameters, {len(failures)} mismatches")
     return 1 if failures else 0
 

@@ -130,10 +130,9 @@ cl::opt<double> initialAccumulator(
 cl::OptionCategory planCategory("planning options (--mode train)");
 cl::opt<int64_t> workers("workers", cl::init(0), cl::cat(planCategory),
                          cl::value_desc("N"),
-                         cl::desc("Plan for N workers (default: the "
-                                  "cluster's, or 1); the program itself "
-                                  "runs as one worker until the MPI "
-                                  "runtime lands"));
+                         cl::desc("Build the program for N workers "
+                                  "(mpirun -np N; default: the cluster's, "
+                                  "or one worker without distribution)"));
 cl::opt<std::string> clusterSpec(
     "cluster", cl::cat(planCategory),
     cl::value_desc("machines=M,workers-per-machine=G,bandwidth=B,latency=L"),
@@ -158,6 +157,11 @@ cl::opt<std::string> profileData(
     cl::desc("Measure each sparse variable's alpha (unique rows per global "
              "step) on sample data (<graph input>.npy, the training-data "
              "layout) instead of using the static bound"));
+cl::list<std::string> partitionOverrides(
+    "partitions", cl::cat(planCategory), cl::CommaSeparated,
+    cl::value_desc("NAME=P,..."),
+    cl::desc("Partition counts of parameter-server variables (default: one "
+             "per machine)"));
 cl::opt<bool> planOnly("plan-only", cl::cat(planCategory),
                        cl::desc("Only plan: no program, and no initializer "
                                 "data read (shapes are enough)"));
@@ -192,8 +196,11 @@ int link(StringRef object, StringRef runtime, StringRef output) {
     driver = llvm::sys::findProgramByName("g++");
   if (!driver)
     return fail("no C++ compiler driver (c++ or g++) on PATH to link with");
-  SmallVector<StringRef> args{*driver, object, runtime, "-lopenblas", "-lm",
-                              "-o", output};
+  SmallVector<StringRef> args{*driver, object, runtime, "-lopenblas"};
+  SmallVector<StringRef> mpiLibraries;
+  StringRef(PARALLAX_MPI_LIBRARIES).split(mpiLibraries, ',', -1, false);
+  args.append(mpiLibraries.begin(), mpiLibraries.end());
+  args.append({"-lm", "-o", output});
   std::string message;
   if (llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, {}, 0, 0,
                                 &message) != 0)
@@ -308,6 +315,16 @@ int main(int argc, char **argv) {
     opt.lrDecay = lrDecay;
     opt.initialAccumulatorValue = initialAccumulator;
     training.workers = cluster.workers();
+    if (workers > 0 || !clusterSpec.empty()) {
+      training.distribute = true;
+      training.distribution.workers = cluster.workers();
+      training.distribution.strategy = parallax::stringify(strategy);
+      training.distribution.cluster = clusterSpec;
+      training.partition.overrides.assign(partitionOverrides.begin(),
+                                          partitionOverrides.end());
+    } else if (!partitionOverrides.empty()) {
+      return fail("--partitions needs --workers or --cluster");
+    }
     // Plan between autodiff and the rest: the gradients tell which
     // variables are sparse.
     PassManager gradients(&context);

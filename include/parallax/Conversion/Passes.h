@@ -46,6 +46,12 @@ struct TrainingPipelineOptions {
   int64_t workers = 0;
   ParallaxOptimizerOptions optimizer;
   bool useBlas = true;
+  /// Rewrite the step for several workers (parallax-compile --workers):
+  /// --parallax-distribute and --parallax-partition with these options,
+  /// before the optimizer.
+  bool distribute = false;
+  ParallaxDistributeOptions distribution;
+  ParallaxPartitionOptions partition;
 };
 
 /// The pipeline of `parallax-compile --mode train`: an imported forward

@@ -74,6 +74,40 @@ def ConvertParallaxVariables : Pass<"convert-parallax-variables",
   ];
 }
 
+def ConvertParallaxCollectives : Pass<"convert-parallax-collectives",
+                                      "::mlir::ModuleOp"> {
+  let summary = "AllReduce, AllGather and Broadcast to runtime calls";
+  let description = [{
+    Lowers the dense collectives of a distributed training step, on
+    tensors, before bufferization, to the runtime's MPI calls
+    (docs/distributed.md):
+
+    * `parallax.allreduce_start` becomes, per input, a fresh result buffer
+      and `parallax_rt_allreduce_add_f32(bucket, name, input, result)`
+      (the runtime packs the input into the bucket's message at once),
+      then `parallax_rt_allreduce_start(bucket, mean)`; each start is one
+      bucket, numbered in module order. `parallax.allreduce_wait` becomes
+      `parallax_rt_allreduce_wait(bucket)` and views of the result buffers.
+      A synchronous `parallax.allreduce` is a start followed by its wait;
+    * `parallax.allgather` and `parallax.broadcast` become
+      `parallax_rt_allgather_<T>` and `parallax_rt_broadcast_<T>` into a
+      fresh buffer.
+
+    Traffic is accounted under the variable whose update or push consumes
+    the result (or the collective's name when none does).
+
+    Precondition: collectives have static shapes; AllReduce is of f32
+    tensors with `sum` or `mean`. Postcondition: no collective op remains.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 def ParallaxFuseElementwise : Pass<"parallax-fuse-elementwise"> {
   let summary = "Fuse elementwise linalg ops into elementwise consumers only";
   let description = [{

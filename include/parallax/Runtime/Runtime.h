@@ -59,14 +59,24 @@ void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB, void *b,
 // Training programs (lib/Runtime/Training.cpp)
 //===----------------------------------------------------------------------===//
 
-/// Parses `--data DIR [--steps S] [--metrics FILE] [--save DIR]
-/// [--save-every K] [--restore DIR] [--log-every K]`; prints usage and
-/// exits on anything else.
+/// Parses `--data DIR [--steps S] [--metrics FILE] [--metrics-all-ranks]
+/// [--save DIR] [--save-every K] [--restore DIR] [--log-every K]`; prints
+/// usage and exits on anything else. Joins the MPI job when an MPI
+/// launcher started the program (from then on every error aborts the
+/// whole job, naming this rank).
 void parallax_rt_train_init(int32_t argc, char **argv);
 
+/// The number of workers the program was compiled for (0: one worker, no
+/// distribution); a different MPI world size is an error.
+void parallax_rt_set_workers(int64_t workers);
+
 /// Registers a variable's storage (a trainable variable, or optimizer
-/// state when `isState`) for checkpoints, under its name.
+/// state when `isState`) for checkpoints, under its name; `partitions` > 0
+/// for a parameter-server variable (or its state), served from server
+/// `firstServer` on, whose rows are gathered from their servers before a
+/// checkpoint is written.
 void parallax_rt_register_variable(const char *name, int32_t isState,
+                                   int64_t partitions, int64_t firstServer,
                                    int64_t rank, void *descriptor);
 
 /// parallax_rt_register_input_T registers the memref<...xT> buffer of graph
@@ -108,6 +118,49 @@ int32_t parallax_rt_finish();
 /// of the gradient (repeated rows are summed, only those rows change).
 /// Rules: sgd (no state), momentum (momentum_buffer), adagrad (sum), adam
 /// and adamw (exp_avg, exp_avg_sq). Declared by generated code only.
+
+/// parallax_rt_push_<rule>[_sparse]_f32(name, partitions, firstServer, variable,
+/// state..., gradient | indices + rows, hyper-parameters): the gradient of
+/// a parameter-server variable goes to the servers of its partitions,
+/// which average it over the workers and apply the rule to their rows.
+/// Declared by generated code only.
+
+//===----------------------------------------------------------------------===//
+// Collectives (lib/Runtime/Collectives.cpp, lib/Runtime/ParameterStore.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Adds a gradient to AllReduce bucket `bucket` (copied at once); `out`
+/// receives the reduced values at the bucket's wait. `name` is what the
+/// traffic is counted under.
+void parallax_rt_allreduce_add_f32(int64_t bucket, const char *name,
+                                   int64_t rankIn, void *in, int64_t rankOut,
+                                   void *out);
+/// Starts the bucket's reduction and returns; `reduction` is
+/// #parallax.reduction's value: 0 sum, 1 mean, 2 max, 3 min.
+void parallax_rt_allreduce_start(int64_t bucket, int32_t reduction);
+/// Waits for the bucket's reduction and fills the results.
+void parallax_rt_allreduce_wait(int64_t bucket);
+
+/// parallax_rt_allgather_T(name, in, out): out = every worker's `in`
+/// concatenated along dimension 0 in rank order.
+/// parallax_rt_broadcast_T(in, out, root): out = worker root's `in`.
+#define PARALLAX_RT_COLLECTIVE_DECL(suffix, ...)                               \
+  void parallax_rt_allgather_##suffix(const char *name, int64_t rankIn,       \
+                                      void *in, int64_t rankOut, void *out);   \
+  void parallax_rt_broadcast_##suffix(int64_t rankIn, void *in,               \
+                                      int64_t rankOut, void *out,              \
+                                      int64_t root);
+PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_COLLECTIVE_DECL)
+#undef PARALLAX_RT_COLLECTIVE_DECL
+
+/// out[i] = row ids[i] of parameter-server variable `name` (`partitions`
+/// partitions served from `firstServer` on), fetched from their servers.
+void parallax_rt_pull_rows_f32(const char *name, int64_t partitions,
+                               int64_t firstServer, int64_t rankW, void *variable, int64_t rankI,
+                               void *ids, int64_t rankO, void *out);
+/// Brings every row of `variable` up to date from its servers.
+void parallax_rt_pull_f32(const char *name, int64_t partitions,
+                          int64_t firstServer, int64_t rankW, void *variable);
 
 /// Seconds since an arbitrary origin, for timing.
 double parallax_rt_now();

@@ -63,6 +63,15 @@ LogicalResult ParallaxDialect::verifyOperationAttribute(Operation *op,
                              << "' must be \"trainable\" or \"state\"";
     return success();
   }
+  if (attr.getName() == getShardsAttrName()) {
+    auto shards = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!shards || shards.size() != 2 || shards[0] < 1 || shards[1] < 0)
+      return op->emitError()
+             << "'" << getShardsAttrName()
+             << "' must be array<i64: partitions, first server> with "
+                "partitions >= 1 and first server >= 0";
+    return success();
+  }
   if (attr.getName() != getWorldAttrName())
     return op->emitError() << "unknown Parallax dialect attribute '"
                            << attr.getName().getValue() << "'";

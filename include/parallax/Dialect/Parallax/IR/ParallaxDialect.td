@@ -62,6 +62,13 @@ def Parallax_Dialect : Dialect {
       return ::llvm::StringLiteral("parallax.variable");
     }
 
+    /// Name of the attribute on the `memref.global` of a parameter-server
+    /// variable (and of its optimizer state): `array<i64: P, S>`, its P
+    /// partitions are served by workers S, S+1, ... (mod the world size).
+    static constexpr ::llvm::StringLiteral getShardsAttrName() {
+      return ::llvm::StringLiteral("parallax.shards");
+    }
+
     /// Returns the number of workers fixed on the module enclosing `op`, or
     /// std::nullopt when it is decided at run time.
     static std::optional<int64_t> getStaticWorkers(::mlir::Operation *op);

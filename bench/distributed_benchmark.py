@@ -1,0 +1,259 @@
+#!/usr/bin/python3
+"""Distributed training of the example models in their --large form:
+Parallax's hybrid, AllReduce-only and PS-only programs against PyTorch 1.13
+DistributedDataParallel (gloo, CPU), on this machine's loopback.
+
+For each model (examples/models/export.py --large: 100,000-word language
+models, a CTR model with 1,000,000 + 100,000 + 1,000 ids, a small CNN) and N
+workers, each worker trains B examples per step with SGD (lr 0.01), one
+thread per worker. Token and id inputs are drawn from a Zipf distribution
+(s = 1.1) over each table, as words and categorical features are in real
+data; float inputs are normal. Reports per configuration the median step
+time after W warm-up steps, examples/s (N B / step time), and the bytes the
+busiest worker sent and received per step (the runtime's accounting) next
+to the plan's prediction for the busiest machine (alpha measured on the
+data with --profile-data). PyTorch runs DDP
+with the embeddings dense and with sparse=True. Never asserts timings;
+writes a JSON file of the results and, with --plot, PNG plots.
+
+Needs Debian's python3-torch (and python3-matplotlib for --plot), OpenMPI's
+mpirun; usage:
+  /usr/bin/python3 bench/distributed_benchmark.py [--workers 2 4]
+      [--batch 32] [--steps 30] [--models lstm_lm wide_deep ...]
+      [--json results.json] [--plot DIR]
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "examples" / "models"))
+import export  # noqa: E402  (the example models' definitions)
+
+ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+           OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+MPIRUN = ["mpirun", "--oversubscribe", "--mca", "btl", "self,vader",
+          "--bind-to", "none"]
+STRATEGIES = ["hybrid", "allreduce", "ps"]
+# The example models' id bounds in the --large form (export.models).
+TABLE_ROWS = {"tokens": 100_000, "targets": 100_000}
+CTR_ROWS = [1_000_000, 100_000, 1_000]
+
+
+def zipf_ids(rng, rows, shape):
+    """Ids in [0, rows) with Zipf(1.1) frequencies, a random id per rank."""
+    ranks = rng.zipf(1.1, size=shape)
+    ranks = np.where(ranks > rows, rng.integers(1, rows + 1, size=shape), ranks)
+    permutation = rng.permutation(rows)
+    return permutation[ranks - 1].astype(np.int64)
+
+
+def make_data(name, inputs, examples, directory, seed=0):
+    rng = np.random.default_rng(seed)
+    directory.mkdir(parents=True, exist_ok=True)
+    arrays = {}
+    for key, value in inputs.items():
+        shape = (examples,) + tuple(value.shape[1:])
+        if key == "clicked":
+            array = rng.integers(0, 2, size=shape).astype(np.float32)
+        elif key == "labels":
+            array = rng.integers(0, 10, size=shape).astype(np.int64)
+        elif value.is_floating_point():
+            array = rng.standard_normal(shape).astype(np.float32)
+        elif key == "categorical":
+            array = np.stack([zipf_ids(rng, rows, (examples,)) for rows in CTR_ROWS], 1)
+        else:
+            array = zipf_ids(rng, TABLE_ROWS[key], shape)
+        arrays[key] = array
+        np.save(directory / f"{key}.npy", array)
+    return arrays
+
+
+def parallax_run(compile_tool, onnx, frozen, data, workers, strategy, batch, steps,
+                 warmup, work):
+    program = work / f"program.{workers}.{strategy}"
+    report = work / f"plan.{workers}.{strategy}.json"
+    command = [compile_tool, str(onnx), "-O3", "--batch-size", str(batch), "--lr", "0.01",
+               "--workers", str(workers), "--strategy", strategy,
+               "--plan-report", str(report), "--profile-data", str(data),
+               "-o", str(program)]
+    if frozen:
+        command += ["--freeze", ",".join(frozen)]
+    start = time.perf_counter()
+    subprocess.run(command, check=True, env=ENV, stdout=subprocess.DEVNULL)
+    compile_s = time.perf_counter() - start
+    metrics = work / f"metrics.{workers}.{strategy}.jsonl"
+    subprocess.run(MPIRUN + ["-np", str(workers), str(program), "--data", str(data),
+                             "--steps", str(steps), "--metrics", str(metrics),
+                             "--metrics-all-ranks"],
+                   check=True, env=ENV, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    lines = [json.loads(line) for line in metrics.read_text().splitlines()]
+    step_s = statistics.median(line["time_s"] for line in lines[warmup:])
+    moved = []  # per rank: mean bytes sent + received per step
+    for rank in range(workers):
+        rank_lines = [json.loads(line) for line in
+                      pathlib.Path(f"{metrics}.{rank}").read_text().splitlines()]
+        moved.append(statistics.mean(line["bytes_sent"] + line["bytes_received"]
+                                     for line in rank_lines[warmup:]))
+    plan = json.loads(report.read_text())
+    predicted = sum(v["predicted_bytes_per_step"][v["placement"]] for v in plan["variables"])
+    return {"step_s": step_s, "examples_per_s": workers * batch / step_s,
+            "bytes_per_worker": max(moved),
+            "predicted_bytes": predicted, "compile_s": compile_s}
+
+
+def ddp_child(name, rank, workers, batch, steps, warmup, data_dir, sparse, port):
+    """One DDP worker (run in its own process)."""
+    torch.set_num_threads(1)
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    torch.distributed.init_process_group("gloo", rank=rank, world_size=workers)
+    torch.manual_seed(0)
+    model, inputs = export.models(large=True)[name]
+    export.distinct_initial_values(model)
+    model.eval()
+    for module in model.modules():
+        if isinstance(module, torch.nn.Embedding):
+            module.sparse = sparse
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
+    data = {k: torch.from_numpy(np.load(pathlib.Path(data_dir) / f"{k}.npy"))
+            for k in inputs}
+    times = []
+    for step in range(steps):
+        first = (step * workers + rank) * batch
+        chunk = [v[first:first + batch] for v in data.values()]
+        torch.distributed.barrier()
+        start = time.perf_counter()
+        opt.zero_grad()
+        ddp(*chunk).backward()
+        opt.step()
+        times.append(time.perf_counter() - start)
+    if rank == 0:
+        print(json.dumps({"step_s": statistics.median(times[warmup:])}))
+    torch.distributed.destroy_process_group()
+
+
+def ddp_run(name, workers, batch, steps, warmup, data, sparse, port):
+    children = [subprocess.Popen(
+        [sys.executable, __file__, "--ddp-child", name, "--rank", str(rank),
+         "--workers-of-child", str(workers), "--batch", str(batch), "--steps", str(steps),
+         "--warmup", str(warmup), "--data-of-child", str(data), "--port", str(port)]
+        + (["--sparse"] if sparse else []),
+        env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        for rank in range(workers)]
+    outputs = [child.communicate()[0] for child in children]
+    if any(child.returncode for child in children):
+        return None
+    step_s = json.loads(outputs[0].strip().splitlines()[-1])["step_s"]
+    return {"step_s": step_s, "examples_per_s": workers * batch / step_s}
+
+
+def plot(results, directory):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    directory.mkdir(parents=True, exist_ok=True)
+    for metric, label, fname in (("examples_per_s", "examples/s", "throughput"),
+                                 ("bytes_per_worker", "bytes per step (busiest worker)",
+                                  "bytes")):
+        models = sorted({r["model"] for r in results})
+        fig, axes = plt.subplots(1, len(models), figsize=(3.2 * len(models), 3.2))
+        for ax, model in zip(np.atleast_1d(axes), models):
+            rows = [r for r in results if r["model"] == model and metric in r]
+            systems = sorted({r["system"] for r in rows}, key=lambda s: (s.startswith("ddp"), s))
+            workers = sorted({r["workers"] for r in rows})
+            width = 0.8 / max(len(systems), 1)
+            for i, system in enumerate(systems):
+                values = [next((r[metric] for r in rows if r["system"] == system
+                                and r["workers"] == n), 0) for n in workers]
+                ax.bar(np.arange(len(workers)) + i * width, values, width, label=system)
+            ax.set_xticks(np.arange(len(workers)) + 0.4 - width / 2)
+            ax.set_xticklabels([f"{n} workers" for n in workers])
+            ax.set_title(model)
+            if metric == "bytes_per_worker":
+                ax.set_yscale("log")
+        np.atleast_1d(axes)[0].set_ylabel(label)
+        np.atleast_1d(axes)[-1].legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(directory / f"distributed_{fname}.png", dpi=110)
+        plt.close(fig)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default=ROOT / "build", type=pathlib.Path)
+    parser.add_argument("--workers", type=int, nargs="+", default=[2, 4])
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--models", nargs="+",
+                        default=["lstm_lm", "gru_lm", "transformer_lm", "wide_deep", "cnn"])
+    parser.add_argument("--json", type=pathlib.Path)
+    parser.add_argument("--plot", type=pathlib.Path)
+    parser.add_argument("--ddp-child", help=argparse.SUPPRESS)
+    parser.add_argument("--rank", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--workers-of-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--data-of-child", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--sparse", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.ddp_child:
+        return ddp_child(args.ddp_child, args.rank, args.workers_of_child, args.batch,
+                         args.steps, args.warmup, args.data_of_child, args.sparse,
+                         args.port)
+    torch.manual_seed(0)
+    compile_tool = str(args.build / "bin" / "parallax-compile")
+    results = []
+    port = 29500
+    print(f"{'model':<15} {'N':>2} {'system':<13} {'step ms':>9} {'examples/s':>11} "
+          f"{'moved B/step':>14} {'plan B':>12}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        all_models = export.models(large=True)
+        for name in args.models:
+            model, inputs = all_models[name]
+            export.distinct_initial_values(model)
+            export.export(name, model, inputs, tmp, 17, "")
+            frozen = [n for n, b in model.named_buffers() if b.is_floating_point()]
+            data = tmp / f"{name}.data"
+            make_data(name, inputs, max(args.workers) * args.batch * args.steps, data)
+            for workers in args.workers:
+                rows = []
+                for strategy in STRATEGIES:
+                    r = parallax_run(compile_tool, tmp / f"{name}.onnx", frozen, data,
+                                     workers, strategy, args.batch, args.steps,
+                                     args.warmup, tmp)
+                    rows.append(dict(r, system=f"parallax-{strategy}"))
+                for sparse in (False, True):
+                    port += 1
+                    r = ddp_run(name, workers, args.batch, args.steps, args.warmup, data,
+                                sparse, port)
+                    if r:
+                        rows.append(dict(r, system="ddp-sparse" if sparse else "ddp-dense"))
+                for r in rows:
+                    r.update(model=name, workers=workers, batch=args.batch)
+                    sent = r.get("bytes_per_worker")
+                    print(f"{name:<15} {workers:>2} {r['system']:<13} "
+                          f"{r['step_s'] * 1e3:>9.2f} {r['examples_per_s']:>11.0f} "
+                          f"{'' if sent is None else f'{sent:14.0f}':>14} "
+                          f"{r.get('predicted_bytes', ''):>12}", flush=True)
+                results += rows
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    if args.plot:
+        plot(results, args.plot)
+
+
+if __name__ == "__main__":
+    main()

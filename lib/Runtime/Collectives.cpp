@@ -1,0 +1,181 @@
+//===- Collectives.cpp - AllReduce buckets, AllGather and Broadcast -------===//
+//
+// Part of the Parallax project.
+//
+// Dense collectives of generated code, on MPI. A bucket's gradients are
+// packed into one buffer as they are added, reduced with one non-blocking
+// MPI_Iallreduce between start and wait, and unpacked into the results.
+// Traffic is counted as a ring algorithm moves it: 2 (N-1)/N of the bytes
+// sent and received per AllReduce, (N-1)/N of the gathered bytes per
+// AllGather.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Runtime/Npy.h"
+#include "parallax/Runtime/Runtime.h"
+
+#include "Comm.h"
+#include "Descriptor.h"
+#include "Optimizers.h"
+#include "Support.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+using namespace parallax::runtime;
+
+namespace {
+
+struct BucketEntry {
+  std::string name;
+  float *out;
+  int64_t offset, count;
+};
+
+struct Bucket {
+  std::vector<float> buffer;
+  std::vector<BucketEntry> entries;
+  int64_t used = 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+  int32_t reduction = 0; // ReductionKind: sum, mean, max, min
+  bool started = false;
+};
+
+std::vector<Bucket> buckets;
+
+Bucket &bucketAt(int64_t id) {
+  if (id < 0)
+    die("internal error: allreduce bucket " + std::to_string(id));
+  if (static_cast<size_t>(id) >= buckets.size())
+    buckets.resize(id + 1);
+  return buckets[id];
+}
+
+int64_t ringBytes(int64_t bytes) {
+  int n = world().size;
+  return n > 1 ? 2 * (n - 1) * bytes / n : 0;
+}
+
+} // namespace
+
+extern "C" void parallax_rt_allreduce_add_f32(int64_t id, const char *name,
+                                              int64_t rankIn, void *in,
+                                              int64_t rankOut, void *out) {
+  Bucket &bucket = bucketAt(id);
+  if (bucket.started)
+    die("internal error: gradient '" + std::string(name) +
+        "' added to allreduce bucket " + std::to_string(id) +
+        " after its start");
+  int64_t count = elementCount(rankIn, in);
+  if (elementCount(rankOut, out) != count)
+    die("internal error: allreduce result of '" + std::string(name) +
+        "' has another size than its input");
+  if (bucket.buffer.size() < static_cast<size_t>(bucket.used + count))
+    bucket.buffer.resize(bucket.used + count);
+  std::memcpy(bucket.buffer.data() + bucket.used,
+              contiguousF32(name, "gradient", rankIn, in),
+              count * sizeof(float));
+  bucket.entries.push_back(
+      {name, contiguousF32(name, "allreduce result", rankOut, out), bucket.used,
+       count});
+  bucket.used += count;
+}
+
+extern "C" void parallax_rt_allreduce_start(int64_t id, int32_t reduction) {
+  Bucket &bucket = bucketAt(id);
+  if (reduction < 0 || reduction > 3)
+    die("internal error: reduction kind " + std::to_string(reduction));
+  bucket.reduction = reduction;
+  bucket.started = true;
+  const World &w = world();
+  if (w.size == 1)
+    return;
+  for (const BucketEntry &entry : bucket.entries) {
+    int64_t bytes = ringBytes(entry.count * sizeof(float));
+    account(entry.name, bytes, bytes);
+  }
+  checkMPI(MPI_Iallreduce(MPI_IN_PLACE, bucket.buffer.data(),
+                          mpiCount(bucket.used, "allreduce bucket"), MPI_FLOAT,
+                          reduction == 2   ? MPI_MAX
+                          : reduction == 3 ? MPI_MIN
+                                           : MPI_SUM,
+                          w.comm, &bucket.request),
+           "MPI_Iallreduce");
+}
+
+extern "C" void parallax_rt_allreduce_wait(int64_t id) {
+  Bucket &bucket = bucketAt(id);
+  if (!bucket.started)
+    die("internal error: allreduce bucket " + std::to_string(id) +
+        " waited on before its start");
+  const World &w = world();
+  if (w.size > 1)
+    checkMPI(MPI_Wait(&bucket.request, MPI_STATUS_IGNORE), "MPI_Wait");
+  float scale = bucket.reduction == 1 ? 1.0f / w.size : 1.0f;
+  for (const BucketEntry &entry : bucket.entries) {
+    const float *from = bucket.buffer.data() + entry.offset;
+    if (scale == 1.0f)
+      std::memcpy(entry.out, from, entry.count * sizeof(float));
+    else
+      for (int64_t i = 0; i < entry.count; ++i)
+        entry.out[i] = from[i] * scale;
+  }
+  bucket.entries.clear();
+  bucket.used = 0;
+  bucket.started = false;
+}
+
+static void allGather(const char *name, int64_t elementSize, int64_t rankIn,
+                      void *in, int64_t rankOut, void *out) {
+  const World &w = world();
+  int64_t count = elementCount(rankIn, in);
+  if (elementCount(rankOut, out) != count * w.size)
+    die("'" + std::string(name) + "' was compiled for " +
+        std::to_string(elementCount(rankOut, out) /
+                       std::max<int64_t>(count, 1)) +
+        " workers but runs on " + std::to_string(w.size));
+  StridedView from = viewDescriptor(rankIn, in, elementSize);
+  StridedView to = viewDescriptor(rankOut, out, elementSize);
+  int64_t bytes = count * elementSize;
+  if (w.size == 1) {
+    std::memcpy(to.data, from.data, bytes);
+    return;
+  }
+  account(name, bytes * (w.size - 1), bytes * (w.size - 1));
+  checkMPI(MPI_Allgather(from.data, mpiCount(bytes, name), MPI_BYTE, to.data,
+                         mpiCount(bytes, name), MPI_BYTE, w.comm),
+           "MPI_Allgather");
+}
+
+static void broadcast(int64_t elementSize, int64_t rankIn, void *in,
+                      int64_t rankOut, void *out, int64_t root) {
+  const World &w = world();
+  if (root >= w.size)
+    die("broadcast from worker " + std::to_string(root) + " in a world of " +
+        std::to_string(w.size));
+  int64_t bytes = elementCount(rankIn, in) * elementSize;
+  StridedView to = viewDescriptor(rankOut, out, elementSize);
+  if (w.rank == root)
+    std::memcpy(to.data, viewDescriptor(rankIn, in, elementSize).data, bytes);
+  if (w.size == 1)
+    return;
+  account("broadcast", w.rank == root ? bytes * (w.size - 1) : 0,
+          w.rank == root ? 0 : bytes);
+  checkMPI(MPI_Bcast(to.data, mpiCount(bytes, "broadcast"), MPI_BYTE,
+                     static_cast<int>(root), w.comm),
+           "MPI_Bcast");
+}
+
+#define PARALLAX_RT_COLLECTIVES(suffix, descr, ...)                            \
+  extern "C" void parallax_rt_allgather_##suffix(const char *name,             \
+                                                 int64_t rankIn, void *in,     \
+                                                 int64_t rankOut, void *out) { \
+    allGather(name, dtypeSize(descr), rankIn, in, rankOut, out);               \
+  }                                                                            \
+  extern "C" void parallax_rt_broadcast_##suffix(                              \
+      int64_t rankIn, void *in, int64_t rankOut, void *out, int64_t root) {    \
+    broadcast(dtypeSize(descr), rankIn, in, rankOut, out, root);               \
+  }
+PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_COLLECTIVES)
+#undef PARALLAX_RT_COLLECTIVES

@@ -1,0 +1,63 @@
+//===- Comm.h - MPI world, machines and traffic accounting ------*- C++ -*-===//
+//
+// Part of the Parallax project. Internal to lib/Runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_LIB_RUNTIME_COMM_H
+#define PARALLAX_LIB_RUNTIME_COMM_H
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace parallax::runtime {
+
+/// The workers of a job. Without an MPI launcher a program is the only
+/// worker and MPI is never initialised.
+struct World {
+  bool mpi = false;
+  int rank = 0, size = 1;
+  /// Machines: ranks sharing memory (MPI_COMM_TYPE_SHARED), or groups of
+  /// PARALLAX_RANKS_PER_MACHINE consecutive ranks.
+  int machine = 0, machines = 1, localRank = 0, localSize = 1;
+  MPI_Comm comm = MPI_COMM_NULL;  // every rank
+  MPI_Comm local = MPI_COMM_NULL; // the ranks of this machine
+};
+
+const World &world();
+
+/// Initialises MPI when an MPI launcher (mpirun) started the program and
+/// finds the machines; from then on die() aborts the whole job.
+void initWorld(int *argc, char ***argv);
+
+/// MPI_Finalize, when initialised.
+void finalizeWorld();
+
+/// Bytes this rank sent to / received from other ranks.
+struct Traffic {
+  int64_t sent = 0, received = 0;
+};
+using TrafficByVariable = std::vector<std::pair<std::string, Traffic>>;
+
+/// Counts traffic for `variable` (a variable name, or what moved).
+void account(const std::string &variable, int64_t sent, int64_t received);
+
+/// Traffic since the last call, per variable in first-seen order; resets.
+TrafficByVariable takeStepTraffic();
+
+/// Traffic of the whole run so far.
+Traffic totalTraffic();
+
+/// Dies with `what` and the MPI error text unless `code` is MPI_SUCCESS.
+void checkMPI(int code, const char *what);
+
+/// MPI counts are int: dies naming `what` when `count` does not fit.
+int mpiCount(int64_t count, const char *what);
+
+} // namespace parallax::runtime
+
+#endif // PARALLAX_LIB_RUNTIME_COMM_H

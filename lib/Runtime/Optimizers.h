@@ -1,0 +1,66 @@
+//===- Optimizers.h - Optimizer kernels shared with the parameter store ---===//
+//
+// Part of the Parallax project. Internal to lib/Runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_LIB_RUNTIME_OPTIMIZERS_H
+#define PARALLAX_LIB_RUNTIME_OPTIMIZERS_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace parallax::runtime {
+
+struct Hyper {
+  float lr, momentum, beta1, beta2, epsilon, weightDecay, lrDecay;
+  bool nesterov;
+  int64_t step; // 1-based
+};
+
+/// A variable and its (up to two) state tensors of the same shape.
+struct Slots {
+  float *w;
+  float *state[2];
+
+  Slots offset(int64_t elements) const {
+    return {w + elements,
+            {state[0] ? state[0] + elements : nullptr,
+             state[1] ? state[1] + elements : nullptr}};
+  }
+};
+
+/// One update rule applied to `n` consecutive elements.
+using Kernel = void (*)(const Slots &, const float *gradient, int64_t n,
+                        const Hyper &);
+
+/// A contiguous f32 buffer from a memref descriptor (generated code passes
+/// identity layouts); `what` and `name` only name it in errors.
+float *contiguousF32(const char *name, const char *what, int64_t rank,
+                     void *descriptor);
+
+/// Number of elements and of rows (leading dimension) of a memref.
+int64_t elementCount(int64_t rank, void *descriptor);
+int64_t leadingRows(int64_t rank, void *descriptor);
+
+/// The variable (and its state) of an update call, checked contiguous.
+Slots slotsOf(const char *name, int64_t rankW, void *w, int states,
+              void *const *state);
+
+/// Sorts `ids` and sums the rows of repeated ids: on return, ids[0..u) are
+/// the distinct ids in ascending order and values[0..u*width) their summed
+/// rows (both resized to u). Returns u.
+int64_t sumRepeatedRows(std::vector<int64_t> &ids, std::vector<float> &values,
+                        int64_t width);
+
+/// Applies `kernel` to rows `ids[i]` (distinct) of `base`, a variable of
+/// `rows` rows of `width` floats, with gradient rows `values[i]` times
+/// `scale`. Row ids outside [0, rows) are an error naming `name`.
+void applyRows(Kernel kernel, const std::string &name, const Slots &base,
+               int64_t rows, int64_t width, const int64_t *ids, int64_t k,
+               const float *values, float scale, const Hyper &h);
+
+} // namespace parallax::runtime
+
+#endif // PARALLAX_LIB_RUNTIME_OPTIMIZERS_H

@@ -1,0 +1,41 @@
+//===- ParameterStore.h - Partitioned variables: push and pull --*- C++ -*-===//
+//
+// Part of the Parallax project. Internal to lib/Runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_LIB_RUNTIME_PARAMETERSTORE_H
+#define PARALLAX_LIB_RUNTIME_PARAMETERSTORE_H
+
+#include "Optimizers.h"
+
+namespace parallax::runtime {
+
+/// Every rank keeps the variable's full buffer, but only the rows of the
+/// partitions it serves are current: pushes update them on their owner,
+/// pulls read them from their owner.
+
+/// Averages a dense gradient over the workers and applies `kernel` on the
+/// owners of each partition (each owner to its rows).
+void pushDenseGradient(Kernel kernel, const char *name, int64_t partitions,
+                       int64_t firstServer, const Slots &variable, int64_t rows,
+                       int64_t width, const float *gradient, const Hyper &h);
+
+/// The same for a row-sparse gradient: repeated rows are summed on this
+/// rank, then across the ranks of its machine, then sent to the rows'
+/// owners, which sum all contributions, divide by the workers and apply
+/// `kernel` to the rows that have one.
+void pushSparseGradient(Kernel kernel, const char *name, int64_t partitions,
+                        int64_t firstServer, const Slots &variable,
+                        int64_t rows, int64_t width, const int64_t *ids,
+                        int64_t k, const float *values, const Hyper &h);
+
+/// Brings the rows this rank does not serve up to date on rank 0 (for a
+/// checkpoint); collective over all ranks.
+void gatherPartitionsToRoot(const char *name, int64_t partitions,
+                            int64_t firstServer, float *data, int64_t rows,
+                            int64_t width);
+
+} // namespace parallax::runtime
+
+#endif // PARALLAX_LIB_RUNTIME_PARAMETERSTORE_H

@@ -1,0 +1,44 @@
+// RUN: parallax-opt %s --convert-parallax-variables | FileCheck %s
+
+// Parameter-server variables: partitions are spread over the 4 servers by
+// size (the largest first, from the least loaded server on: @emb on servers
+// 0 and 1, @small then on 2 and 3), the optimizer state
+// lives with its variable's partitions; a pull of rows fills a fresh buffer,
+// a whole pull refreshes the global it then views, and a push calls the
+// runtime with the shards, the variable, its state and the gradient.
+module attributes {parallax.world = #parallax.world<workers = 4>} {
+  parallax.variable trainable @emb : tensor<100x8xf32> = dense<0.5> {distribution = #parallax.distribution<ps, partitions = 2>}
+  parallax.variable state @emb.sum : tensor<100x8xf32> = dense<0.0>
+  parallax.variable trainable @small : tensor<10x2xf32> = dense<0.5> {distribution = #parallax.distribution<ps, partitions = 2>}
+  parallax.variable trainable @w : tensor<8xf32> = dense<0.5> {distribution = #parallax.distribution<allreduce, partitions = 1>}
+  // CHECK: memref.global "private" @emb : memref<100x8xf32> = dense<5.000000e-01> {alignment = 64 : i64, parallax.shards = array<i64: 2, 0>, parallax.variable = "trainable"}
+  // CHECK: memref.global "private" @emb.sum : memref<100x8xf32> = dense<0.000000e+00> {alignment = 64 : i64, parallax.shards = array<i64: 2, 0>, parallax.variable = "state"}
+  // CHECK: memref.global "private" @small : memref<10x2xf32> = dense<5.000000e-01> {alignment = 64 : i64, parallax.shards = array<i64: 2, 2>, parallax.variable = "trainable"}
+  // CHECK: memref.global "private" @w : memref<8xf32> = dense<5.000000e-01> {alignment = 64 : i64, parallax.variable = "trainable"}
+
+  // CHECK-LABEL: func.func @train_step
+  func.func @train_step(%ids: tensor<6xi64>, %rows: tensor<6x8xf32>, %g: tensor<10x2xf32>) -> (tensor<6x8xf32>, tensor<10x2xf32>) {
+    // CHECK: %[[P:.*]] = arith.constant 2 : i64
+    // CHECK: %[[S:.*]] = arith.constant 0 : i64
+    // CHECK: %[[EMB:.*]] = memref.get_global @emb : memref<100x8xf32>
+    // CHECK: %[[EMBU:.*]] = memref.cast %[[EMB]]
+    // CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<6x8xf32>
+    // CHECK: %[[IDS:.*]] = bufferization.to_buffer %arg0 read_only
+    // CHECK: %[[IDSU:.*]] = memref.cast %[[IDS]]
+    // CHECK: %[[OUTU:.*]] = memref.cast %[[OUT]]
+    // CHECK: call @parallax_rt_pull_rows_f32(%{{.*}}, %[[P]], %[[S]], %[[EMBU]], %[[IDSU]], %[[OUTU]])
+    // CHECK: %[[PULLED:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+    %pulled = parallax.pull @emb[%ids : tensor<6xi64>] : tensor<6x8xf32>
+    // CHECK: %[[SMALL:.*]] = memref.get_global @small
+    // CHECK: call @parallax_rt_pull_f32
+    // CHECK: %[[WHOLE:.*]] = bufferization.to_tensor %[[SMALL]] restrict
+    %whole = parallax.pull @small : tensor<10x2xf32>
+    // CHECK: call @parallax_rt_push_adagrad_sparse_f32({{.*}}) : (!llvm.ptr, i64, i64, memref<*xf32>, memref<*xf32>, memref<*xi64>, memref<*xf32>, f64, f64, f64, f64, f64, f64, f64, f64) -> ()
+    %sparse = parallax.row_sparse.pack %ids, %rows : !parallax.row_sparse<tensor<100x8xf32>, rows = 6>
+    parallax.push @emb, %sparse optimizer = <adagrad, lr = 1.000000e-01> state = [@emb.sum] : !parallax.row_sparse<tensor<100x8xf32>, rows = 6>
+    // CHECK: call @parallax_rt_push_sgd_f32({{.*}}) : (!llvm.ptr, i64, i64, memref<*xf32>, memref<*xf32>, f64, f64, f64, f64, f64, f64, f64, f64) -> ()
+    parallax.push @small, %g optimizer = <sgd, lr = 1.000000e-01> : tensor<10x2xf32>
+    // CHECK: return %[[PULLED]], %[[WHOLE]]
+    return %pulled, %whole : tensor<6x8xf32>, tensor<10x2xf32>
+  }
+}

@@ -1,0 +1,275 @@
+//===- ParameterStoreTest.cpp - Push, pull and collectives on MPI ---------===//
+//
+// Part of the Parallax project.
+//
+// Runs under mpirun (ctest starts it with 4 ranks, and with 2 simulated
+// machines of 2 ranks): every rank pushes and pulls as generated code
+// does, and checks the result against what one worker would compute from
+// all the ranks' gradients. Partition ranges are uneven, rows repeat within
+// and across ranks, and some ranks touch no row at all.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Runtime/Runtime.h"
+
+#include "Comm.h"
+#include "Optimizers.h"
+#include "ParameterStore.h"
+#include "Partitions.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <vector>
+
+using namespace parallax::runtime;
+
+// Declared by generated code only; the test declares what it calls.
+extern "C" {
+void parallax_rt_push_sgd_sparse_f32(const char *, int64_t, int64_t, int64_t,
+                                     void *, int64_t, void *, int64_t, void *,
+                                     double, double, double, double, double,
+                                     double, double, double);
+void parallax_rt_push_adagrad_sparse_f32(const char *, int64_t, int64_t,
+                                         int64_t, void *, int64_t, void *,
+                                         int64_t, void *, int64_t, void *,
+                                         double, double, double, double,
+                                         double, double, double, double);
+void parallax_rt_push_sgd_f32(const char *, int64_t, int64_t, int64_t, void *,
+                              int64_t, void *, double, double, double, double,
+                              double, double, double, double);
+}
+
+namespace {
+
+/// A strided memref descriptor of rank R over a vector, as MLIR lays it out.
+template <typename T, int R> struct Memref {
+  T *allocated, *aligned;
+  int64_t offset = 0, sizes[R], strides[R];
+  Memref(std::vector<T> &data, std::array<int64_t, R> shape)
+      : allocated(data.data()), aligned(data.data()) {
+    int64_t stride = 1;
+    for (int d = R - 1; d >= 0; --d) {
+      sizes[d] = shape[d];
+      strides[d] = stride;
+      stride *= shape[d];
+    }
+  }
+};
+
+constexpr int64_t rows = 10, width = 3;
+constexpr double lr = 0.5;
+
+std::vector<float> initialTable() {
+  std::vector<float> table(rows * width);
+  for (size_t i = 0; i < table.size(); ++i)
+    table[i] = 0.1f * i;
+  return table;
+}
+
+/// Rank r's row-sparse gradient: rows repeat within a rank (row 7 twice on
+/// rank 1) and across ranks (row 2); rank 3 touches no row.
+void gradientOf(int rank, std::vector<int64_t> &ids,
+                std::vector<float> &values) {
+  static const std::vector<std::vector<int64_t>> idsByRank = {
+      {2, 9}, {7, 2, 7}, {0, 2}, {}};
+  ids = idsByRank[rank % 4];
+  values.clear();
+  for (size_t i = 0; i < ids.size(); ++i)
+    for (int64_t j = 0; j < width; ++j)
+      values.push_back(1.0f + rank + 0.25f * i + 0.5f * j);
+}
+
+/// The sum over every rank's gradient rows, per row.
+std::map<int64_t, std::vector<double>> summedGradient() {
+  std::map<int64_t, std::vector<double>> sum;
+  for (int r = 0; r < world().size; ++r) {
+    std::vector<int64_t> ids;
+    std::vector<float> values;
+    gradientOf(r, ids, values);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      auto &row = sum[ids[i]];
+      row.resize(width, 0.0);
+      for (int64_t j = 0; j < width; ++j)
+        row[j] += values[i * width + j];
+    }
+  }
+  return sum;
+}
+
+std::vector<float> pullAll(std::vector<float> &table, int64_t partitions,
+                           int64_t first) {
+  std::vector<int64_t> every(rows);
+  for (int64_t i = 0; i < rows; ++i)
+    every[i] = rows - 1 - i; // any order
+  std::vector<float> pulled(rows * width);
+  Memref<float, 2> w(table, {rows, width}), out(pulled, {rows, width});
+  Memref<int64_t, 1> ids(every, {rows});
+  parallax_rt_pull_rows_f32("table", partitions, first, 2, &w, 1, &ids, 2,
+                            &out);
+  std::vector<float> byRow(rows * width);
+  for (int64_t i = 0; i < rows; ++i)
+    std::copy_n(pulled.begin() + i * width, width,
+                byRow.begin() + every[i] * width);
+  return byRow;
+}
+
+TEST(PartitioningTest, UnevenRangesCoverEveryRowOnce) {
+  for (int64_t n : {1, 7, 10, 33})
+    for (int64_t p = 1; p <= n; ++p) {
+      Partitioning parts(n, p, 1);
+      EXPECT_EQ(parts.begin(0), 0);
+      EXPECT_EQ(parts.end(p - 1), n);
+      for (int64_t q = 0; q < p; ++q) {
+        int64_t size = parts.end(q) - parts.begin(q);
+        EXPECT_TRUE(size == n / p || size == n / p + 1);
+        for (int64_t row = parts.begin(q); row < parts.end(q); ++row)
+          ASSERT_EQ(parts.partitionOf(row), q) << n << " rows, " << p;
+      }
+    }
+  Partitioning parts(10, 4, 3);
+  EXPECT_EQ(parts.ownerOf(0, 4), 3);
+  EXPECT_EQ(parts.ownerOf(1, 4), 0);
+  EXPECT_EQ(parts.ownerOfRow(9, 4), 2);
+}
+
+TEST(PartitioningTest, RepeatedRowsAreSummed) {
+  std::vector<int64_t> ids{5, 1, 5, 0};
+  std::vector<float> values{1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_EQ(sumRepeatedRows(ids, values, 2), 3);
+  EXPECT_EQ(ids, (std::vector<int64_t>{0, 1, 5}));
+  EXPECT_EQ(values, (std::vector<float>{7, 8, 3, 4, 6, 8}));
+}
+
+class ParameterStoreTest : public ::testing::TestWithParam<int64_t> {};
+
+// Partition counts 1..5 over 10 rows: uneven ranges, more partitions than
+// ranks, first servers other than 0.
+TEST_P(ParameterStoreTest, SparseSgdPushEqualsOneWorker) {
+  int64_t partitions = GetParam(), first = partitions % 3;
+  std::vector<float> table = initialTable();
+  std::vector<int64_t> ids;
+  std::vector<float> values;
+  gradientOf(world().rank, ids, values);
+  Memref<float, 2> w(table, {rows, width});
+  Memref<int64_t, 1> idView(ids, {static_cast<int64_t>(ids.size())});
+  Memref<float, 2> valueView(values, {static_cast<int64_t>(ids.size()), width});
+  parallax_rt_load_batch(0);
+  parallax_rt_push_sgd_sparse_f32("table", partitions, first, 2, &w, 1,
+                                  &idView, 2, &valueView, lr, 0, 0, 0, 0, 0, 0,
+                                  0);
+  std::vector<float> expected = initialTable();
+  for (auto &[row, sum] : summedGradient())
+    for (int64_t j = 0; j < width; ++j)
+      expected[row * width + j] -= lr * sum[j] / world().size;
+  std::vector<float> pulled = pullAll(table, partitions, first);
+  for (int64_t i = 0; i < rows * width; ++i)
+    EXPECT_NEAR(pulled[i], expected[i], 1e-5) << "element " << i;
+}
+
+TEST_P(ParameterStoreTest, SparseAdagradKeepsStateOnServers) {
+  int64_t partitions = GetParam(), first = 1;
+  std::vector<float> table = initialTable(), sum(rows * width, 0.0f);
+  std::vector<int64_t> ids;
+  std::vector<float> values;
+  gradientOf(world().rank, ids, values);
+  Memref<float, 2> w(table, {rows, width}), s(sum, {rows, width});
+  Memref<int64_t, 1> idView(ids, {static_cast<int64_t>(ids.size())});
+  Memref<float, 2> valueView(values, {static_cast<int64_t>(ids.size()), width});
+  parallax_rt_load_batch(0);
+  for (int step = 0; step < 2; ++step)
+    parallax_rt_push_adagrad_sparse_f32("table", partitions, first, 2, &w, 2,
+                                        &s, 1, &idView, 2, &valueView, lr, 0,
+                                        0, 0, 1e-10, 0, 0, 0);
+  std::vector<float> expected = initialTable(), expectedSum(rows * width, 0);
+  for (int step = 0; step < 2; ++step)
+    for (auto &[row, total] : summedGradient())
+      for (int64_t j = 0; j < width; ++j) {
+        double g = total[j] / world().size;
+        expectedSum[row * width + j] += g * g;
+        expected[row * width + j] -=
+            lr * g / (std::sqrt(expectedSum[row * width + j]) + 1e-10);
+      }
+  gatherPartitionsToRoot("table", partitions, first, table.data(), rows,
+                         width);
+  gatherPartitionsToRoot("table.sum", partitions, first, sum.data(), rows,
+                         width);
+  if (world().rank != 0)
+    return;
+  for (int64_t i = 0; i < rows * width; ++i) {
+    EXPECT_NEAR(table[i], expected[i], 1e-5) << "element " << i;
+    EXPECT_NEAR(sum[i], expectedSum[i], 1e-4) << "element " << i;
+  }
+}
+
+TEST_P(ParameterStoreTest, DenseSgdPushAndWholePull) {
+  int64_t partitions = GetParam(), first = 2;
+  std::vector<float> table = initialTable(), gradient(rows * width);
+  for (int64_t i = 0; i < rows * width; ++i)
+    gradient[i] = (world().rank + 1) * 0.01f * i;
+  Memref<float, 2> w(table, {rows, width}), g(gradient, {rows, width});
+  parallax_rt_push_sgd_f32("table", partitions, first, 2, &w, 2, &g, lr, 0, 0,
+                           0, 0, 0, 0, 0);
+  parallax_rt_pull_f32("table", partitions, first, 2, &w);
+  double n = world().size, rankSum = n * (n + 1) / 2;
+  for (int64_t i = 0; i < rows * width; ++i)
+    EXPECT_NEAR(table[i], 0.1f * i - lr * rankSum * 0.01 * i / n, 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Partitions, ParameterStoreTest,
+                         ::testing::Values(1, 2, 3, 4, 5));
+
+TEST(CollectivesTest, BucketedMeanAndAllGather) {
+  const World &wld = world();
+  std::vector<float> a{1.0f * wld.rank, 2.0f}, b{3.0f, 4.0f * wld.rank, 5.0f};
+  std::vector<float> ra(2), rb(3);
+  Memref<float, 1> ia(a, {2}), ib(b, {3}), oa(ra, {2}), ob(rb, {3});
+  parallax_rt_allreduce_add_f32(0, "a", 1, &ia, 1, &oa);
+  parallax_rt_allreduce_add_f32(0, "b", 1, &ib, 1, &ob);
+  parallax_rt_allreduce_start(0, /*mean=*/1);
+  parallax_rt_allreduce_wait(0);
+  double meanRank = (wld.size - 1) / 2.0;
+  EXPECT_FLOAT_EQ(ra[0], meanRank);
+  EXPECT_FLOAT_EQ(ra[1], 2.0f);
+  EXPECT_FLOAT_EQ(rb[1], 4.0f * meanRank);
+
+  std::vector<int64_t> mine{wld.rank, 10 + wld.rank}, all(2 * wld.size);
+  Memref<int64_t, 1> in(mine, {2}), out(all, {2 * wld.size});
+  parallax_rt_allgather_i64("ids", 1, &in, 1, &out);
+  for (int r = 0; r < wld.size; ++r) {
+    EXPECT_EQ(all[2 * r], r);
+    EXPECT_EQ(all[2 * r + 1], 10 + r);
+  }
+}
+
+TEST(CollectivesTest, MachinesFollowTheOverride) {
+  const World &wld = world();
+  if (const char *perMachine = std::getenv("PARALLAX_RANKS_PER_MACHINE")) {
+    int g = std::atoi(perMachine);
+    EXPECT_EQ(wld.machine, wld.rank / g);
+    EXPECT_EQ(wld.localRank, wld.rank % g);
+    EXPECT_EQ(wld.machines, (wld.size + g - 1) / g);
+  } else {
+    EXPECT_EQ(wld.machines, 1); // one host
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  initWorld(&argc, &argv);
+  // Only rank 0 prints the report; every rank's failures fail its exit code.
+  if (world().rank != 0)
+    delete ::testing::UnitTest::GetInstance()->listeners().Release(
+        ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
+  int status = RUN_ALL_TESTS();
+  int worst = status;
+  if (world().mpi)
+    MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, world().comm);
+  finalizeWorld();
+  return worst;
+}
