@@ -244,10 +244,12 @@ def main():
                 for r in rows:
                     r.update(model=name, workers=workers, batch=args.batch)
                     sent = r.get("bytes_per_worker")
+                    plan = (f"{r['predicted_bytes']:.0f}" if "predicted_bytes" in r
+                            else "")
                     print(f"{name:<15} {workers:>2} {r['system']:<13} "
                           f"{r['step_s'] * 1e3:>9.2f} {r['examples_per_s']:>11.0f} "
                           f"{'' if sent is None else f'{sent:14.0f}':>14} "
-                          f"{r.get('predicted_bytes', ''):>12}", flush=True)
+                          f"{plan:>12}", flush=True)
                 results += rows
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")

@@ -79,8 +79,8 @@ struct ConvertParallaxCollectivesPass
       OpBuilder builder(op);
       if (auto start = dyn_cast<AllReduceStartOp>(op)) {
         FailureOr<int64_t> bucket =
-            startAllReduce(builder, op, start.getReduction(),
-                           start.getInputs(), start.getHandle());
+            startAllReduce(builder, op, start.getReduction(), start.getInputs(),
+                           start.getHandle());
         if (failed(bucket))
           return WalkResult::interrupt();
         // Its handle is used until the wait is lowered.
@@ -150,8 +150,8 @@ struct ConvertParallaxCollectivesPass
       std::string name =
           consumer ? trafficName(consumer, "allreduce") : "allreduce";
       call(b, loc, "parallax_rt_allreduce_add_f32",
-           {id, runtimeString(b, module, loc, name), readOnlyView(b, loc, input),
-            unrankedMemRef(b, loc, result)});
+           {id, runtimeString(b, module, loc, name),
+            readOnlyView(b, loc, input), unrankedMemRef(b, loc, result)});
     }
     Value kind = arith::ConstantOp::create(
         b, loc, b.getI32IntegerAttr(static_cast<int32_t>(reduction)));

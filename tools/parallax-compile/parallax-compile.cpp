@@ -8,12 +8,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parallax/Analysis/PartitionFit.h"
 #include "parallax/Analysis/Plan.h"
 #include "parallax/Analysis/ProfileSparsity.h"
 #include "parallax/Conversion/Passes.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
 #include "parallax/InitAll.h"
 #include "parallax/Target/ONNX/ONNXImporter.h"
+
+#include "TrialRun.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/AsmState.h"
@@ -166,6 +169,21 @@ cl::opt<bool> planOnly("plan-only", cl::cat(planCategory),
                        cl::desc("Only plan: no program, and no initializer "
                                 "data read (shapes are enough)"));
 
+cl::opt<bool> searchPartitions(
+    "search-partitions", cl::cat(planCategory),
+    cl::desc("Time trial runs of the program with 1, 2, 4, ... partitions "
+             "per parameter-server variable on the --profile-data data, fit "
+             "t(P) = b/P + a(P-1) + c, and build it with the fastest P "
+             "(samples and fit go into --plan-report)"));
+cl::opt<int64_t> searchSteps("search-steps", cl::init(30),
+                             cl::cat(planCategory), cl::value_desc("S"),
+                             cl::desc("Steps per trial run, the first 5 "
+                                      "warm-up (default 30)"));
+cl::opt<std::string> searchLauncher(
+    "search-launcher", cl::cat(planCategory), cl::value_desc("COMMAND"),
+    cl::desc("How trial runs are launched (default: mpirun --oversubscribe "
+             "-np N on this machine)"));
+
 cl::opt<std::string> runtimeLib(
     "runtime-lib", cl::cat(category), cl::value_desc("PATH"),
     cl::desc("The Parallax runtime library to link (default: "
@@ -208,6 +226,141 @@ int link(StringRef object, StringRef runtime, StringRef output) {
   return 0;
 }
 
+
+/// Translates the lowered `module` to LLVM IR, optimizes it, and writes it
+/// as `kind` to `path` (an executable links the object with the runtime).
+int emitProgram(ModuleOp module, StringRef path, Emit kind, const char *argv0) {
+  std::string error;
+  std::string objectPath = (path + ".o").str();
+  auto output =
+      openOutputFile(kind == Emit::Exe ? objectPath : path.str(), &error);
+  if (!output)
+    return fail(error);
+  if (kind == Emit::MLIR) {
+    module.print(output->os());
+    output->keep();
+    return 0;
+  }
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget)
+    return fail(error);
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(
+      llvmTarget->createTargetMachine(
+          triple, llvm::sys::getHostCPUName(), "", targetOptions,
+          llvm::Reloc::PIC_, std::nullopt,
+          static_cast<llvm::CodeGenOptLevel>(optLevel.getValue())));
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext);
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(machine->createDataLayout());
+  if (llvm::Error err =
+          makeOptimizingTransformer(optLevel, 0, machine.get())(llvmModule.get()))
+    return fail("LLVM optimization failed: " + toString(std::move(err)));
+
+  if (kind == Emit::LLVM) {
+    llvmModule->print(output->os(), nullptr);
+    output->keep();
+    return 0;
+  }
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, output->os(), nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+    return fail("the target cannot emit object files");
+  codegen.run(*llvmModule);
+  output->os().flush();
+  if (kind == Emit::Obj) {
+    output->keep();
+    return 0;
+  }
+  output->keep();
+  int status = link(objectPath,
+                    runtimeLib.empty() ? defaultRuntimeLib(argv0)
+                                       : std::string(runtimeLib),
+                    path);
+  llvm::sys::fs::remove(objectPath);
+  return status;
+}
+
+
+/// --search-partitions: builds and times the program with every
+/// parameter-server variable at P = 1, 2, 4, ... partitions (up to twice
+/// the workers, at least 4, at most the smallest such variable's rows),
+/// fits the paper's model, and sets the fastest P as the partition count
+/// of the program to build; the samples and fit go into `report`.
+int searchPartitionCounts(ModuleOp module, const parallax::Plan &plan,
+                          parallax::TrainingPipelineOptions &training,
+                          MLIRContext &context, const char *argv0,
+                          llvm::json::Value &report) {
+  SmallVector<std::string> onServers;
+  int64_t maxPartitions = std::max<int64_t>(4, 2 * plan.cluster.workers());
+  for (const parallax::VariablePlan &v : plan.variables)
+    if (v.placement == parallax::PlacementKind::PS) {
+      onServers.push_back(v.name);
+      maxPartitions = std::min<int64_t>(maxPartitions, v.shape.front());
+    }
+  if (onServers.empty()) {
+    llvm::errs() << "parallax-compile: no variable is on parameter servers: "
+                    "no partitions to search\n";
+    return 0;
+  }
+  auto setPartitions = [&](parallax::TrainingPipelineOptions &options,
+                           int64_t partitions) {
+    options.partition.overrides.clear();
+    for (const std::string &name : onServers)
+      options.partition.overrides.push_back(name + "=" +
+                                            std::to_string(partitions));
+  };
+  parallax::TrialRun trial{plan.cluster.workers(), searchLauncher, profileData,
+                           searchSteps, 5};
+  SmallString<128> program;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("parallax-trial", "", program))
+    return fail("cannot create a temporary file: " + ec.message());
+  std::vector<parallax::PartitionSample> samples;
+  for (int64_t partitions = 1; partitions <= maxPartitions; partitions *= 2) {
+    OwningOpRef<ModuleOp> candidate = module.clone();
+    parallax::TrainingPipelineOptions options = training;
+    setPartitions(options, partitions);
+    PassManager pm(&context);
+    parallax::buildTrainingLoweringPipeline(pm, options);
+    if (failed(pm.run(*candidate)))
+      return 1;
+    if (int status = emitProgram(*candidate, program, Emit::Exe, argv0))
+      return status;
+    std::string error;
+    std::optional<double> seconds =
+        parallax::timeSteps(program, trial, error);
+    if (!seconds) {
+      llvm::sys::fs::remove(program);
+      return fail("--search-partitions: " + error);
+    }
+    llvm::errs() << llvm::formatv(
+        "parallax-compile: {0} partitions: {1:f3} ms/step\n", partitions,
+        *seconds * 1e3);
+    samples.push_back({partitions, *seconds});
+  }
+  llvm::sys::fs::remove(program);
+  std::optional<parallax::PartitionFit> fit = parallax::fitPartitions(samples);
+  int64_t chosen = parallax::choosePartitions(samples, fit, maxPartitions);
+  if (fit)
+    llvm::errs() << llvm::formatv("parallax-compile: fit t(P) = {0:e2}/P + "
+                                  "{1:e2}(P-1) + {2:e2} s: {3} partitions\n",
+                                  fit->b, fit->a, fit->c, chosen);
+  setPartitions(training, chosen);
+  report.getAsObject()->try_emplace(
+      "partition_search", parallax::toJSON(samples, fit, chosen));
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -234,6 +387,13 @@ int main(int argc, char **argv) {
                   !profileData.empty();
   if (outputFile.empty() && !planOnly)
     return fail("-o PROGRAM is required (unless --plan-only)");
+  if (searchPartitions && (planOnly || profileData.empty() ||
+                           (workers == 0 && clusterSpec.empty())))
+    return fail("--search-partitions times trial runs of the program: it "
+                "needs --workers N (or --cluster), --profile-data DIR and "
+                "no --plan-only");
+  if (searchSteps < 6)
+    return fail("--search-steps must be at least 6 (5 warm-up steps)");
   if (planning && mode != Mode::Train)
     return fail("--plan-only, --plan-report, --print-plan and "
                 "--profile-data plan training programs (not --mode "
@@ -341,6 +501,7 @@ int main(int argc, char **argv) {
         failed(parallax::measureSparsity(*module, profileData,
                                          cluster.workers())))
       return 1;
+    std::optional<llvm::json::Value> report;
     if (planning) {
       FailureOr<parallax::Plan> plan =
           parallax::planDistribution(*module, cluster, strategy);
@@ -348,14 +509,19 @@ int main(int argc, char **argv) {
         return 1;
       if (printPlanTable)
         parallax::printPlan(*plan, llvm::outs());
+      report = parallax::toJSON(*plan);
+      if (searchPartitions) {
+        if (int status = searchPartitionCounts(*module, *plan, training,
+                                               context, argv[0], *report))
+          return status;
+      }
       if (!planReport.empty()) {
         std::string problem;
-        auto report = openOutputFile(planReport, &problem);
-        if (!report)
+        auto output = openOutputFile(planReport, &problem);
+        if (!output)
           return fail(problem);
-        report->os() << llvm::formatv("{0:2}", parallax::toJSON(*plan))
-                     << "\n";
-        report->keep();
+        output->os() << llvm::formatv("{0:2}", *report) << "\n";
+        output->keep();
       }
       if (planOnly)
         return 0;
@@ -369,62 +535,5 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*module)))
     return 1;
 
-  auto output = openOutputFile(emit == Emit::Exe ? outputFile + ".o"
-                                                 : std::string(outputFile),
-                               &error);
-  if (!output)
-    return fail(error);
-  if (emit == Emit::MLIR) {
-    module->print(output->os());
-    output->keep();
-    return 0;
-  }
-
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  const llvm::Target *llvmTarget =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!llvmTarget)
-    return fail(error);
-  llvm::TargetOptions targetOptions;
-  std::unique_ptr<llvm::TargetMachine> machine(
-      llvmTarget->createTargetMachine(
-          triple, llvm::sys::getHostCPUName(), "", targetOptions,
-          llvm::Reloc::PIC_, std::nullopt,
-          static_cast<llvm::CodeGenOptLevel>(optLevel.getValue())));
-
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*module, llvmContext);
-  if (!llvmModule)
-    return fail("translation to LLVM IR failed");
-  llvmModule->setTargetTriple(triple);
-  llvmModule->setDataLayout(machine->createDataLayout());
-  if (llvm::Error err =
-          makeOptimizingTransformer(optLevel, 0, machine.get())(llvmModule.get()))
-    return fail("LLVM optimization failed: " + toString(std::move(err)));
-
-  if (emit == Emit::LLVM) {
-    llvmModule->print(output->os(), nullptr);
-    output->keep();
-    return 0;
-  }
-  llvm::legacy::PassManager codegen;
-  if (machine->addPassesToEmitFile(codegen, output->os(), nullptr,
-                                   llvm::CodeGenFileType::ObjectFile))
-    return fail("the target cannot emit object files");
-  codegen.run(*llvmModule);
-  output->os().flush();
-  if (emit == Emit::Obj) {
-    output->keep();
-    return 0;
-  }
-  output->keep();
-  std::string object = outputFile + ".o";
-  int status = link(object, runtimeLib.empty() ? defaultRuntimeLib(argv[0])
-                                               : std::string(runtimeLib),
-                    outputFile);
-  llvm::sys::fs::remove(object);
-  return status;
+  return emitProgram(*module, outputFile, emit, argv[0]);
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parallax/Analysis/CostModel.h"
+#include "parallax/Analysis/PartitionFit.h"
 
 #include <gtest/gtest.h>
 
@@ -89,3 +90,26 @@ TEST(CostModelTest, ParsesClusterSpecs) {
 }
 
 } // namespace
+
+// The partition search's model t(P) = b/P + a(P-1) + c: recovered exactly
+// from samples of it, and its minimum (sqrt(b/a) + 1 rounded to the better
+// neighbour) chosen.
+TEST(PartitionFitTest, RecoversTheModelAndItsMinimum) {
+  std::vector<PartitionSample> samples;
+  for (int64_t p : {1, 2, 4, 8, 16})
+    samples.push_back({p, 8e-3 / p + 1e-4 * (p - 1) + 2e-3});
+  std::optional<PartitionFit> fit = fitPartitions(samples);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_NEAR(fit->b, 8e-3, 1e-12);
+  EXPECT_NEAR(fit->a, 1e-4, 1e-12);
+  EXPECT_NEAR(fit->c, 2e-3, 1e-12);
+  // d/dP: -b/P^2 + a = 0 at P = sqrt(80) ~ 8.9.
+  EXPECT_EQ(choosePartitions(samples, fit, 16), 9);
+  EXPECT_EQ(choosePartitions(samples, fit, 4), 4);
+}
+
+TEST(PartitionFitTest, TooFewSamplesPickTheFastest) {
+  std::vector<PartitionSample> samples{{1, 3e-3}, {2, 2e-3}};
+  EXPECT_FALSE(fitPartitions(samples).has_value());
+  EXPECT_EQ(choosePartitions(samples, std::nullopt, 8), 2);
+}
