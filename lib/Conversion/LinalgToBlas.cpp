@@ -10,6 +10,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_PARALLAXLINALGTOBLAS
@@ -33,6 +35,81 @@ bool hasContiguousRows(Value value) {
          !strides.empty() && strides.back() == 1;
 }
 
+/// The buffer `value` is a view of (view-like ops stripped).
+Value rootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// Whether an op strictly between `from` and `to` (one block) may write
+/// the buffer `root`. Calls may (the runtime updates variables in place);
+/// ops that do not declare their effects are assumed to.
+bool mayWriteBetween(Operation *from, Operation *to, Value root) {
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode()) {
+    WalkResult result = op->walk([&](Operation *nested) {
+      if (isa<CallOpInterface>(nested))
+        return WalkResult::interrupt();
+      auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
+      if (!effects)
+        return nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
+                   ? WalkResult::advance()
+                   : WalkResult::interrupt();
+      SmallVector<MemoryEffects::EffectInstance> list;
+      effects.getEffects(list);
+      for (const MemoryEffects::EffectInstance &effect : list)
+        if (isa<MemoryEffects::Write>(effect.getEffect()) &&
+            (!effect.getValue() || rootBuffer(effect.getValue()) == root))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return true;
+  }
+  return false;
+}
+
+/// When `operand` of `product` is a fresh buffer that only a transpose of
+/// the last two dimensions fills, a transposed view of the transpose's
+/// source (BLAS reads it as a transposed matrix, no copy); else null.
+/// `copies` collects the transposes made dead.
+Value transposedSource(OpBuilder &builder, Value operand, Operation *product,
+                       SmallVectorImpl<linalg::TransposeOp> &copies) {
+  auto alloc = operand.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return {};
+  linalg::TransposeOp transpose;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == product)
+      continue;
+    auto writer = dyn_cast<linalg::TransposeOp>(user);
+    if (!writer || writer.getInit() != alloc.getResult() || transpose)
+      return {};
+    transpose = writer;
+  }
+  if (!transpose || transpose->getBlock() != product->getBlock() ||
+      !transpose->isBeforeInBlock(product))
+    return {};
+  ArrayRef<int64_t> permutation = transpose.getPermutation();
+  int64_t rank = permutation.size();
+  SmallVector<int64_t> swapLast = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (rank < 2)
+    return {};
+  std::swap(swapLast[rank - 1], swapLast[rank - 2]);
+  Value source = transpose.getInput();
+  if (permutation != ArrayRef<int64_t>(swapLast) ||
+      !hasContiguousRows(source) ||
+      mayWriteBetween(transpose, product, rootBuffer(source)))
+    return {};
+  builder.setInsertionPoint(product);
+  copies.push_back(transpose);
+  return memref::TransposeOp::create(
+      builder, product->getLoc(), source,
+      AffineMapAttr::get(
+          AffineMap::getPermutationMap(permutation, builder.getContext())));
+}
+
 struct LinalgToBlasPass
     : parallax::impl::ParallaxLinalgToBlasBase<LinalgToBlasPass> {
   void runOnOperation() override {
@@ -46,7 +123,8 @@ struct LinalgToBlasPass
             llvm::all_of(op->getOperands(), hasContiguousRows) &&
             cast<linalg::LinalgOp>(op).getIndexingMapsArray() ==
                 (isa<linalg::MatmulOp>(op)
-                     ? linalg::MatmulOp::getDefaultIndexingMaps(op->getContext())
+                     ? linalg::MatmulOp::getDefaultIndexingMaps(
+                           op->getContext())
                      : linalg::BatchMatmulOp::getDefaultIndexingMaps(
                            op->getContext())))
           products.push_back(linalgOp);
@@ -58,20 +136,31 @@ struct LinalgToBlasPass
     auto unranked = UnrankedMemRefType::get(Float32Type::get(ctx), 0);
     if (!module.lookupSymbol(kMatmul)) {
       OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-      func::FuncOp::create(builder, module.getLoc(), kMatmul,
-                           builder.getFunctionType(
-                               {unranked, unranked, unranked}, {}))
+      func::FuncOp::create(
+          builder, module.getLoc(), kMatmul,
+          builder.getFunctionType({unranked, unranked, unranked}, {}))
           .setPrivate();
     }
+    SmallVector<linalg::TransposeOp> copies;
     for (linalg::LinalgOp op : products) {
       OpBuilder builder(op);
       SmallVector<Value> operands;
-      for (Value operand : op->getOperands())
-        operands.push_back(
-            memref::CastOp::create(builder, op.getLoc(), unranked, operand));
+      for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+        Value view;
+        if (i < 2) // A and B may be read transposed
+          view = transposedSource(builder, operand, op, copies);
+        operands.push_back(memref::CastOp::create(
+            builder, op.getLoc(), unranked, view ? view : operand));
+      }
       func::CallOp::create(builder, op.getLoc(), kMatmul, TypeRange{},
                            operands);
       op->erase();
+    }
+    for (linalg::TransposeOp copy : copies) {
+      Value buffer = copy.getInit();
+      copy->erase();
+      if (buffer.use_empty())
+        buffer.getDefiningOp()->erase();
     }
   }
 };

@@ -8,6 +8,7 @@
 
 #include "Descriptor.h"
 
+#include <algorithm>
 #include <cblas.h>
 
 using namespace parallax::runtime;
@@ -15,10 +16,16 @@ using namespace parallax::runtime;
 namespace {
 
 /// A strided memref descriptor of rank 2 or 3 viewed as a batch of
-/// row-major matrices (unit stride along the last dimension).
+/// matrices: row-major (unit stride along the last dimension), or the
+/// transposed view of row-major ones (unit stride along the one before).
 struct Matrices {
   float *data;
-  int64_t batch, rows, cols, rowStride, batchStride;
+  int64_t batch, rows, cols, leading, batchStride;
+  bool transposed;
+
+  CBLAS_TRANSPOSE trans() const {
+    return transposed ? CblasTrans : CblasNoTrans;
+  }
 };
 
 Matrices view(int64_t rank, void *descriptor) {
@@ -29,7 +36,10 @@ Matrices view(int64_t rank, void *descriptor) {
   m.batchStride = rank == 3 ? d.strides[0] : 0;
   m.rows = d.sizes[rank - 2];
   m.cols = d.sizes[rank - 1];
-  m.rowStride = d.strides[rank - 2];
+  m.transposed = d.strides[rank - 1] != 1 && m.cols != 1;
+  // BLAS wants a leading dimension of at least the stored row length.
+  m.leading = m.transposed ? std::max(d.strides[rank - 1], m.rows)
+                           : std::max(d.strides[rank - 2], m.cols);
   return m;
 }
 
@@ -39,8 +49,8 @@ extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
                                        void *b, int64_t rankC, void *c) {
   Matrices A = view(rankA, a), B = view(rankB, b), C = view(rankC, c);
   for (int64_t i = 0; i < C.batch; ++i)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, C.rows, C.cols,
-                A.cols, 1.0f, A.data + i * A.batchStride, A.rowStride,
-                B.data + i * B.batchStride, B.rowStride, 1.0f,
-                C.data + i * C.batchStride, C.rowStride);
+    cblas_sgemm(CblasRowMajor, A.trans(), B.trans(), C.rows, C.cols, A.cols,
+                1.0f, A.data + i * A.batchStride, A.leading,
+                B.data + i * B.batchStride, B.leading, 1.0f,
+                C.data + i * C.batchStride, C.leading);
 }

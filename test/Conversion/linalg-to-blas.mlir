@@ -27,3 +27,46 @@ func.func @others(%a: memref<4x8xi32>, %b: memref<8x3xi32>, %c: memref<4x3xi32>,
   %0 = linalg.matmul ins(%ta, %tb : tensor<4x8xf32>, tensor<8x3xf32>) outs(%tc : tensor<4x3xf32>) -> tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
+
+// An operand only a transpose fills is read through a transposed view of
+// the transpose's source (BLAS reads it transposed): the copy and its
+// buffer go.
+// CHECK-LABEL: func.func @transposed
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: memref.alloc
+// CHECK: %[[VIEW:.*]] = memref.transpose %arg1 (d0, d1) -> (d1, d0) : memref<3x8xf32> to memref<8x3xf32, strided<[1, 8]>>
+// CHECK: %[[B:.*]] = memref.cast %[[VIEW]] : memref<8x3xf32, strided<[1, 8]>> to memref<*xf32>
+// CHECK: call @parallax_rt_matmul_f32(%{{.*}}, %[[B]], %{{.*}})
+func.func @transposed(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3xf32>) {
+  %wt = memref.alloc() : memref<8x3xf32>
+  linalg.transpose ins(%w : memref<3x8xf32>) outs(%wt : memref<8x3xf32>) permutation = [1, 0]
+  linalg.matmul ins(%a, %wt : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  return
+}
+
+// The copy stays when the source may change before the product: written
+// by an op, or by a call (the runtime updates variables in place).
+// CHECK-LABEL: func.func @source_written
+// CHECK: linalg.transpose
+// CHECK: linalg.fill
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK-LABEL: func.func @call_between
+// CHECK: linalg.transpose
+// CHECK: call @update
+// CHECK: call @parallax_rt_matmul_f32
+func.func @source_written(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %wt = memref.alloc() : memref<8x3xf32>
+  linalg.transpose ins(%w : memref<3x8xf32>) outs(%wt : memref<8x3xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%w : memref<3x8xf32>)
+  linalg.matmul ins(%a, %wt : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  return
+}
+func.func private @update(memref<3x8xf32>)
+func.func @call_between(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3xf32>) {
+  %wt = memref.alloc() : memref<8x3xf32>
+  linalg.transpose ins(%w : memref<3x8xf32>) outs(%wt : memref<8x3xf32>) permutation = [1, 0]
+  func.call @update(%w) : (memref<3x8xf32>) -> ()
+  linalg.matmul ins(%a, %wt : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  return
+}

@@ -56,6 +56,20 @@ func.func @plain(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<4x3xf32> {
 
 // -----
 
+// A matrix shared by a batch (a linear layer on a sequence): one
+// linalg.matmul over all the batch's rows, the matrix never copied.
+// CHECK-LABEL: func.func @shared_matrix
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: linalg.matmul ins(%{{.*}}, %arg1 : tensor<8x8xf32>, tensor<8x3xf32>)
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: return %{{.*}} : tensor<2x4x3xf32>
+func.func @shared_matrix(%a: tensor<2x4x8xf32>, %b: tensor<8x3xf32>) -> tensor<2x4x3xf32> {
+  %0 = parallax.matmul %a, %b : tensor<2x4x8xf32>, tensor<8x3xf32>
+  return %0 : tensor<2x4x3xf32>
+}
+
+// -----
+
 // Reductions: a generic with reduction iterators, then the mean's divide.
 // CHECK-LABEL: func.func @mean
 // CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "reduction"]}

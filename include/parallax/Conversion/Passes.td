@@ -148,6 +148,11 @@ def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
     rows are contiguous (unit stride along the last dimension) by a call to
     `parallax_rt_matmul_f32`, which runs OpenBLAS's `cblas_sgemm` (C += A B,
     as linalg accumulates into its output). Other products stay loops.
+    An operand that is a fresh buffer filled only by a `linalg.transpose`
+    of the last two dimensions (a Gemm's `transB`, a weight gradient's
+    `dY^T`) is passed as a `memref.transpose` view of the source instead,
+    which `cblas_sgemm` reads transposed: the copy disappears, unless
+    something may write the source between the transpose and the product.
 
     Precondition: the module is bufferized. Postcondition: the programs
     built from it link OpenBLAS (parallax-compile does).

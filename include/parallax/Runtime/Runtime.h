@@ -50,8 +50,9 @@ PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_IO_DECL)
 #undef PARALLAX_RT_IO_DECL
 
 /// C += A @ B for f32 memrefs of rank 2, or rank 3 (a batch), whose last
-/// dimension has unit stride: the lowering of linalg.matmul and
-/// linalg.batch_matmul, through OpenBLAS's cblas_sgemm.
+/// dimension has unit stride (C), or either of the last two (A and B: a
+/// unit stride before the last reads a transposed view): the lowering of
+/// linalg.matmul and linalg.batch_matmul, through OpenBLAS's cblas_sgemm.
 void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB, void *b,
                             int64_t rankC, void *c);
 

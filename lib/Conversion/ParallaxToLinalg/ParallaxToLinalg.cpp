@@ -360,6 +360,19 @@ struct MatMulLowering : OpConversionPattern<MatMulOp> {
       bShape.push_back(1);
       rhs = reshapeTo(rewriter, loc, rhs, bShape);
     }
+    RankedTensorType resultType = tensorTypeOf(op.getResult());
+    if (bShape.size() == 2 && a.size() > 2) {
+      // A matrix shared by a batch: one product of all the batch's rows,
+      // never the matrix copied per batch element.
+      int64_t rows = ShapedType::getNumElements(a) / a.back();
+      Value product = batchedMatmul(
+          rewriter, loc, reshapeTo(rewriter, loc, lhs, {rows, a.back()}), rhs,
+          RankedTensorType::get({rows, bShape.back()},
+                                resultType.getElementType()));
+      rewriter.replaceOp(op, reshapeTo(rewriter, loc, product,
+                                       resultType.getShape()));
+      return success();
+    }
     Shape batch;
     OpTrait::util::getBroadcastedShape(ArrayRef(a).drop_back(2),
                                        ArrayRef(bShape).drop_back(2), batch);
@@ -369,7 +382,6 @@ struct MatMulLowering : OpConversionPattern<MatMulOp> {
     outShape.append({a[a.size() - 2], bShape.back()});
     lhs = broadcastTo(rewriter, loc, lhs, lhsShape);
     rhs = broadcastTo(rewriter, loc, rhs, rhsShape);
-    RankedTensorType resultType = tensorTypeOf(op.getResult());
     Value product = batchedMatmul(
         rewriter, loc, lhs, rhs,
         RankedTensorType::get(outShape, resultType.getElementType()));

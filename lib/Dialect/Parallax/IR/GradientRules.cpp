@@ -333,9 +333,23 @@ LogicalResult MatMulOp::buildGradients(OpBuilder &builder, ValueRange grads,
                 }
                 dy = g.reshape(dy, dyShape);
                 Value bT = g.transpose(b, swapLastTwo(tensorType(b).getRank()));
-                Value aT = g.transpose(a, swapLastTwo(tensorType(a).getRank()));
                 Value da = MatMulOp::create(g.b, g.loc, dy, bT);
-                Value db = MatMulOp::create(g.b, g.loc, aT, dy);
+                Value db;
+                if (tensorType(b).getRank() == 2 && tensorType(a).getRank() > 2) {
+                  // A matrix shared by a batch: one product over all rows,
+                  // A[rows, K]^T dy[rows, N], instead of a product per batch
+                  // element summed afterwards.
+                  int64_t k = tensorType(a).getShape().back();
+                  int64_t n = dyShape.back();
+                  int64_t rows = tensorType(a).getNumElements() / k;
+                  Value a2 = g.reshape(a, {rows, k});
+                  db = MatMulOp::create(g.b, g.loc, g.transpose(a2, {1, 0}),
+                                        g.reshape(dy, {rows, n}));
+                } else {
+                  Value aT =
+                      g.transpose(a, swapLastTwo(tensorType(a).getRank()));
+                  db = MatMulOp::create(g.b, g.loc, aT, dy);
+                }
                 // Sum over broadcast batch dimensions, then drop the promoted
                 // ones.
                 da = g.unbroadcast(da, tensorType(a));
