@@ -200,8 +200,9 @@ def ParallaxPartition : Pass<"parallax-partition", "::mlir::ModuleOp"> {
     partitions only add per-partition overhead until measured otherwise),
     and never more than the variable's rows. `overrides` sets chosen
     variables' counts (`name=P,...`), e.g. from the runtime's partition
-    search. Partitions are assigned to servers by the runtime, greedily by
-    bytes: each next partition on the least loaded server.
+    search. Which server serves which partition is decided when the
+    variables are lowered (`--convert-parallax-variables`): variables by
+    decreasing size, each from the least loaded server on.
 
     Precondition: `--parallax-distribute` has placed the variables.
     Postcondition: every PS variable has its partition count; a count
