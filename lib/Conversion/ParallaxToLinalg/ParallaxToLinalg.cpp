@@ -724,6 +724,31 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
   }
 };
 
+/// The pieces of a softmax along `axis`: max(x) and sum(exp(x - max))
+/// shaped as `x` with `axis` of size 1, and exp(x - max) itself. (The
+/// exponentials are a pass of their own: inside the sum's loop they would
+/// not vectorize.)
+struct SoftmaxParts {
+  Value max, exps, sum;
+};
+
+SoftmaxParts softmaxParts(OpBuilder &b, Location loc, Value x, int64_t axis) {
+  RankedTensorType type = tensorTypeOf(x);
+  Shape keptShape(type.getShape());
+  keptShape[axis] = 1;
+  Value max = reshapeTo(
+      b, loc, reduce(b, loc, x, axis, lowest(type.getElementType()), maxOf),
+      keptShape);
+  Value exps = elementwise(b, loc, type, ValueRange{x, max},
+                           [](OpBuilder &nb, Location l, ValueRange v) -> Value {
+                             return math::ExpOp::create(
+                                 nb, l, arith::SubFOp::create(nb, l, v[0], v[1])
+                                            .getResult());
+                           });
+  Value sum = reshapeTo(b, loc, reduce(b, loc, exps, axis, 0, addOf), keptShape);
+  return {max, exps, sum};
+}
+
 /// softmax(x) = exp(x - max) / sum(exp(x - max)) along `axis`;
 /// log_softmax(x) = x - max - log(sum(exp(x - max))).
 template <typename OpT, bool isLog>
@@ -735,30 +760,19 @@ struct SoftmaxLowering : OpConversionPattern<OpT> {
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
     RankedTensorType type = tensorTypeOf(x);
-    int64_t axis = op.getAxis();
-    // Keep the reduced axis as size 1 so the statistics broadcast back.
-    Shape keptShape(type.getShape());
-    keptShape[axis] = 1;
-    auto kept = [&](Value v) { return reshapeTo(rewriter, loc, v, keptShape); };
-    Value max = kept(reduce(rewriter, loc, x, axis,
-                            lowest(type.getElementType()), maxOf));
-    Value shifted = elementwise(
-        rewriter, loc, type, ValueRange{x, max},
-        [](OpBuilder &b, Location l, ValueRange v) -> Value {
-          return arith::SubFOp::create(b, l, v[0], v[1]);
-        });
-    Value exps = elementwise(rewriter, loc, type, shifted,
-                             [](OpBuilder &b, Location l, ValueRange v) -> Value {
-                               return math::ExpOp::create(b, l, v[0]);
-                             });
-    Value sum = kept(reduce(rewriter, loc, exps, axis, 0, addOf));
+    SoftmaxParts parts = softmaxParts(rewriter, loc, x, op.getAxis());
     Value result =
-        isLog ? elementwise(rewriter, loc, type, ValueRange{shifted, sum},
+        isLog ? elementwise(rewriter, loc, type,
+                            ValueRange{x, parts.max, parts.sum},
                             [](OpBuilder &b, Location l, ValueRange v) -> Value {
                               return arith::SubFOp::create(
-                                  b, l, v[0], math::LogOp::create(b, l, v[1]));
+                                  b, l,
+                                  arith::SubFOp::create(b, l, v[0], v[1])
+                                      .getResult(),
+                                  math::LogOp::create(b, l, v[2]).getResult());
                             })
-              : elementwise(rewriter, loc, type, ValueRange{exps, sum},
+              : elementwise(rewriter, loc, type,
+                            ValueRange{parts.exps, parts.sum},
                             [](OpBuilder &b, Location l, ValueRange v) -> Value {
                               return arith::DivFOp::create(b, l, v[0], v[1]);
                             });
@@ -1249,9 +1263,20 @@ struct ClassificationLossLowering : OpConversionPattern<OpT> {
     Value input = adaptor.getInput(), labels = adaptor.getLabels();
     RankedTensorType inputType = tensorTypeOf(input);
     Type elementType = inputType.getElementType();
-    // Scores become log-probabilities (lowered in turn by the driver).
-    if (fromScores)
-      input = LogSoftmaxOp::create(rewriter, loc, input, 1);
+    // From scores, log p[label] = x[label] - logsumexp(x) per example:
+    // only the statistics are computed over the classes, never the whole
+    // log-softmax.
+    Value logSumExp;
+    if (fromScores) {
+      SoftmaxParts parts = softmaxParts(rewriter, loc, input, 1);
+      logSumExp = elementwise(
+          rewriter, loc, tensorTypeOf(parts.max),
+          ValueRange{parts.max, parts.sum},
+          [](OpBuilder &b, Location l, ValueRange v) -> Value {
+            return arith::AddFOp::create(b, l, v[0],
+                                         math::LogOp::create(b, l, v[1]));
+          });
+    }
     RankedTensorType labelType = tensorTypeOf(labels);
     auto perExample = RankedTensorType::get(labelType.getShape(), elementType);
     Value weights = adaptor.getWeights();
@@ -1288,6 +1313,12 @@ struct ClassificationLossLowering : OpConversionPattern<OpT> {
                      for (int64_t d = 1; d < labelType.getRank(); ++d)
                        coords.push_back(linalg::IndexOp::create(b, l, d));
                      Value logp = tensor::ExtractOp::create(b, l, input, coords);
+                     if (logSumExp) {
+                       coords[1] = arith::ConstantIndexOp::create(b, l, 0);
+                       logp = arith::SubFOp::create(
+                           b, l, logp,
+                           tensor::ExtractOp::create(b, l, logSumExp, coords));
+                     }
                      value = arith::NegFOp::create(
                          b, l, arith::MulFOp::create(b, l, logp, weight));
                    }
