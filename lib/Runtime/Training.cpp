@@ -67,7 +67,6 @@ Options options;
 std::vector<Input> inputs;
 std::vector<Variable> variables;
 int64_t firstStep = 0, endStep = 0, currentStep = 1, batch = 0;
-int64_t compiledWorkers = 0;
 std::FILE *metricsFile = nullptr, *rankMetricsFile = nullptr;
 double stepStart = 0, runStart = 0;
 
@@ -109,7 +108,8 @@ void saveCheckpoint(const std::string &dir, int64_t step) {
       int64_t rows = v.shape.empty() ? 1 : v.shape.front();
       gatherPartitionsToRoot(v.name.c_str(), v.partitions, v.firstServer,
                              reinterpret_cast<float *>(v.data), rows,
-                             rows ? v.bytes / 4 / rows : 0);
+                             rows ? v.bytes / int64_t(sizeof(float)) / rows
+                                  : 0);
     }
   if (world().rank != 0)
     return;
@@ -366,15 +366,15 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
 }
 
 extern "C" void parallax_rt_set_workers(int64_t workers) {
-  compiledWorkers = workers;
   int size = world().size;
   if (workers == 0 && size > 1)
     dieTogether("this program trains as one worker (it was compiled without "
-        "--workers) but was launched with " +
-        std::to_string(size) + " ranks: compile it with --workers " +
-        std::to_string(size));
+                "--workers) but was launched with " +
+                std::to_string(size) + " ranks: compile it with --workers " +
+                std::to_string(size));
   if (workers > 0 && workers != size)
-    dieTogether("this program was compiled for " + std::to_string(workers) +
+    dieTogether(
+        "this program was compiled for " + std::to_string(workers) +
         " workers (--workers " + std::to_string(workers) +
         ") but was launched with " + std::to_string(size) +
         (size == 1 ? " (run it with mpirun -np " + std::to_string(workers) + ")"
@@ -452,10 +452,10 @@ extern "C" int64_t parallax_rt_begin() {
     restoreCheckpoint(options.restore);
   if (endStep > available)
     dieTogether("--steps " + std::to_string(endStep) + " needs " +
-        std::to_string(endStep * globalBatch) + " examples (" +
-        (w.size > 1 ? std::to_string(w.size) + " workers x " : "") + "batch " +
-        std::to_string(batch) + "), but '" + examplesFrom + "' has " +
-        std::to_string(examples));
+                std::to_string(endStep * globalBatch) + " examples (" +
+                (w.size > 1 ? std::to_string(w.size) + " workers x " : "") +
+                "batch " + std::to_string(batch) + "), but '" + examplesFrom +
+                "' has " + std::to_string(examples));
   if (firstStep > endStep)
     die("the checkpoint is at step " + std::to_string(firstStep) +
         ", after --steps " + std::to_string(endStep));
@@ -504,9 +504,9 @@ extern "C" void parallax_rt_step_end(int64_t step, float loss) {
                  meanLoss, rate);
   if (!std::isfinite(meanLoss))
     dieTogether("the loss is " +
-        std::string(std::isnan(meanLoss) ? "NaN" : "infinite") + " at step " +
-        std::to_string(step) +
-        ": training diverged (try a smaller learning rate)");
+                std::string(std::isnan(meanLoss) ? "NaN" : "infinite") +
+                " at step " + std::to_string(step) +
+                ": training diverged (try a smaller learning rate)");
   if (options.saveEvery && done % options.saveEvery == 0 && done != endStep)
     saveCheckpoint(options.save, done);
 }
