@@ -26,6 +26,9 @@ static void addTensorToBufferPasses(OpPassManager &pm) {
   pm.addPass(createConvertParallaxToLinalg());
   pm.addPass(createConvertParallaxVariables());
   pm.addPass(createCanonicalizerPass());
+  // The backward pass recomputes forward values (a softmax's statistics
+  // for its gradient): the same linalg ops on the same operands, once.
+  pm.addPass(createCSEPass());
   pm.addPass(createParallaxFuseElementwise());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
