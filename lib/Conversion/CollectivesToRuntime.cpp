@@ -41,29 +41,6 @@ std::string trafficName(Value value, StringRef fallback) {
   return fallback.str();
 }
 
-/// A fresh, 64-byte aligned buffer shaped as `type`.
-Value freshBuffer(OpBuilder &b, Location loc, RankedTensorType type) {
-  return memref::AllocOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-      b.getI64IntegerAttr(64));
-}
-
-Value tensorView(OpBuilder &b, Location loc, Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
-  return bufferization::ToTensorOp::create(
-      b, loc, RankedTensorType::get(type.getShape(), type.getElementType()),
-      buffer, /*restrict=*/true, /*writable=*/true);
-}
-
-Value readOnlyView(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return unrankedMemRef(
-      b, loc,
-      bufferization::ToBufferOp::create(
-          b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-          tensor, /*read_only=*/true));
-}
-
 struct ConvertParallaxCollectivesPass
     : parallax::impl::ConvertParallaxCollectivesBase<
           ConvertParallaxCollectivesPass> {
@@ -151,7 +128,7 @@ struct ConvertParallaxCollectivesPass
           consumer ? trafficName(consumer, "allreduce") : "allreduce";
       call(b, loc, "parallax_rt_allreduce_add_f32",
            {id, runtimeString(b, module, loc, name),
-            readOnlyView(b, loc, input), unrankedMemRef(b, loc, result)});
+            readOnlyBuffer(b, loc, input), unrankedMemRef(b, loc, result)});
     }
     Value kind = arith::ConstantOp::create(
         b, loc, b.getI32IntegerAttr(static_cast<int32_t>(reduction)));
@@ -167,7 +144,7 @@ struct ConvertParallaxCollectivesPass
     Value id = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bucket));
     call(b, loc, "parallax_rt_allreduce_wait", {id});
     for (auto [result, buffer] : llvm::zip_equal(results, buffers))
-      result.replaceAllUsesWith(tensorView(b, loc, buffer));
+      result.replaceAllUsesWith(bufferContents(b, loc, buffer));
     started.erase(key);
   }
 
@@ -184,9 +161,9 @@ struct ConvertParallaxCollectivesPass
     call(b, loc, ("parallax_rt_allgather_" + suffix).str(),
          {runtimeString(b, module, loc,
                         trafficName(gather.getResult(), "allgather")),
-          readOnlyView(b, loc, gather.getInput()),
+          readOnlyBuffer(b, loc, gather.getInput()),
           unrankedMemRef(b, loc, result)});
-    gather.replaceAllUsesWith(tensorView(b, loc, result));
+    gather.replaceAllUsesWith(bufferContents(b, loc, result));
     gather.erase();
     return WalkResult::advance();
   }
@@ -204,9 +181,9 @@ struct ConvertParallaxCollectivesPass
     Value root = arith::ConstantOp::create(
         b, loc, b.getI64IntegerAttr(broadcast.getRoot()));
     call(b, loc, ("parallax_rt_broadcast_" + suffix).str(),
-         {readOnlyView(b, loc, broadcast.getInput()),
+         {readOnlyBuffer(b, loc, broadcast.getInput()),
           unrankedMemRef(b, loc, result), root});
-    broadcast.replaceAllUsesWith(tensorView(b, loc, result));
+    broadcast.replaceAllUsesWith(bufferContents(b, loc, result));
     broadcast.erase();
     return WalkResult::advance();
   }

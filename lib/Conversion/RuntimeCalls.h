@@ -7,6 +7,7 @@
 #ifndef PARALLAX_LIB_CONVERSION_RUNTIMECALLS_H
 #define PARALLAX_LIB_CONVERSION_RUNTIMECALLS_H
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -97,6 +98,31 @@ inline Value unrankedMemRef(OpBuilder &builder, Location loc, Value value) {
   auto type = cast<MemRefType>(value.getType());
   return memref::CastOp::create(
       builder, loc, UnrankedMemRefType::get(type.getElementType(), 0), value);
+}
+
+/// The buffer of a tensor, for a runtime call that only reads it.
+inline Value readOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Value buffer = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*read_only=*/true);
+  return unrankedMemRef(b, loc, buffer);
+}
+
+/// A fresh, 64-byte aligned buffer shaped as `type`, for a runtime call to
+/// fill.
+inline Value freshBuffer(OpBuilder &b, Location loc, RankedTensorType type) {
+  return memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+      b.getI64IntegerAttr(64));
+}
+
+/// The tensor a fresh buffer holds once the runtime has filled it.
+inline Value bufferContents(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  return bufferization::ToTensorOp::create(
+      b, loc, RankedTensorType::get(type.getShape(), type.getElementType()),
+      buffer, /*restrict=*/true, /*writable=*/true);
 }
 
 } // namespace mlir::parallax

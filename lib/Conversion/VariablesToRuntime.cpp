@@ -26,15 +26,6 @@ using namespace mlir::parallax;
 
 namespace {
 
-/// The buffer of a tensor, for a runtime call that only reads it.
-Value readOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  Value buffer = bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-      /*read_only=*/true);
-  return unrankedMemRef(b, loc, buffer);
-}
-
 Value globalBuffer(OpBuilder &b, Location loc, SymbolTable &globals,
                    StringRef name) {
   auto global = globals.lookup<memref::GlobalOp>(name);
@@ -103,13 +94,12 @@ llvm::StringMap<Shards> assignShards(ModuleOp module) {
     if (!distribution || distribution.getPlacement() != Placement::PS)
       continue;
     RankedTensorType type = variable.getTensorType();
-    byBytes.push_back({type.getNumElements() *
-                           ((type.getElementTypeBitWidth() + 7) / 8),
-                       variable});
+    byBytes.push_back(
+        {type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8),
+         variable});
   }
-  llvm::stable_sort(byBytes, [](const auto &a, const auto &b) {
-    return a.first > b.first;
-  });
+  llvm::stable_sort(
+      byBytes, [](const auto &a, const auto &b) { return a.first > b.first; });
   std::vector<double> load(std::max<int64_t>(workers, 1), 0.0);
   llvm::StringMap<Shards> shards;
   for (auto [bytes, variable] : byBytes) {
@@ -198,8 +188,8 @@ struct ConvertParallaxVariablesPass
       if (auto update = dyn_cast<UpdateOp>(op))
         return lowerOptimizerCall(builder, module, globals, update, {},
                                   "update", update.getVariable(),
-                                  update.getOptimizer(),
-                                  update.getStateAttr(), update.getGradient());
+                                  update.getOptimizer(), update.getStateAttr(),
+                                  update.getGradient());
       if (auto push = dyn_cast<PushOp>(op))
         return lowerPush(builder, module, globals, push);
       if (auto pull = dyn_cast<PullOp>(op))
@@ -227,9 +217,8 @@ struct ConvertParallaxVariablesPass
 
   /// The variable's shards as call arguments (partitions, first server),
   /// or an error when `op` names a variable not on parameter servers.
-  FailureOr<SmallVector<Value>> shardArguments(OpBuilder &builder,
-                                               Operation *op,
-                                               StringRef variable) {
+  FailureOr<SmallVector<Value>>
+  shardArguments(OpBuilder &builder, Operation *op, StringRef variable) {
     auto it = shards.find(variable);
     if (it == shards.end()) {
       op->emitError() << "'" << variable
@@ -254,12 +243,12 @@ struct ConvertParallaxVariablesPass
                                 StringRef variable, OptimizerAttr config,
                                 ArrayAttr state, Value gradient) {
     Location loc = op->getLoc();
-    auto variableType = cast<MemRefType>(
-        globals.lookup<memref::GlobalOp>(variable).getType());
+    auto variableType =
+        cast<MemRefType>(globals.lookup<memref::GlobalOp>(variable).getType());
     if (!variableType.getElementType().isF32())
-      return op->emitError() << "the runtime updates f32 variables only, '"
-                             << variable << "' is "
-                             << variableType.getElementType();
+      return op->emitError()
+             << "the runtime updates f32 variables only, '" << variable
+             << "' is " << variableType.getElementType();
     SmallVector<Value> args{runtimeString(builder, module, loc, variable)};
     args.append(leading.begin(), leading.end());
     args.push_back(unrankedMemRef(
@@ -326,30 +315,28 @@ struct ConvertParallaxVariablesPass
       return WalkResult::interrupt();
     RankedTensorType type = pull.getType();
     if (!type.getElementType().isF32())
-      return pull.emitError() << "the runtime serves f32 variables only, '"
-                              << pull.getVariable() << "' is "
-                              << type.getElementType();
+      return pull.emitError()
+             << "the runtime serves f32 variables only, '" << pull.getVariable()
+             << "' is " << type.getElementType();
     args->insert(args->begin(),
                  runtimeString(builder, module, loc, pull.getVariable()));
     Value global = globalBuffer(builder, loc, globals, pull.getVariable());
     args->push_back(unrankedMemRef(builder, loc, global));
     Value result;
     if (Value ids = pull.getIndices()) {
-      auto bufferType = MemRefType::get(type.getShape(), type.getElementType());
-      Value rows = memref::AllocOp::create(builder, loc, bufferType,
-                                           builder.getI64IntegerAttr(64));
+      Value rows = freshBuffer(builder, loc, type);
       args->push_back(readOnlyBuffer(builder, loc, ids));
       args->push_back(unrankedMemRef(builder, loc, rows));
-      result = bufferization::ToTensorOp::create(builder, loc, type, rows,
-                                                 /*restrict=*/true,
-                                                 /*writable=*/true);
+      result = bufferContents(builder, loc, rows);
     } else {
       result = bufferization::ToTensorOp::create(builder, loc, type, global,
                                                  /*restrict=*/true,
                                                  /*writable=*/false);
     }
     StringRef callee = declareRuntimeFunction(
-        module, pull.getIndices() ? "parallax_rt_pull_rows_f32" : "parallax_rt_pull_f32",
+        module,
+        pull.getIndices() ? "parallax_rt_pull_rows_f32"
+                          : "parallax_rt_pull_f32",
         builder.getFunctionType(ValueRange(*args).getTypes(), {}));
     // The call fills the buffer the tensor views: it goes before the view.
     func::CallOp::create(builder, loc, callee, TypeRange{}, *args)

@@ -93,25 +93,23 @@ void updateDense(Kernel kernel, const char *name, int64_t rankW, void *w,
 void updateSparse(Kernel kernel, const char *name, int64_t rankW, void *w,
                   int states, void *const *state, int64_t rankI, void *ids,
                   int64_t rankV, void *values, const Hyper &h) {
-  int64_t rows = leadingRows(rankW, w);
-  int64_t width = rows ? elementCount(rankW, w) / rows : 0;
-  StridedView idView = viewDescriptor(rankI, ids, sizeof(int64_t));
-  const auto *first = reinterpret_cast<const int64_t *>(idView.data);
+  int64_t width = rowWidth(rankW, w);
+  const int64_t *first = rowIds(rankI, ids);
   std::vector<int64_t> index(first, first + elementCount(rankI, ids));
   const float *rowValues = contiguousF32(name, "gradient rows", rankV, values);
   std::vector<float> summed(rowValues, rowValues + index.size() * width);
   int64_t k = sumRepeatedRows(index, summed, width);
-  applyRows(kernel, name, slotsOf(name, rankW, w, states, state), rows, width,
-            index.data(), k, summed.data(), 1.0f, h);
+  applyRows(kernel, name, slotsOf(name, rankW, w, states, state),
+            leadingRows(rankW, w), width, index.data(), k, summed.data(), 1.0f,
+            h);
 }
 
 void pushDense(Kernel kernel, const char *name, int64_t partitions,
                int64_t firstServer, int64_t rankW, void *w, int states,
                void *const *state, int64_t rankG, void *g, const Hyper &h) {
-  int64_t rows = leadingRows(rankW, w);
   pushDenseGradient(kernel, name, partitions, firstServer,
-                    slotsOf(name, rankW, w, states, state), rows,
-                    rows ? elementCount(rankW, w) / rows : 0,
+                    slotsOf(name, rankW, w, states, state),
+                    leadingRows(rankW, w), rowWidth(rankW, w),
                     contiguousF32(name, "gradient", rankG, g), h);
 }
 
@@ -119,13 +117,10 @@ void pushSparse(Kernel kernel, const char *name, int64_t partitions,
                 int64_t firstServer, int64_t rankW, void *w, int states,
                 void *const *state, int64_t rankI, void *ids, int64_t rankV,
                 void *values, const Hyper &h) {
-  int64_t rows = leadingRows(rankW, w);
-  StridedView idView = viewDescriptor(rankI, ids, sizeof(int64_t));
   pushSparseGradient(kernel, name, partitions, firstServer,
-                     slotsOf(name, rankW, w, states, state), rows,
-                     rows ? elementCount(rankW, w) / rows : 0,
-                     reinterpret_cast<const int64_t *>(idView.data),
-                     elementCount(rankI, ids),
+                     slotsOf(name, rankW, w, states, state),
+                     leadingRows(rankW, w), rowWidth(rankW, w),
+                     rowIds(rankI, ids), elementCount(rankI, ids),
                      contiguousF32(name, "gradient rows", rankV, values), h);
 }
 
@@ -151,6 +146,16 @@ int64_t parallax::runtime::elementCount(int64_t rank, void *descriptor) {
 
 int64_t parallax::runtime::leadingRows(int64_t rank, void *descriptor) {
   return rank ? static_cast<int64_t *>(descriptor)[3] : 1;
+}
+
+int64_t parallax::runtime::rowWidth(int64_t rank, void *descriptor) {
+  int64_t rows = leadingRows(rank, descriptor);
+  return rows ? elementCount(rank, descriptor) / rows : 0;
+}
+
+const int64_t *parallax::runtime::rowIds(int64_t rank, void *descriptor) {
+  return reinterpret_cast<const int64_t *>(
+      viewDescriptor(rank, descriptor, sizeof(int64_t)).data);
 }
 
 Slots parallax::runtime::slotsOf(const char *name, int64_t rankW, void *w,

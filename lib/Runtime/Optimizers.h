@@ -40,9 +40,14 @@ using Kernel = void (*)(const Slots &, const float *gradient, int64_t n,
 float *contiguousF32(const char *name, const char *what, int64_t rank,
                      void *descriptor);
 
-/// Number of elements and of rows (leading dimension) of a memref.
+/// Number of elements, of rows (leading dimension) and of elements per row
+/// of a memref.
 int64_t elementCount(int64_t rank, void *descriptor);
 int64_t leadingRows(int64_t rank, void *descriptor);
+int64_t rowWidth(int64_t rank, void *descriptor);
+
+/// The first element of an i64 memref of row ids.
+const int64_t *rowIds(int64_t rank, void *descriptor);
 
 /// The variable (and its state) of an update call, checked contiguous.
 Slots slotsOf(const char *name, int64_t rankW, void *w, int states,

@@ -128,6 +128,30 @@ void aggregateOnMachine(const char *name, std::vector<int64_t> &ids,
   }
 }
 
+/// Posts `post(first element, elements, owner, request)` for every
+/// partition of a dense variable, waits for all, and accounts the traffic:
+/// each partition's elements travel between its owner and the N-1 others,
+/// towards the owner when `toOwner` (a reduce), from it otherwise (a
+/// broadcast).
+template <typename Post>
+void forEachPartition(const char *name, const Partitioning &parts,
+                      int64_t width, bool toOwner, Post post) {
+  const World &w = world();
+  std::vector<MPI_Request> requests(parts.partitions);
+  int64_t sent = 0, received = 0;
+  for (int64_t p = 0; p < parts.partitions; ++p) {
+    int64_t count = (parts.end(p) - parts.begin(p)) * width;
+    int owner = parts.ownerOf(p, w.size);
+    post(parts.begin(p) * width, mpiCount(count, name), owner, &requests[p]);
+    int64_t bytes = count * int64_t(sizeof(float));
+    bool mine = owner == w.rank;
+    (mine == toOwner ? received : sent) += bytes * (mine ? w.size - 1 : 1);
+  }
+  checkMPI(MPI_Waitall(requests.size(), requests.data(), MPI_STATUSES_IGNORE),
+           "MPI_Waitall");
+  account(name, sent, received);
+}
+
 } // namespace
 
 void parallax::runtime::pushSparseGradient(
@@ -189,25 +213,13 @@ void parallax::runtime::pushDenseGradient(Kernel kernel, const char *name,
   }
   Partitioning parts(rows, partitions, firstServer);
   std::vector<float> sums(rows * width);
-  std::vector<MPI_Request> requests(parts.partitions);
-  int64_t sent = 0, received = 0;
-  for (int64_t p = 0; p < parts.partitions; ++p) {
-    int64_t offset = parts.begin(p) * width;
-    int64_t count = (parts.end(p) - parts.begin(p)) * width;
-    int owner = parts.ownerOf(p, w.size);
-    checkMPI(MPI_Ireduce(gradient + offset, sums.data() + offset,
-                         mpiCount(count, name), MPI_FLOAT, MPI_SUM, owner,
-                         w.comm, &requests[p]),
-             "MPI_Ireduce");
-    int64_t bytes = count * int64_t(sizeof(float));
-    if (owner == w.rank)
-      received += bytes * (w.size - 1);
-    else
-      sent += bytes;
-  }
-  checkMPI(MPI_Waitall(requests.size(), requests.data(), MPI_STATUSES_IGNORE),
-           "MPI_Waitall");
-  account(name, sent, received);
+  forEachPartition(
+      name, parts, width, /*toOwner=*/true,
+      [&](int64_t first, int count, int owner, MPI_Request *request) {
+        checkMPI(MPI_Ireduce(gradient + first, sums.data() + first, count,
+                             MPI_FLOAT, MPI_SUM, owner, w.comm, request),
+                 "MPI_Ireduce");
+      });
   float scale = 1.0f / w.size;
   for (int64_t p = 0; p < parts.partitions; ++p) {
     if (parts.ownerOf(p, w.size) != w.rank)
@@ -250,10 +262,9 @@ extern "C" void parallax_rt_pull_rows_f32(const char *name, int64_t partitions,
                                           int64_t rankO, void *out) {
   const float *table = contiguousF32(name, "variable", rankW, w);
   int64_t rows = leadingRows(rankW, w);
-  int64_t width = rows ? elementCount(rankW, w) / rows : 0;
+  int64_t width = rowWidth(rankW, w);
   int64_t k = elementCount(rankI, ids);
-  const auto *requested = reinterpret_cast<const int64_t *>(
-      viewDescriptor(rankI, ids, idBytes).data);
+  const int64_t *requested = rowIds(rankI, ids);
   float *result = contiguousF32(name, "pulled rows", rankO, out);
   checkRows(name, requested, k, rows);
   const World &wld = world();
@@ -316,23 +327,13 @@ extern "C" void parallax_rt_pull_f32(const char *name, int64_t partitions,
     return;
   float *table = contiguousF32(name, "variable", rankW, w);
   int64_t rows = leadingRows(rankW, w);
-  int64_t width = rows ? elementCount(rankW, w) / rows : 0;
+  int64_t width = rowWidth(rankW, w);
   Partitioning parts(rows, partitions, firstServer);
-  std::vector<MPI_Request> requests(parts.partitions);
-  int64_t sent = 0, received = 0;
-  for (int64_t p = 0; p < parts.partitions; ++p) {
-    int64_t count = (parts.end(p) - parts.begin(p)) * width;
-    int owner = parts.ownerOf(p, wld.size);
-    checkMPI(MPI_Ibcast(table + parts.begin(p) * width, mpiCount(count, name),
-                        MPI_FLOAT, owner, wld.comm, &requests[p]),
-             "MPI_Ibcast");
-    int64_t bytes = count * int64_t(sizeof(float));
-    if (owner == wld.rank)
-      sent += bytes * (wld.size - 1);
-    else
-      received += bytes;
-  }
-  checkMPI(MPI_Waitall(requests.size(), requests.data(), MPI_STATUSES_IGNORE),
-           "MPI_Waitall");
-  account(name, sent, received);
+  forEachPartition(
+      name, parts, width, /*toOwner=*/false,
+      [&](int64_t first, int count, int owner, MPI_Request *request) {
+        checkMPI(MPI_Ibcast(table + first, count, MPI_FLOAT, owner, wld.comm,
+                            request),
+                 "MPI_Ibcast");
+      });
 }

@@ -24,8 +24,8 @@ import time
 
 import numpy as np
 
-MPIRUN = ["mpirun", "--oversubscribe", "--allow-run-as-root", "--mca", "btl",
-          "self,vader"]
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from check_training import mpirun  # noqa: E402
 
 
 def build(work, workers, batch):
@@ -84,7 +84,7 @@ def kill(work):
     program = build(work, 4, 1)
     data = long_data(work)
     metrics = work / "metrics.jsonl"
-    job = subprocess.Popen(MPIRUN + ["-np", "4", str(program), "--data", str(data),
+    job = subprocess.Popen(mpirun(4) + [str(program), "--data", str(data),
                                      "--metrics", str(metrics)],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     wait_for(lambda: metrics_lines(metrics) >= 20 and len(rank_pids(program)) == 4,
@@ -118,7 +118,7 @@ def checkpoint(work):
     four, two = build(work, 4, 1), build(work, 2, 2)
     data = long_data(work)
     saved = work / "saved"
-    job = subprocess.Popen(MPIRUN + ["-np", "4", str(four), "--data", str(data),
+    job = subprocess.Popen(mpirun(4) + [str(four), "--data", str(data),
                                      "--save", str(saved), "--save-every", "300"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -143,7 +143,7 @@ def checkpoint(work):
     print(f"killed after the checkpoint of step {step}; resuming to step {end}")
 
     def run(launch, program, out, restore=None):
-        command = MPIRUN + ["-np", str(launch), str(program), "--data", str(data),
+        command = mpirun(launch) + [str(program), "--data", str(data),
                             "--steps", str(end), "--save", str(out)]
         if restore:
             command += ["--restore", str(restore)]
