@@ -4,12 +4,14 @@
 For each example model (examples/models/export.py), builds a batch of B
 examples (PyTorch's reference batch of 4 repeated), compiles the model with
 parallax-compile --mode inference -O3 --batch-size B, and compares the
-program's model time (PARALLAX_TIMING) with PyTorch 1.13's forward time in
-eval mode, both single-threaded, best of R runs. Reports both and the
+program's model time (PARALLAX_TIMING; one process runs the model R times
+with --repeat R) with PyTorch 1.13's forward time in eval mode after a
+warm-up run, both single-threaded, best of R runs. Reports both and the
 ratio (parallax / PyTorch; <= 1.0 is faster). Never asserts timings.
 
 Needs Debian's python3-torch; usage:
-  /usr/bin/python3 bench/forward_benchmark.py [--batch 64] [--repeat 5]
+  /usr/bin/python3 bench/forward_benchmark.py [--batch 64] [--repeat 20]
+      [--flags "--unroll-loops"]
 """
 
 import argparse
@@ -34,7 +36,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=ROOT / "build", type=pathlib.Path)
     parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--flags", default="",
+                        help="extra parallax-compile flags, space-separated")
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -51,17 +55,17 @@ def main():
             export.export(name, model, inputs, tmp, 17, "")
             program = tmp / f"{name}.bin"
             subprocess.run([compile_tool, str(onnx_path), "--mode", "inference", "-O3",
-                            "--batch-size", str(args.batch), "-o", str(program)], check=True)
+                            "--batch-size", str(args.batch), "-o", str(program),
+                            *args.flags.split()], check=True)
             in_dir, out_dir = tmp / f"{name}.in", tmp / f"{name}.out"
             in_dir.mkdir()
             for k, v in batch.items():
                 np.save(in_dir / f"{k}.npy", v.numpy())
-            ours = float("inf")
-            for _ in range(args.repeat):
-                run = subprocess.run([str(program), "--inputs", str(in_dir), "--outputs",
-                                      str(out_dir)], check=True, env=ENV,
-                                     capture_output=True, text=True)
-                ours = min(ours, float(run.stderr.split("forward: ")[1].split()[0]))
+            run = subprocess.run([str(program), "--inputs", str(in_dir), "--outputs",
+                                  str(out_dir), "--repeat", str(args.repeat)],
+                                 check=True, env=ENV, capture_output=True, text=True)
+            ours = min(float(line.split()[1]) for line in run.stderr.splitlines()
+                       if line.startswith("forward: "))
             theirs = float("inf")
             with torch.no_grad():
                 model(*batch.values())

@@ -14,6 +14,7 @@ libraries, data and model). Never asserts timings.
 
 Needs Debian's python3-torch; usage:
   /usr/bin/python3 bench/training_benchmark.py [--batch 64] [--steps 30]
+      [--flags "--unroll-loops"] [--models cnn,...]
 """
 
 import argparse
@@ -82,6 +83,9 @@ def main():
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--flags", default="",
+                        help="extra parallax-compile flags, space-separated")
+    parser.add_argument("--models", help="comma-separated subset of the models")
     parser.add_argument("--torch-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.torch_child:
@@ -93,12 +97,15 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         for name, (model, inputs) in export.models(large=False).items():
+            if args.models and name not in args.models.split(","):
+                continue
             export.distinct_initial_values(model)
             export.export(name, model, inputs, tmp, 17, "")
             frozen = [n for n, b in model.named_buffers() if b.is_floating_point()]
             program = tmp / f"{name}.bin"
             command = [compile_tool, str(tmp / f"{name}.onnx"), "-O3", "--batch-size",
-                       str(args.batch), "--lr", "0.01", "-o", str(program)]
+                       str(args.batch), "--lr", "0.01", "-o", str(program),
+                       *args.flags.split()]
             if frozen:
                 command += ["--freeze", ",".join(frozen)]
             start = time.perf_counter()

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -60,10 +61,10 @@ struct GenerateInferenceMainPass
                   "files hold statically shaped, contiguous f32, f64, f16, "
                   "i64, i32, i16, i8 or i1 data";
       auto unranked = UnrankedMemRefType::get(type.getElementType(), 0);
-      std::string callee =
-          (Twine(read ? "parallax_rt_read_input_" : "parallax_rt_write_output_") +
-           suffix)
-              .str();
+      std::string callee = (Twine(read ? "parallax_rt_read_input_"
+                                       : "parallax_rt_write_output_") +
+                            suffix)
+                               .str();
       declare(callee, builder.getFunctionType({ptr, unranked}, {}));
       Value cast = memref::CastOp::create(builder, loc, unranked, value);
       func::CallOp::create(builder, loc, callee, TypeRange{},
@@ -72,8 +73,8 @@ struct GenerateInferenceMainPass
     };
     auto nameOf = [&](DictionaryAttr attrs, StringRef what, unsigned i) {
       if (attrs)
-        if (auto name = attrs.getAs<StringAttr>(
-                ParallaxDialect::getNameAttrName()))
+        if (auto name =
+                attrs.getAs<StringAttr>(ParallaxDialect::getNameAttrName()))
           return name.getValue().str();
       return (what + Twine(i)).str();
     };
@@ -101,27 +102,47 @@ struct GenerateInferenceMainPass
       arguments.push_back(buffer);
     }
     // The model's own time, reported by the runtime when PARALLAX_TIMING
-    // is set (benchmarks time compute apart from .npy I/O).
+    // is set (benchmarks time compute apart from .npy I/O). With --repeat N
+    // the first N-1 runs' results are dropped; the last run's are written.
     auto f64 = builder.getF64Type();
-    StringRef now = declare("parallax_rt_now", builder.getFunctionType({}, {f64}));
-    Value start = func::CallOp::create(builder, loc, now, TypeRange{f64},
-                                       ValueRange{})
-                      .getResult(0);
-    auto call = func::CallOp::create(builder, loc, target, arguments);
-    Value end = func::CallOp::create(builder, loc, now, TypeRange{f64},
-                                     ValueRange{})
-                    .getResult(0);
-    func::CallOp::create(
-        builder, loc,
-        declare("parallax_rt_report_time",
-                builder.getFunctionType({ptr, f64, f64}, {})),
-        TypeRange{}, ValueRange{cString(builder, function), start, end});
+    StringRef now =
+        declare("parallax_rt_now", builder.getFunctionType({}, {f64}));
+    StringRef report = declare("parallax_rt_report_time",
+                               builder.getFunctionType({ptr, f64, f64}, {}));
+    auto timedCall = [&](OpBuilder &b) {
+      Value start =
+          func::CallOp::create(b, loc, now, TypeRange{f64}, ValueRange{})
+              .getResult(0);
+      auto call = func::CallOp::create(b, loc, target, arguments);
+      Value end =
+          func::CallOp::create(b, loc, now, TypeRange{f64}, ValueRange{})
+              .getResult(0);
+      func::CallOp::create(b, loc, report, TypeRange{},
+                           ValueRange{cString(b, function), start, end});
+      return call;
+    };
+    Value repeat =
+        func::CallOp::create(
+            builder, loc,
+            declare("parallax_rt_repeat_count",
+                    builder.getFunctionType({}, {builder.getI64Type()})),
+            TypeRange{builder.getI64Type()}, ValueRange{})
+            .getResult(0);
+    repeat = arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
+                                        repeat);
+    Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+    scf::ForOp::create(builder, loc, one, repeat, one, ValueRange{},
+                       [&](OpBuilder &b, Location, Value, ValueRange) {
+                         timedCall(b);
+                         scf::YieldOp::create(b, loc);
+                       });
+    auto call = timedCall(builder);
     for (auto [i, result] : llvm::enumerate(call.getResults()))
       if (failed(io(result, "result", i,
                     nameOf(target.getResultAttrDict(i), "output", i), false)))
         return signalPassFailure();
-    Value zero = arith::ConstantOp::create(builder, loc,
-                                           builder.getI32IntegerAttr(0));
+    Value zero =
+        arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(0));
     func::ReturnOp::create(builder, loc, zero);
 
     // The names now live in main; LLVM has no use for them.

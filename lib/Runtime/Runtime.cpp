@@ -10,6 +10,7 @@
 #include "Descriptor.h"
 #include "Support.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +27,7 @@ static std::string messagePrefix;
 
 namespace {
 std::string inputDir, outputDir;
+int64_t repeatCount = 1;
 } // namespace
 
 void parallax::runtime::setProgramName(const char *name) { programName = name; }
@@ -43,6 +45,17 @@ void parallax::runtime::setExitHandler(ExitHandler handler,
                                        const std::string &prefix) {
   exitHandler = handler;
   messagePrefix = prefix;
+}
+
+int64_t parallax::runtime::parseCount(const std::string &flag, const char *text,
+                                      int64_t min) {
+  char *end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text, &end, 10);
+  if (errno || !*text || *end || value < min)
+    die(flag + " expects an integer >= " + std::to_string(min) + ", got '" +
+        text + "'");
+  return value;
 }
 
 void parallax::runtime::keepFreedMemory() {
@@ -64,13 +77,17 @@ extern "C" void parallax_rt_init(int32_t argc, char **argv) {
   keepFreedMemory();
   auto usage = [&](const std::string &problem) {
     die(problem + "\nusage: " + programName +
-        " --inputs DIR --outputs DIR\n  reads DIR/<graph input>.npy, writes "
-        "DIR/<graph output>.npy");
+        " --inputs DIR --outputs DIR [--repeat N]\n  reads DIR/<graph "
+        "input>.npy, writes DIR/<graph output>.npy; --repeat runs the model N "
+        "times (each run timed with PARALLAX_TIMING=1), writing the last "
+        "run's outputs");
   };
   for (int32_t i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if ((arg == "--inputs" || arg == "--outputs") && i + 1 < argc)
       (arg == "--inputs" ? inputDir : outputDir) = argv[++i];
+    else if (arg == "--repeat" && i + 1 < argc)
+      repeatCount = parseCount(arg, argv[++i], 1);
     else if (arg == "--help" || arg == "-h")
       usage("");
     else
@@ -135,6 +152,8 @@ static void writeOutput(const char *name, const char *dtype, int64_t rank,
   }
 PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_IO)
 #undef PARALLAX_RT_IO
+
+extern "C" int64_t parallax_rt_repeat_count() { return repeatCount; }
 
 extern "C" void parallax_rt_report_time(const char *what, double start,
                                         double end) {

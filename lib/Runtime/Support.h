@@ -7,6 +7,7 @@
 #ifndef PARALLAX_LIB_RUNTIME_SUPPORT_H
 #define PARALLAX_LIB_RUNTIME_SUPPORT_H
 
+#include <cstdint>
 #include <string>
 
 namespace parallax::runtime {
@@ -22,6 +23,10 @@ void setProgramName(const char *name);
 /// layer aborts the whole job and names the rank.
 using ExitHandler = void (*)(int status);
 void setExitHandler(ExitHandler handler, const std::string &messagePrefix);
+
+/// The integer value of a command-line flag, at least `min`; dies naming
+/// the flag otherwise.
+int64_t parseCount(const std::string &flag, const char *text, int64_t min);
 
 /// Keeps freed memory in the process for reuse: generated code allocates
 /// and frees the same large buffers every step, which glibc would

@@ -85,16 +85,6 @@ Buffer view(const char *name, const std::string &dtype, int64_t rank,
   return {name, dtype, d.data, d.sizes, count * elementSize};
 }
 
-int64_t parseCount(const std::string &flag, const char *text, int64_t min) {
-  char *end = nullptr;
-  errno = 0;
-  long long value = std::strtoll(text, &end, 10);
-  if (errno || !*text || *end || value < min)
-    die(flag + " expects an integer >= " + std::to_string(min) + ", got '" +
-        text + "'");
-  return value;
-}
-
 std::string checkpointPath(const std::string &dir, const std::string &name) {
   return dir + "/" + name + ".npy";
 }

@@ -18,7 +18,6 @@
 
 #include "TrialRun.h"
 
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -29,6 +28,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -64,25 +64,29 @@ cl::opt<Mode> mode(
                           "on one .npy per graph input")));
 
 enum class Emit { MLIR, LLVM, Obj, Exe };
-cl::opt<Emit> emit(
-    "emit", cl::init(Emit::Exe), cl::cat(category),
-    cl::desc("What to write"),
-    cl::values(clEnumValN(Emit::MLIR, "mlir", "MLIR in the LLVM dialect"),
-               clEnumValN(Emit::LLVM, "llvm", "LLVM IR (optimized)"),
-               clEnumValN(Emit::Obj, "obj", "an object file"),
-               clEnumValN(Emit::Exe, "exe", "an executable (default)")));
+cl::opt<Emit>
+    emit("emit", cl::init(Emit::Exe), cl::cat(category),
+         cl::desc("What to write"),
+         cl::values(clEnumValN(Emit::MLIR, "mlir", "MLIR in the LLVM dialect"),
+                    clEnumValN(Emit::LLVM, "llvm", "LLVM IR (optimized)"),
+                    clEnumValN(Emit::Obj, "obj", "an object file"),
+                    clEnumValN(Emit::Exe, "exe", "an executable (default)")));
 
 cl::opt<std::string> target("target", cl::init("cpu"), cl::cat(category),
                             cl::desc("cpu (cuda arrives with GPU support)"));
 cl::opt<unsigned> optLevel("O", cl::Prefix, cl::init(2), cl::cat(category),
                            cl::desc("LLVM optimization level (-O0..-O3)"));
+cl::opt<bool> unrollLoops(
+    "unroll-loops", cl::init(false), cl::cat(category),
+    cl::desc("Let LLVM unroll loops (off by default: fully unrolling a short "
+             "innermost loop, such as a 16-pixel image row, makes LLVM "
+             "vectorize the loop around it with gathers and scatters)"));
 cl::opt<bool> useBlas("blas", cl::init(true), cl::cat(category),
                       cl::desc("Run f32 matrix products through OpenBLAS "
                                "(--blas=false: generated loops)"));
 cl::opt<bool> dumpPipeline("dump-pipeline", cl::cat(category),
                            cl::desc("Print the MLIR pass pipeline"));
-cl::opt<int64_t> batchSize("batch-size", cl::cat(category),
-                           cl::value_desc("B"),
+cl::opt<int64_t> batchSize("batch-size", cl::cat(category), cl::value_desc("B"),
                            cl::desc("Bind the leading dimension of every "
                                     "graph input to B"));
 cl::list<std::string> bind("bind", cl::CommaSeparated, cl::cat(category),
@@ -126,9 +130,10 @@ cl::opt<double> weightDecay("weight-decay", cl::init(-1.0),
                                      "0 otherwise)"));
 cl::opt<double> lrDecay("lr-decay", cl::init(0.0), cl::cat(trainingCategory),
                         cl::desc("Adagrad's learning-rate decay"));
-cl::opt<double> initialAccumulator(
-    "initial-accumulator-value", cl::init(0.0), cl::cat(trainingCategory),
-    cl::desc("Initial value of Adagrad's sum of squares"));
+cl::opt<double>
+    initialAccumulator("initial-accumulator-value", cl::init(0.0),
+                       cl::cat(trainingCategory),
+                       cl::desc("Initial value of Adagrad's sum of squares"));
 
 cl::OptionCategory planCategory("planning options (--mode train)");
 cl::opt<int64_t> workers("workers", cl::init(0), cl::cat(planCategory),
@@ -141,15 +146,15 @@ cl::opt<std::string> clusterSpec(
     cl::value_desc("machines=M,workers-per-machine=G,bandwidth=B,latency=L"),
     cl::desc("The cluster to plan for (default: one machine per worker, "
              "10Gbps, 50us)"));
-cl::opt<parallax::Strategy> strategy(
-    "strategy", cl::init(parallax::Strategy::Hybrid), cl::cat(planCategory),
-    cl::desc("How variables are synchronised"),
-    cl::values(clEnumValN(parallax::Strategy::Hybrid, "hybrid",
-                          "the cheapest per variable (default)"),
-               clEnumValN(parallax::Strategy::AllReduce, "allreduce",
-                          "every variable by AllReduce"),
-               clEnumValN(parallax::Strategy::PS, "ps",
-                          "every variable on parameter servers")));
+cl::opt<parallax::Strategy>
+    strategy("strategy", cl::init(parallax::Strategy::Hybrid),
+             cl::cat(planCategory), cl::desc("How variables are synchronised"),
+             cl::values(clEnumValN(parallax::Strategy::Hybrid, "hybrid",
+                                   "the cheapest per variable (default)"),
+                        clEnumValN(parallax::Strategy::AllReduce, "allreduce",
+                                   "every variable by AllReduce"),
+                        clEnumValN(parallax::Strategy::PS, "ps",
+                                   "every variable on parameter servers")));
 cl::opt<std::string> planReport("plan-report", cl::cat(planCategory),
                                 cl::value_desc("FILE.json"),
                                 cl::desc("Write the plan as JSON"));
@@ -184,10 +189,10 @@ cl::opt<std::string> searchLauncher(
     cl::desc("How trial runs are launched (default: mpirun --oversubscribe "
              "-np N on this machine)"));
 
-cl::opt<std::string> runtimeLib(
-    "runtime-lib", cl::cat(category), cl::value_desc("PATH"),
-    cl::desc("The Parallax runtime library to link (default: "
-             "../lib/libParallaxRuntime.a next to this tool)"));
+cl::opt<std::string>
+    runtimeLib("runtime-lib", cl::cat(category), cl::value_desc("PATH"),
+               cl::desc("The Parallax runtime library to link (default: "
+                        "../lib/libParallaxRuntime.a next to this tool)"));
 
 int fail(const Twine &message) {
   llvm::errs() << "parallax-compile: error: " << message << "\n";
@@ -197,8 +202,8 @@ int fail(const Twine &message) {
 std::string defaultRuntimeLib(const char *argv0) {
   std::string self = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&defaultRuntimeLib));
-  SmallString<256> path(llvm::sys::path::parent_path(
-      llvm::sys::path::parent_path(self)));
+  SmallString<256> path(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
   llvm::sys::path::append(path, "lib", "libParallaxRuntime.a");
   return std::string(path);
 }
@@ -226,6 +231,31 @@ int link(StringRef object, StringRef runtime, StringRef output) {
   return 0;
 }
 
+/// LLVM's default pipeline at -O, with loop unrolling only on request.
+void optimize(llvm::Module &module, llvm::TargetMachine *machine) {
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = unrollLoops;
+  tuning.LoopVectorization = optLevel > 1;
+  tuning.SLPVectorization = optLevel > 1;
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager sccs;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(machine, tuning);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(sccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, sccs, modules);
+  const llvm::OptimizationLevel levels[] = {
+      llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
+      llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
+  llvm::OptimizationLevel level = levels[optLevel];
+  llvm::ModulePassManager pipeline =
+      optLevel == 0 ? builder.buildO0DefaultPipeline(level)
+                    : builder.buildPerModuleDefaultPipeline(level);
+  pipeline.run(module, modules);
+}
 
 /// Translates the lowered `module` to LLVM IR, optimizes it, and writes it
 /// as `kind` to `path` (an executable links the object with the runtime).
@@ -249,11 +279,9 @@ int emitProgram(ModuleOp module, StringRef path, Emit kind, const char *argv0) {
   if (!llvmTarget)
     return fail(error);
   llvm::TargetOptions targetOptions;
-  std::unique_ptr<llvm::TargetMachine> machine(
-      llvmTarget->createTargetMachine(
-          triple, llvm::sys::getHostCPUName(), "", targetOptions,
-          llvm::Reloc::PIC_, std::nullopt,
-          static_cast<llvm::CodeGenOptLevel>(optLevel.getValue())));
+  std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), "", targetOptions, llvm::Reloc::PIC_,
+      std::nullopt, static_cast<llvm::CodeGenOptLevel>(optLevel.getValue())));
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
@@ -262,9 +290,7 @@ int emitProgram(ModuleOp module, StringRef path, Emit kind, const char *argv0) {
     return fail("translation to LLVM IR failed");
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());
-  if (llvm::Error err =
-          makeOptimizingTransformer(optLevel, 0, machine.get())(llvmModule.get()))
-    return fail("LLVM optimization failed: " + toString(std::move(err)));
+  optimize(*llvmModule, machine.get());
 
   if (kind == Emit::LLVM) {
     llvmModule->print(output->os(), nullptr);
@@ -289,7 +315,6 @@ int emitProgram(ModuleOp module, StringRef path, Emit kind, const char *argv0) {
   llvm::sys::fs::remove(objectPath);
   return status;
 }
-
 
 /// --search-partitions: builds and times the program with every
 /// parameter-server variable at P = 1, 2, 4, ... partitions (up to twice
@@ -337,8 +362,7 @@ int searchPartitionCounts(ModuleOp module, const parallax::Plan &plan,
     if (int status = emitProgram(*candidate, program, Emit::Exe, argv0))
       return status;
     std::string error;
-    std::optional<double> seconds =
-        parallax::timeSteps(program, trial, error);
+    std::optional<double> seconds = parallax::timeSteps(program, trial, error);
     if (!seconds) {
       llvm::sys::fs::remove(program);
       return fail("--search-partitions: " + error);
@@ -356,8 +380,8 @@ int searchPartitionCounts(ModuleOp module, const parallax::Plan &plan,
                                   "{1:e2}(P-1) + {2:e2} s: {3} partitions\n",
                                   fit->b, fit->a, fit->c, chosen);
   setPartitions(training, chosen);
-  report.getAsObject()->try_emplace(
-      "partition_search", parallax::toJSON(samples, fit, chosen));
+  report.getAsObject()->try_emplace("partition_search",
+                                    parallax::toJSON(samples, fit, chosen));
   return 0;
 }
 
@@ -376,15 +400,14 @@ int main(int argc, char **argv) {
     if (option.first.starts_with("mlir-"))
       option.second->setHiddenFlag(cl::NotHidden);
   cl::ParseCommandLineOptions(
-      argc, argv,
-      "parallax-compile: an ONNX model in, a native program out\n");
+      argc, argv, "parallax-compile: an ONNX model in, a native program out\n");
 
   if (mode == Mode::Train &&
       !parallax::symbolizeOptimizerKind(optimizer).has_value())
     return fail("unknown optimizer '" + optimizer +
                 "': expected sgd, momentum, adagrad, adam or adamw");
-  bool planning = planOnly || printPlanTable || !planReport.empty() ||
-                  !profileData.empty();
+  bool planning =
+      planOnly || printPlanTable || !planReport.empty() || !profileData.empty();
   if (outputFile.empty() && !planOnly)
     return fail("-o PROGRAM is required (unless --plan-only)");
   if (searchPartitions && (planOnly || profileData.empty() ||
@@ -413,9 +436,10 @@ int main(int argc, char **argv) {
     if (clusterSpec.empty())
       cluster.machines = workers; // one worker per machine
     else if (cluster.workers() != workers)
-      return fail("--workers " + Twine(workers) + " does not match --cluster (" +
-                  Twine(cluster.machines) + " machines x " +
-                  Twine(cluster.workersPerMachine) + " workers)");
+      return fail("--workers " + Twine(workers) +
+                  " does not match --cluster (" + Twine(cluster.machines) +
+                  " machines x " + Twine(cluster.workersPerMachine) +
+                  " workers)");
   }
   if (target != "cpu")
     return fail("target '" + target + "' is not supported yet (only cpu)");
@@ -435,10 +459,10 @@ int main(int argc, char **argv) {
   if (!buffer)
     return fail(error);
   parallax::ONNXImportOptions options;
-  error = parallax::setShapeBindings(
-      options, bind,
-      batchSize.getNumOccurrences() ? std::optional<int64_t>(batchSize)
-                                    : std::nullopt);
+  error = parallax::setShapeBindings(options, bind,
+                                     batchSize.getNumOccurrences()
+                                         ? std::optional<int64_t>(batchSize)
+                                         : std::nullopt);
   if (!error.empty())
     return fail(error);
   options.dataDirectory = dataDir;
@@ -449,8 +473,8 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = parallax::importONNXModel(
-      *buffer, inputFile,
-      parallax::isONNXText(inputFile, buffer->getBuffer()), &context, options);
+      *buffer, inputFile, parallax::isONNXText(inputFile, buffer->getBuffer()),
+      &context, options);
   if (!module)
     return 1;
 
@@ -497,9 +521,8 @@ int main(int argc, char **argv) {
     }
     if (failed(gradients.run(*module)))
       return 1;
-    if (!profileData.empty() &&
-        failed(parallax::measureSparsity(*module, profileData,
-                                         cluster.workers())))
+    if (!profileData.empty() && failed(parallax::measureSparsity(
+                                    *module, profileData, cluster.workers())))
       return 1;
     std::optional<llvm::json::Value> report;
     if (planning) {

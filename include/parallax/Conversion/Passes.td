@@ -174,8 +174,10 @@ def ParallaxGenerateInferenceMain : Pass<"parallax-generate-inference-main",
     function, and writes one `.npy` per result, through the runtime's
     `parallax_rt_*` C functions, which check dtypes and shapes and report
     every problem with the file name. The call is timed; the runtime
-    prints the time when `PARALLAX_TIMING` is set. The `parallax.name`
-    attributes move
+    prints the time when `PARALLAX_TIMING` is set. With `--repeat N` the
+    program calls the function N times (an `scf.for` over the first N-1
+    calls, whose results are dropped) and writes the last call's results,
+    so benchmarks see warm runs. The `parallax.name` attributes move
     into `main` (they are removed from `function`). Buffers are not freed
     here: run the buffer-deallocation pipeline afterwards.
 
@@ -189,8 +191,10 @@ def ParallaxGenerateInferenceMain : Pass<"parallax-generate-inference-main",
            "The function the program runs">,
   ];
   let dependentDialects = [
+    "::mlir::arith::ArithDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
   ];
 }
 

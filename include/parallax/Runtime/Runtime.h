@@ -19,9 +19,14 @@
 
 extern "C" {
 
-/// Parses the program's command line (`--inputs DIR --outputs DIR`);
-/// prints usage and exits on anything else.
+/// Parses the program's command line (`--inputs DIR --outputs DIR
+/// [--repeat N]`); prints usage and exits on anything else.
 void parallax_rt_init(int32_t argc, char **argv);
+
+/// How many times the program runs the model (--repeat, default 1): the
+/// runs after the first show its warm time, as benchmarks of other
+/// frameworks measure it.
+int64_t parallax_rt_repeat_count();
 
 /// parallax_rt_read_input_T fills the memref<...xT> with `DIR/<name>.npy`
 /// from --inputs, checking its dtype and shape; parallax_rt_write_output_T
@@ -31,7 +36,7 @@ void parallax_rt_init(int32_t argc, char **argv);
 /// bool).
 /// The element types of .npy I/O: X(suffix, numpy dtype descr, numpy
 /// dtype name).
-#define PARALLAX_RT_FOR_EACH_DTYPE(X)                                         \
+#define PARALLAX_RT_FOR_EACH_DTYPE(X)                                          \
   X(f32, "<f4", "float32")                                                     \
   X(f64, "<f8", "float64")                                                     \
   X(i64, "<i8", "int64")                                                       \
@@ -41,10 +46,10 @@ void parallax_rt_init(int32_t argc, char **argv);
   X(i16, "<i2", "int16")                                                       \
   X(i8, "|i1", "int8")
 
-#define PARALLAX_RT_IO_DECL(suffix, ...)                                           \
-  void parallax_rt_read_input_##suffix(const char *name, int64_t rank,       \
-                                       void *descriptor);                     \
-  void parallax_rt_write_output_##suffix(const char *name, int64_t rank,     \
+#define PARALLAX_RT_IO_DECL(suffix, ...)                                       \
+  void parallax_rt_read_input_##suffix(const char *name, int64_t rank,         \
+                                       void *descriptor);                      \
+  void parallax_rt_write_output_##suffix(const char *name, int64_t rank,       \
                                          void *descriptor);
 PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_IO_DECL)
 #undef PARALLAX_RT_IO_DECL
@@ -84,8 +89,8 @@ void parallax_rt_register_variable(const char *name, int32_t isState,
 /// input `name`: each step fills it with the step's examples from
 /// `DIR/<name>.npy`. The buffer's leading dimension is the batch. T as for
 /// parallax_rt_read_input_T.
-#define PARALLAX_RT_REGISTER_DECL(suffix, ...)                                     \
-  void parallax_rt_register_input_##suffix(const char *name, int64_t rank,   \
+#define PARALLAX_RT_REGISTER_DECL(suffix, ...)                                 \
+  void parallax_rt_register_input_##suffix(const char *name, int64_t rank,     \
                                            void *descriptor);
 PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_REGISTER_DECL)
 #undef PARALLAX_RT_REGISTER_DECL
@@ -120,11 +125,11 @@ int32_t parallax_rt_finish();
 /// Rules: sgd (no state), momentum (momentum_buffer), adagrad (sum), adam
 /// and adamw (exp_avg, exp_avg_sq). Declared by generated code only.
 
-/// parallax_rt_push_<rule>[_sparse]_f32(name, partitions, firstServer, variable,
-/// state..., gradient | indices + rows, hyper-parameters): the gradient of
-/// a parameter-server variable goes to the servers of its partitions,
-/// which average it over the workers and apply the rule to their rows.
-/// Declared by generated code only.
+/// parallax_rt_push_<rule>[_sparse]_f32(name, partitions, firstServer,
+/// variable, state..., gradient | indices + rows, hyper-parameters): the
+/// gradient of a parameter-server variable goes to the servers of its
+/// partitions, which average it over the workers and apply the rule to their
+/// rows. Declared by generated code only.
 
 //===----------------------------------------------------------------------===//
 // Collectives (lib/Runtime/Collectives.cpp, lib/Runtime/ParameterStore.cpp)
@@ -146,19 +151,19 @@ void parallax_rt_allreduce_wait(int64_t bucket);
 /// concatenated along dimension 0 in rank order.
 /// parallax_rt_broadcast_T(in, out, root): out = worker root's `in`.
 #define PARALLAX_RT_COLLECTIVE_DECL(suffix, ...)                               \
-  void parallax_rt_allgather_##suffix(const char *name, int64_t rankIn,       \
+  void parallax_rt_allgather_##suffix(const char *name, int64_t rankIn,        \
                                       void *in, int64_t rankOut, void *out);   \
-  void parallax_rt_broadcast_##suffix(int64_t rankIn, void *in,               \
-                                      int64_t rankOut, void *out,              \
-                                      int64_t root);
+  void parallax_rt_broadcast_##suffix(                                         \
+      int64_t rankIn, void *in, int64_t rankOut, void *out, int64_t root);
 PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_COLLECTIVE_DECL)
 #undef PARALLAX_RT_COLLECTIVE_DECL
 
 /// out[i] = row ids[i] of parameter-server variable `name` (`partitions`
 /// partitions served from `firstServer` on), fetched from their servers.
 void parallax_rt_pull_rows_f32(const char *name, int64_t partitions,
-                               int64_t firstServer, int64_t rankW, void *variable, int64_t rankI,
-                               void *ids, int64_t rankO, void *out);
+                               int64_t firstServer, int64_t rankW,
+                               void *variable, int64_t rankI, void *ids,
+                               int64_t rankO, void *out);
 /// Brings every row of `variable` up to date from its servers.
 void parallax_rt_pull_f32(const char *name, int64_t partitions,
                           int64_t firstServer, int64_t rankW, void *variable);
