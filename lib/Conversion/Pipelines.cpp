@@ -30,6 +30,9 @@ static void addTensorToBufferPasses(OpPassManager &pm) {
   // for its gradient): the same linalg ops on the same operands, once.
   pm.addPass(createCSEPass());
   pm.addPass(createParallaxFuseElementwise());
+  pm.addPass(createParallaxCollapseLoopDims());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createParallaxReassociateReductions());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -113,3 +113,65 @@ func.func @keep_matmul(%a: tensor<8x4xf32>, %b: tensor<8x3xf32>, %c: tensor<3xf3
   %r = parallax.relu %s : tensor<4x3xf32>
   return %r : tensor<4x3xf32>
 }
+
+// -----
+
+// A pooling window of at most 16 elements is unrolled into the loop body:
+// one operand per window position, all loops parallel, no reduction loop
+// and no initial fill.
+// CHECK-DAG: #[[W00:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 2)>
+// CHECK-DAG: #[[W01:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 2 + 1)>
+// CHECK-DAG: #[[W10:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2 + 1, d3 * 2)>
+// CHECK-DAG: #[[W11:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2 + 1, d3 * 2 + 1)>
+// CHECK-LABEL: func.func @max_pool_small_window
+// CHECK-NOT: linalg.fill
+// CHECK: linalg.generic {indexing_maps = [#[[W00]], #[[W01]], #[[W10]], #[[W11]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0, %arg0, %arg0, %arg0 : {{.*}}) outs(%{{.*}} : tensor<2x3x4x4xf32>)
+// CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[C:.*]]: f32, %[[D:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[AB:.*]] = arith.maximumf %[[A]], %[[B]]
+// CHECK: %[[ABC:.*]] = arith.maximumf %[[AB]], %[[C]]
+// CHECK: %[[ABCD:.*]] = arith.maximumf %[[ABC]], %[[D]]
+// CHECK: linalg.yield %[[ABCD]]
+func.func @max_pool_small_window(%x: tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32> {
+  %0 = parallax.pool max %x kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] : tensor<2x3x8x8xf32>
+  return %0 : tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// A larger window keeps its reduction loops over a shape-only kernel
+// operand, starting from a filled result (-inf for max, 0 for sums).
+// CHECK-LABEL: func.func @average_pool_large_window
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<1x1x8x8xf32>, tensor<5x5xf32>) outs(%[[INIT]] : tensor<1x1x4x4xf32>)
+// CHECK: arith.addf
+// CHECK: linalg.generic
+// CHECK: arith.divf
+func.func @average_pool_large_window(%x: tensor<1x1x8x8xf32>) -> tensor<1x1x4x4xf32> {
+  %0 = parallax.pool average %x kernel = [5, 5] strides = [1, 1] pads = [0, 0, 0, 0] count_include_pad : tensor<1x1x8x8xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Batch normalisation computes m = scale / sqrt(var + eps) and
+// o = bias - mean * m per channel, then x * m + o over the tensor: no
+// square root or division per element.
+// CHECK-LABEL: func.func @batch_norm
+// CHECK: %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} ins(%arg1, %arg4 : tensor<3xf32>, tensor<3xf32>)
+// CHECK: arith.addf %{{.*}}, %[[EPS]]
+// CHECK: math.sqrt
+// CHECK: arith.divf
+// CHECK: %[[O:.*]] = linalg.generic {{.*}} ins(%arg2, %arg3, %[[M]] : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.subf
+// CHECK: linalg.generic {{.*}} ins(%arg0, %{{.*}}, %{{.*}} : tensor<2x3x4x4xf32>, tensor<3x1x1xf32>, tensor<3x1x1xf32>)
+// CHECK: ^bb0(%[[X:.*]]: f32, %[[MC:.*]]: f32, %[[OC:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[X]], %[[MC]]
+// CHECK-NEXT: %[[R:.*]] = arith.addf %[[P]], %[[OC]]
+// CHECK-NEXT: linalg.yield %[[R]]
+func.func @batch_norm(%x: tensor<2x3x4x4xf32>, %scale: tensor<3xf32>, %bias: tensor<3xf32>, %mean: tensor<3xf32>, %var: tensor<3xf32>) -> tensor<2x3x4x4xf32> {
+  %0 = parallax.batch_norm %x, %scale, %bias, %mean, %var epsilon = 1.0e-5 : tensor<2x3x4x4xf32>, tensor<3xf32>
+  return %0 : tensor<2x3x4x4xf32>
+}

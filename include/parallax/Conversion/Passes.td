@@ -121,6 +121,55 @@ def ParallaxFuseElementwise : Pass<"parallax-fuse-elementwise"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def ParallaxCollapseLoopDims : Pass<"parallax-collapse-loop-dims"> {
+  let summary = "Merge adjacent linalg.generic loops that are contiguous in "
+                "every operand";
+  let description = [{
+    Gives LLVM long innermost loops to vectorize. A convolution's tensors
+    have short innermost dimensions (16 pixels of a row): an elementwise op
+    over 64x8x16x16 or a per-channel sum over (n, h, w) would otherwise run
+    an inner loop of 16 iterations (a reduction ending in a horizontal sum
+    every 16 elements) inside three outer loops. First upstream's
+    unit-extent folding drops the size-1 dimensions of broadcast operands
+    (a per-channel `8x1x1` read as `(d1, 0, 0)` becomes `8` read as
+    `(d1)`); then every maximal run of adjacent loops with one iterator
+    type that each indexing map reads as a contiguous sequence (or not at
+    all) is merged with upstream's `populateCollapseDimensions`, operands
+    reshaped with `tensor.collapse_shape`/`expand_shape` (views after
+    bufferization).
+
+    Precondition: linalg on tensors (before bufferization). Ops whose maps
+    are not projected permutations (convolution windows, im2col gathers)
+    and bodies that use `linalg.index` are left as they are.
+    Postcondition: no `linalg.generic` on tensors has two adjacent loops
+    of one iterator type that every operand reads contiguously.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def ParallaxReassociateReductions : Pass<"parallax-reassociate-reductions"> {
+  let summary = "Allow float sums and products of linalg reductions to be "
+                "reassociated";
+  let description = [{
+    Marks the op that combines a reduction's accumulator (the `arith.addf`
+    or `arith.mulf` of the accumulator block argument, whose result is
+    yielded for it) in every `linalg.generic` with a reduction loop with
+    `fastmath<reassoc>`. Without it LLVM must add in source order, one
+    element per floating-point add latency, and cannot vectorize the loop
+    (a per-channel sum over 131,072 elements ran scalar); with it the sum
+    is split into vector lanes added at the end, as PyTorch and BLAS do.
+    Results differ from the sequential sum by rounding only. Nothing else
+    in the body is changed.
+
+    Precondition: linalg ops (on tensors or buffers). Postcondition: every
+    float sum or product reduction combiner carries `reassoc`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def ParallaxApproximateMath : Pass<"parallax-approximate-math"> {
   let summary = "Inline f32 polynomial approximations of exp, log, tanh, erf";
   let description = [{

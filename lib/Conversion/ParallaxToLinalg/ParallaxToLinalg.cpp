@@ -890,7 +890,10 @@ struct PadLowering : OpConversionPattern<PadOp> {
 // Normalisation
 //===----------------------------------------------------------------------===//
 
-/// (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + bias[c], channel dim 1.
+/// (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + bias[c], channel dim 1,
+/// as x * m[c] + o[c] with m = scale / sqrt(var + eps) and o = bias -
+/// mean * m computed per channel first: the loop over x then has no
+/// square root or division per element.
 struct BatchNormLowering : OpConversionPattern<BatchNormOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -898,26 +901,38 @@ struct BatchNormLowering : OpConversionPattern<BatchNormOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = tensorTypeOf(op.getResult());
-    // Per-channel parameters as C x 1 x ... x 1, broadcasting over N and
-    // the spatial dimensions.
-    Shape channelShape(type.getRank() - 1, 1);
-    channelShape[0] = type.getDimSize(1);
-    SmallVector<Value> operands{adaptor.getInput()};
-    for (Value v : {adaptor.getScale(), adaptor.getBias(), adaptor.getMean(),
-                    adaptor.getVariance()})
-      operands.push_back(reshapeTo(rewriter, loc, v, channelShape));
+    RankedTensorType channelType = tensorTypeOf(adaptor.getScale());
     Value epsilon = scalarConstant(rewriter, loc, type.getElementType(),
                                    op.getEpsilon().convertToDouble());
+    Value multiplier = elementwise(
+        rewriter, loc, channelType,
+        ValueRange{adaptor.getScale(), adaptor.getVariance()},
+        [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+          Value stddev = math::SqrtOp::create(
+              b, l, arith::AddFOp::create(b, l, v[1], epsilon));
+          return arith::DivFOp::create(b, l, v[0], stddev);
+        });
+    Value offset = elementwise(
+        rewriter, loc, channelType,
+        ValueRange{adaptor.getBias(), adaptor.getMean(), multiplier},
+        [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+          return arith::SubFOp::create(
+              b, l, v[0], arith::MulFOp::create(b, l, v[1], v[2]));
+        });
+    // Per-channel values as C x 1 x ... x 1, broadcasting over N and the
+    // spatial dimensions.
+    Shape channelShape(type.getRank() - 1, 1);
+    channelShape[0] = type.getDimSize(1);
     rewriter.replaceOp(
-        op, elementwise(rewriter, loc, type, operands,
+        op, elementwise(rewriter, loc, type,
+                        ValueRange{adaptor.getInput(),
+                                   reshapeTo(rewriter, loc, multiplier,
+                                             channelShape),
+                                   reshapeTo(rewriter, loc, offset,
+                                             channelShape)},
                         [&](OpBuilder &b, Location l, ValueRange v) -> Value {
-                          Value centered = arith::SubFOp::create(b, l, v[0], v[3]);
-                          Value stddev = math::SqrtOp::create(
-                              b, l, arith::AddFOp::create(b, l, v[4], epsilon));
-                          Value normalized =
-                              arith::DivFOp::create(b, l, centered, stddev);
                           return arith::AddFOp::create(
-                              b, l, arith::MulFOp::create(b, l, normalized, v[1]),
+                              b, l, arith::MulFOp::create(b, l, v[0], v[1]),
                               v[2]);
                         }));
     return success();
@@ -1164,20 +1179,58 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
 struct PoolLowering : OpConversionPattern<PoolOp> {
   using OpConversionPattern::OpConversionPattern;
 
+  /// Windows of at most this many elements are unrolled into the loop
+  /// body.
+  static constexpr int64_t kUnrolledWindow = 16;
+
   Value window(OpBuilder &b, Location loc, PoolOp op, Value input,
                RankedTensorType type, bool isMax) const {
     MLIRContext *ctx = b.getContext();
+    ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides();
     int64_t k = type.getRank() - 2;
-    int64_t loops = 2 * k + 2;
     auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    auto combine = [&](OpBuilder &nb, Location l, Value acc, Value v) {
+      return isMax ? maxOf(nb, l, acc, v) : addOf(nb, l, acc, v);
+    };
+    Type elementType = type.getElementType();
+    int64_t size = ShapedType::getNumElements(kernel);
+    if (size <= kUnrolledWindow) {
+      // One operand per window position (the same input at a fixed
+      // offset): an all-parallel loop nest over the output whose innermost
+      // loop vectorizes, instead of a short reduction loop per element.
+      SmallVector<AffineMap> maps;
+      for (int64_t i = 0; i < size; ++i) {
+        SmallVector<AffineExpr> in{dim(0), dim(1)};
+        for (int64_t d = 0, rest = i; d < k; ++d) {
+          int64_t inner = ShapedType::getNumElements(kernel.drop_front(d + 1));
+          in.push_back(dim(2 + d) * strides[d] + rest / inner);
+          rest %= inner;
+        }
+        maps.push_back(AffineMap::get(k + 2, 0, in, ctx));
+      }
+      maps.push_back(b.getMultiDimIdentityMap(k + 2));
+      SmallVector<Value> inputs(size, input);
+      SmallVector<utils::IteratorType> iterators(k + 2,
+                                                 utils::IteratorType::parallel);
+      return linalg::GenericOp::create(
+                 b, loc, TypeRange{type}, inputs,
+                 ValueRange{emptyTensor(b, loc, type)}, maps, iterators,
+                 [&](OpBuilder &nb, Location l, ValueRange v) {
+                   Value r = v[0];
+                   for (Value next : v.drop_front().drop_back())
+                     r = combine(nb, l, r, next);
+                   linalg::YieldOp::create(nb, l, r);
+                 })
+          .getResult(0);
+    }
+    int64_t loops = 2 * k + 2;
     SmallVector<AffineExpr> in{dim(0), dim(1)}, out{dim(0), dim(1)};
     for (int64_t d = 0; d < k; ++d) {
-      in.push_back(dim(2 + d) * op.getStrides()[d] + dim(2 + k + d));
+      in.push_back(dim(2 + d) * strides[d] + dim(2 + k + d));
       out.push_back(dim(2 + d));
     }
     // The kernel extent enters through a shape-only operand.
-    Value kernel = tensor::EmptyOp::create(b, loc, op.getKernel(),
-                                           type.getElementType());
+    Value kernelShape = tensor::EmptyOp::create(b, loc, kernel, elementType);
     SmallVector<AffineExpr> kernelExprs;
     for (int64_t d = 0; d < k; ++d)
       kernelExprs.push_back(dim(2 + k + d));
@@ -1187,17 +1240,14 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
     SmallVector<utils::IteratorType> iterators(k + 2,
                                                utils::IteratorType::parallel);
     iterators.append(k, utils::IteratorType::reduction);
-    Type elementType = type.getElementType();
     Value init = filledTensor(
         b, loc, type,
         scalarConstant(b, loc, elementType, isMax ? lowest(elementType) : 0));
     return linalg::GenericOp::create(
-               b, loc, TypeRange{type}, ValueRange{input, kernel},
+               b, loc, TypeRange{type}, ValueRange{input, kernelShape},
                ValueRange{init}, maps, iterators,
                [&](OpBuilder &nb, Location l, ValueRange v) {
-                 Value r = isMax ? maxOf(nb, l, v[2], v[0])
-                                 : addOf(nb, l, v[2], v[0]);
-                 linalg::YieldOp::create(nb, l, r);
+                 linalg::YieldOp::create(nb, l, combine(nb, l, v[2], v[0]));
                })
         .getResult(0);
   }

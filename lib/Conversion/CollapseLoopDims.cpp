@@ -1,0 +1,75 @@
+//===- CollapseLoopDims.cpp - Merge contiguous loops of linalg.generic ----===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Conversion/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::parallax {
+#define GEN_PASS_DEF_PARALLAXCOLLAPSELOOPDIMS
+#include "parallax/Conversion/Passes.h.inc"
+} // namespace mlir::parallax
+
+using namespace mlir;
+
+namespace {
+
+/// The maximal runs of adjacent loops of one iterator type that every
+/// indexing map reads contiguously (or not at all); runs of one loop are
+/// left out.
+SmallVector<ReassociationIndices> collapsibleRuns(linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || !generic.hasPureTensorSemantics())
+    return {};
+  // linalg.index of a merged loop would need delinearizing: keep such
+  // bodies as they are.
+  if (!generic.getBody()->getOps<linalg::IndexOp>().empty())
+    return {};
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  // Upstream's rewrite handles projected permutations only (no windows,
+  // no constant indices).
+  if (!llvm::all_of(maps,
+                    [](AffineMap map) { return map.isProjectedPermutation(); }))
+    return {};
+  auto iterators = generic.getIteratorTypesArray();
+  SmallVector<ReassociationIndices> runs;
+  ReassociationIndices run{0};
+  auto close = [&] {
+    if (run.size() > 1)
+      runs.push_back(run);
+  };
+  for (int64_t loop = 1, e = generic.getNumLoops(); loop < e; ++loop) {
+    ReassociationIndices longer(run);
+    longer.push_back(loop);
+    if (iterators[loop] == iterators[run.front()] &&
+        linalg::areDimSequencesPreserved(maps, {longer})) {
+      run = std::move(longer);
+      continue;
+    }
+    close();
+    run = {loop};
+  }
+  close();
+  return runs;
+}
+
+struct CollapseLoopDimsPass
+    : parallax::impl::ParallaxCollapseLoopDimsBase<CollapseLoopDimsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    // Size-1 dimensions of broadcast operands first: (c, 0, 0) becomes (c),
+    // which no longer blocks merging the loops it skipped.
+    linalg::ControlDropUnitDims unitDims;
+    linalg::populateFoldUnitExtentDimsPatterns(patterns, unitDims);
+    linalg::populateCollapseDimensions(patterns, collapsibleRuns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
