@@ -175,3 +175,24 @@ func.func @batch_norm(%x: tensor<2x3x4x4xf32>, %scale: tensor<3xf32>, %bias: ten
   %0 = parallax.batch_norm %x, %scale, %bias, %mean, %var epsilon = 1.0e-5 : tensor<2x3x4x4xf32>, tensor<3xf32>
   return %0 : tensor<2x3x4x4xf32>
 }
+
+// -----
+
+// The filter gradient of a convolution (autodiff's convolution of the
+// transposed input with the transposed dy) reuses the forward's patch
+// layout: per-image products with dy^T, summed over the images. The
+// patches read the input itself: the transposes of x and dy are left
+// unused (canonicalization erases them).
+// CHECK-LABEL: func.func @filter_gradient
+// CHECK: %[[PATCHES:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x3x6x6xf32>) outs(%{{.*}} : tensor<2x3x3x3x4x4xf32>)
+// CHECK: %[[COLUMNS:.*]] = tensor.collapse_shape %[[PATCHES]]
+// CHECK: %[[DYT:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x4x16xf32>) outs(%{{.*}} : tensor<2x16x4xf32>) permutation = [0, 2, 1]
+// CHECK: %[[PER:.*]] = linalg.batch_matmul ins(%{{.*}}, %[[DYT]] : tensor<2x27x16xf32>, tensor<2x16x4xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[PER]] : tensor<2x27x4xf32>) outs(%{{.*}} : tensor<27x4xf32>)
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<3x3x3x4xf32>) outs(%{{.*}} : tensor<3x4x3x3xf32>) permutation = [0, 3, 1, 2]
+func.func @filter_gradient(%x: tensor<2x3x6x6xf32>, %dy: tensor<2x4x4x4xf32>) -> tensor<3x4x3x3xf32> {
+  %xt = parallax.transpose %x permutation = [1, 0, 2, 3] : tensor<2x3x6x6xf32>
+  %dyt = parallax.transpose %dy permutation = [1, 0, 2, 3] : tensor<2x4x4x4xf32>
+  %0 = parallax.conv %xt, %dyt strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : tensor<3x2x6x6xf32>, tensor<4x2x4x4xf32>
+  return %0 : tensor<3x4x3x3xf32>
+}

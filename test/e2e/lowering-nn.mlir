@@ -36,6 +36,23 @@ func.func @main() {
     scf.yield
   }
 
+  // A filter gradient as the autodiff rule writes it (the convolution of
+  // the transposed input with the transposed dy of a stride-2 convolution;
+  // lowered as per-image products of the forward's patches): PyTorch's
+  // conv2d(x^T, dy^T, dilation=2).
+  // CHECK: [24.5, 27, 34.5, 37, 12, 14, 20, 22, 12.75, 12.5, 11.75, 11.5, 64.5, 67, 74.5, 77, 44, 46, 52, 54, 8.75, 8.5, 7.75, 7.5]
+  scf.execute_region {
+    %dy = arith.constant dense<[[[[1.0, -1.0], [0.5, 2.0]], [[0.0, 1.0], [1.0, 0.0]], [[-2.0, 0.5], [0.25, 1.0]]]]> : tensor<1x3x2x2xf32>
+    %xt = parallax.transpose %x permutation = [1, 0, 2, 3] : tensor<1x2x4x4xf32>
+    %dyt = parallax.transpose %dy permutation = [1, 0, 2, 3] : tensor<1x3x2x2xf32>
+    %r = parallax.conv %xt, %dyt strides = [1, 1] pads = [0, 0, 0, 0] dilations = [2, 2] groups = 1 : tensor<2x1x4x4xf32>, tensor<3x1x2x2xf32>
+    %flat = parallax.reshape %r : tensor<2x3x2x2xf32> -> tensor<24xf32>
+    %buf = bufferization.to_buffer %flat read_only : tensor<24xf32> to memref<24xf32>
+    %any = memref.cast %buf : memref<24xf32> to memref<*xf32>
+    func.call @printMemrefF32(%any) : (memref<*xf32>) -> ()
+    scf.yield
+  }
+
   // Max pooling with padding and ceil_mode.
   // CHECK: [6, 8, 8, 14, 16, 16, 14, 16, 16, 22, 24, 24, 30, 32, 32, 30, 32, 32]
   scf.execute_region {

@@ -1020,10 +1020,100 @@ Value padSpatial(OpBuilder &b, Location loc, Value input,
 ///   case): P[n, c, k..., o...] = in[n, c, o * s + k * d] as [N, C*K, O],
 ///   and per image the filter [M, C*K] times P[n] gives the output
 ///   [N, M, O] directly (a linalg.batch_matmul);
-/// - pixel-major (kernels wider than the output, e.g. the filter gradient,
-///   which correlates the input with dy): P[n, o..., c, k...] as
+/// - pixel-major (kernels wider than the output, e.g. a filter gradient
+///   that filterGradientAsMatmul does not recognise): P[n, o..., c, k...] as
 ///   [N*O, C*K] times the filter as [C*K, M] gives [N*O, M]; a transpose
 ///   restores N x M x O.
+/// The channel-major patches of `input` (already padded) as [N, C*K, O]:
+/// P[n, c, k..., o...] = in[n, c, o * s + k * d], K the product of `kernel`
+/// and O of `outSpatial`.
+Value channelMajorPatches(OpBuilder &b, Location loc, Value input,
+                          ArrayRef<int64_t> kernel,
+                          ArrayRef<int64_t> outSpatial,
+                          ArrayRef<int64_t> strides,
+                          ArrayRef<int64_t> dilations) {
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType inputType = tensorTypeOf(input);
+  int64_t n = inputType.getDimSize(0), c = inputType.getDimSize(1);
+  int64_t k = kernel.size();
+  auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  // Loops (n, c, k_1..k_k, o_1..o_k); the patch tensor has that shape.
+  Shape patchShape{n, c};
+  llvm::append_range(patchShape, kernel);
+  llvm::append_range(patchShape, outSpatial);
+  SmallVector<AffineExpr> in{dim(0), dim(1)};
+  for (int64_t d = 0; d < k; ++d)
+    in.push_back(dim(2 + k + d) * strides[d] + dim(2 + d) * dilations[d]);
+  Value patches =
+      remap(b, loc, input, AffineMap::get(patchShape.size(), 0, in, ctx),
+            RankedTensorType::get(patchShape, inputType.getElementType()));
+  return reshapeTo(b, loc, patches,
+                   {n, c * ShapedType::getNumElements(kernel),
+                    ShapedType::getNumElements(outSpatial)});
+}
+
+/// The filter gradient of a convolution, as the autodiff rule writes it:
+/// conv(transpose01(X), transpose01(DY)) -> [C, M, K...], with X the padded
+/// input [N, C, ...] and DY [N, M, O...]. Its patches are the forward
+/// convolution's own (the same copy of X, which CSE merges with the
+/// forward's), so per image P[n] [C*K, O] times DY[n]^T [O, M], summed over
+/// images, is the gradient: no transposed copies of X and DY and no second
+/// patch tensor. Null when `op` is not of that form.
+Value filterGradientAsMatmul(ConversionPatternRewriter &b, Location loc,
+                             ConvOp op, RankedTensorType type) {
+  auto swapsBatchAndChannels = [](Value v) -> Value {
+    auto transpose = v.getDefiningOp<TransposeOp>();
+    if (!transpose)
+      return {};
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    for (int64_t d = 2; d < static_cast<int64_t>(perm.size()); ++d)
+      if (perm[d] != d)
+        return {};
+    return perm[0] == 1 && perm[1] == 0 ? transpose.getInput() : Value();
+  };
+  Value x = swapsBatchAndChannels(op.getInput());
+  Value dy = swapsBatchAndChannels(op.getFilter());
+  if (!x || !dy || op.getGroups() != 1 || op.getBias() ||
+      !type.getElementType().isF32() ||
+      llvm::any_of(op.getPads(), [](int64_t p) { return p != 0; }))
+    return {};
+  x = b.getRemappedValue(x);
+  dy = b.getRemappedValue(dy);
+  if (!x || !dy)
+    return {};
+  RankedTensorType dyType = tensorTypeOf(dy);
+  int64_t k = type.getRank() - 2;
+  int64_t n = dyType.getDimSize(0), m = dyType.getDimSize(1);
+  int64_t c = type.getDimSize(0);
+  ArrayRef<int64_t> kernel = type.getShape().drop_front(2);
+  ArrayRef<int64_t> outSpatial = dyType.getShape().drop_front(2);
+  int64_t ck = c * ShapedType::getNumElements(kernel);
+  int64_t o = ShapedType::getNumElements(outSpatial);
+  // This convolution's strides and dilations are the forward's dilations
+  // and strides.
+  Value columns = channelMajorPatches(b, loc, x, kernel, outSpatial,
+                                      op.getDilations(), op.getStrides());
+  Value dyRows =
+      transposed(b, loc, reshapeTo(b, loc, dy, {n, m, o}), {0, 2, 1});
+  Type elementType = type.getElementType();
+  auto productType = RankedTensorType::get({n, ck, m}, elementType);
+  Value perImage =
+      linalg::BatchMatmulOp::create(
+          b, loc, ValueRange{columns, dyRows},
+          ValueRange{filledTensor(b, loc, productType,
+                                  scalarConstant(b, loc, elementType, 0))})
+          .getResult(0);
+  Value sum = reduce(b, loc, perImage, {0}, 0, addOf);
+  // [C*K, M] -> [C, K..., M] -> [C, M, K...].
+  Shape unflat{c};
+  llvm::append_range(unflat, kernel);
+  unflat.push_back(m);
+  SmallVector<int64_t> perm{0, k + 1};
+  for (int64_t d = 0; d < k; ++d)
+    perm.push_back(1 + d);
+  return transposed(b, loc, reshapeTo(b, loc, sum, unflat), perm);
+}
+
 Value convolveAsMatmul(OpBuilder &b, Location loc, ConvOp op, Value input,
                        Value filter, RankedTensorType type) {
   MLIRContext *ctx = b.getContext();
@@ -1039,18 +1129,8 @@ Value convolveAsMatmul(OpBuilder &b, Location loc, ConvOp op, Value input,
   auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
   Value zero = scalarConstant(b, loc, elementType, 0);
   if (outSpatial.back() >= kernel.back()) {
-    // Loops (n, c, k_1..k_k, o_1..o_k); the patch tensor has that shape.
-    Shape patchShape{n, c};
-    llvm::append_range(patchShape, kernel);
-    llvm::append_range(patchShape, outSpatial);
-    SmallVector<AffineExpr> in{dim(0), dim(1)};
-    for (int64_t d = 0; d < k; ++d)
-      in.push_back(dim(2 + k + d) * op.getStrides()[d] +
-                   dim(2 + d) * op.getDilations()[d]);
-    Value patches = remap(b, loc, input,
-                          AffineMap::get(patchShape.size(), 0, in, ctx),
-                          RankedTensorType::get(patchShape, elementType));
-    Value columns = reshapeTo(b, loc, patches, {n, ck, o});
+    Value columns = channelMajorPatches(b, loc, input, kernel, outSpatial,
+                                        op.getStrides(), op.getDilations());
     // The filter, one copy per image (batch_matmul has no broadcasting).
     Value weights = remap(
         b, loc, reshapeTo(b, loc, filter, {m, ck}),
@@ -1111,6 +1191,10 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
     int64_t groups = op.getGroups();
     int64_t featuresPerGroup = filterType.getDimSize(0) / groups;
     int64_t channelsPerGroup = filterType.getDimSize(1);
+    if (Value gradient = filterGradientAsMatmul(rewriter, loc, op, type)) {
+      rewriter.replaceOp(op, gradient);
+      return success();
+    }
     Value input = padSpatial(rewriter, loc, adaptor.getInput(), op.getPads(), 0);
     if (groups == 1 && type.getElementType().isF32()) {
       Value result = convolveAsMatmul(rewriter, loc, op, input,
