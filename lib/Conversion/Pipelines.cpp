@@ -53,6 +53,13 @@ static void addBufferToLLVMPasses(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createParallaxApproximateMath());
   pm.addPass(createConvertMathToLibmPass());
+  // aligned_alloc, not malloc plus pointer arithmetic: LLVM then knows every
+  // buffer is a distinct allocation, so loops that read one buffer and
+  // write another vectorize without run-time overlap checks (which it
+  // judges too costly for short loops and gives up on).
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useAlignedAlloc = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
