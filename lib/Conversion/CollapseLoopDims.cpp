@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::parallax {
@@ -29,6 +30,12 @@ SmallVector<ReassociationIndices> collapsibleRuns(linalg::LinalgOp op) {
   // linalg.index of a merged loop would need delinearizing: keep such
   // bodies as they are.
   if (!generic.getBody()->getOps<linalg::IndexOp>().empty())
+    return {};
+  // A slice (a strided view after bufferization) cannot be reshaped
+  // without a copy.
+  if (llvm::any_of(generic->getOperands(), [](Value v) {
+        return v.getDefiningOp<tensor::ExtractSliceOp>();
+      }))
     return {};
   SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
   // Upstream's rewrite handles projected permutations only (no windows,

@@ -78,3 +78,23 @@ func.func @indexed(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   } -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// ... and an op reading strided slices (pooling windows): collapsing them
+// would copy each view into a contiguous buffer.
+// CHECK-LABEL: func.func @slices
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @slices(%x: tensor<8x8xf32>) -> tensor<4x4xf32> {
+  %a = tensor.extract_slice %x[0, 0] [4, 4] [2, 2] : tensor<8x8xf32> to tensor<4x4xf32>
+  %b = tensor.extract_slice %x[0, 1] [4, 4] [2, 2] : tensor<8x8xf32> to tensor<4x4xf32>
+  %e = tensor.empty() : tensor<4x4xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%u: f32, %v: f32, %out: f32):
+    %m = arith.maximumf %u, %v : f32
+    linalg.yield %m : f32
+  } -> tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}

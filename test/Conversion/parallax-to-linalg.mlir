@@ -117,23 +117,31 @@ func.func @keep_matmul(%a: tensor<8x4xf32>, %b: tensor<8x3xf32>, %c: tensor<3xf3
 // -----
 
 // A pooling window of at most 16 elements is unrolled into the loop body:
-// one operand per window position, all loops parallel, no reduction loop
-// and no initial fill.
-// CHECK-DAG: #[[W00:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 2)>
-// CHECK-DAG: #[[W01:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 2 + 1)>
-// CHECK-DAG: #[[W10:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2 + 1, d3 * 2)>
-// CHECK-DAG: #[[W11:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2 + 1, d3 * 2 + 1)>
+// one strided slice of the input per window position, combined
+// elementwise; no reduction loop and no initial fill. A stride-1 window
+// (output smaller than the input) works the same way.
 // CHECK-LABEL: func.func @max_pool_small_window
 // CHECK-NOT: linalg.fill
-// CHECK: linalg.generic {indexing_maps = [#[[W00]], #[[W01]], #[[W10]], #[[W11]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0, %arg0, %arg0, %arg0 : {{.*}}) outs(%{{.*}} : tensor<2x3x4x4xf32>)
-// CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[C:.*]]: f32, %[[D:.*]]: f32, %{{.*}}: f32):
-// CHECK: %[[AB:.*]] = arith.maximumf %[[A]], %[[B]]
-// CHECK: %[[ABC:.*]] = arith.maximumf %[[AB]], %[[C]]
-// CHECK: %[[ABCD:.*]] = arith.maximumf %[[ABC]], %[[D]]
+// CHECK-DAG: %[[A:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK-DAG: %[[B:.*]] = tensor.extract_slice %arg0[0, 0, 0, 1] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK-DAG: %[[C:.*]] = tensor.extract_slice %arg0[0, 0, 1, 0] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK-DAG: %[[D:.*]] = tensor.extract_slice %arg0[0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[A]], %[[B]], %[[C]], %[[D]] : {{.*}}) outs(%{{.*}} : tensor<2x3x4x4xf32>)
+// CHECK: ^bb0(%[[VA:.*]]: f32, %[[VB:.*]]: f32, %[[VC:.*]]: f32, %[[VD:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[AB:.*]] = arith.maximumf %[[VA]], %[[VB]]
+// CHECK: %[[ABC:.*]] = arith.maximumf %[[AB]], %[[VC]]
+// CHECK: %[[ABCD:.*]] = arith.maximumf %[[ABC]], %[[VD]]
 // CHECK: linalg.yield %[[ABCD]]
+// CHECK-LABEL: func.func @max_pool_stride_one
+// CHECK: tensor.extract_slice %arg0[0, 0, 1, 1] [1, 1, 7, 7] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x7x7xf32>)
 func.func @max_pool_small_window(%x: tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32> {
   %0 = parallax.pool max %x kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] : tensor<2x3x8x8xf32>
   return %0 : tensor<2x3x4x4xf32>
+}
+func.func @max_pool_stride_one(%x: tensor<1x1x8x8xf32>) -> tensor<1x1x7x7xf32> {
+  %0 = parallax.pool max %x kernel = [2, 2] strides = [1, 1] pads = [0, 0, 0, 0] : tensor<1x1x8x8xf32>
+  return %0 : tensor<1x1x7x7xf32>
 }
 
 // -----

@@ -139,8 +139,10 @@ def ParallaxCollapseLoopDims : Pass<"parallax-collapse-loop-dims"> {
     bufferization).
 
     Precondition: linalg on tensors (before bufferization). Ops whose maps
-    are not projected permutations (convolution windows, im2col gathers)
-    and bodies that use `linalg.index` are left as they are.
+    are not projected permutations (convolution windows, im2col gathers),
+    bodies that use `linalg.index`, and ops reading a `tensor.extract_slice`
+    (a strided view once bufferized, which a reshape would copy) are left
+    as they are.
     Postcondition: no `linalg.generic` on tensors has two adjacent loops
     of one iterator type that every operand reads contiguously.
   }];

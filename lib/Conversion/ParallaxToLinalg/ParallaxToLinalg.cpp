@@ -1279,33 +1279,34 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
     Type elementType = type.getElementType();
     int64_t size = ShapedType::getNumElements(kernel);
     if (size <= kUnrolledWindow) {
-      // One operand per window position (the same input at a fixed
-      // offset): an all-parallel loop nest over the output whose innermost
-      // loop vectorizes, instead of a short reduction loop per element.
-      SmallVector<AffineMap> maps;
+      // One operand per window position, a strided slice of the input (a
+      // view after bufferization): an elementwise loop nest over the
+      // output whose innermost loop vectorizes, instead of a short
+      // reduction loop per element.
+      SmallVector<Value> windows;
+      SmallVector<OpFoldResult> sizes, strideAttrs;
+      for (int64_t size : type.getShape())
+        sizes.push_back(b.getIndexAttr(size));
+      strideAttrs.assign(2, b.getIndexAttr(1));
+      for (int64_t stride : strides)
+        strideAttrs.push_back(b.getIndexAttr(stride));
       for (int64_t i = 0; i < size; ++i) {
-        SmallVector<AffineExpr> in{dim(0), dim(1)};
+        SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
         for (int64_t d = 0, rest = i; d < k; ++d) {
           int64_t inner = ShapedType::getNumElements(kernel.drop_front(d + 1));
-          in.push_back(dim(2 + d) * strides[d] + rest / inner);
+          offsets.push_back(b.getIndexAttr(rest / inner));
           rest %= inner;
         }
-        maps.push_back(AffineMap::get(k + 2, 0, in, ctx));
+        windows.push_back(tensor::ExtractSliceOp::create(
+            b, loc, type, input, offsets, sizes, strideAttrs));
       }
-      maps.push_back(b.getMultiDimIdentityMap(k + 2));
-      SmallVector<Value> inputs(size, input);
-      SmallVector<utils::IteratorType> iterators(k + 2,
-                                                 utils::IteratorType::parallel);
-      return linalg::GenericOp::create(
-                 b, loc, TypeRange{type}, inputs,
-                 ValueRange{emptyTensor(b, loc, type)}, maps, iterators,
-                 [&](OpBuilder &nb, Location l, ValueRange v) {
-                   Value r = v[0];
-                   for (Value next : v.drop_front().drop_back())
-                     r = combine(nb, l, r, next);
-                   linalg::YieldOp::create(nb, l, r);
-                 })
-          .getResult(0);
+      return elementwise(b, loc, type, windows,
+                         [&](OpBuilder &nb, Location l, ValueRange v) {
+                           Value r = v[0];
+                           for (Value next : v.drop_front())
+                             r = combine(nb, l, r, next);
+                           return r;
+                         });
     }
     int64_t loops = 2 * k + 2;
     SmallVector<AffineExpr> in{dim(0), dim(1)}, out{dim(0), dim(1)};
