@@ -1024,6 +1024,21 @@ Value padSpatial(OpBuilder &b, Location loc, Value input,
 ///   that filterGradientAsMatmul does not recognise): P[n, o..., c, k...] as
 ///   [N*O, C*K] times the filter as [C*K, M] gives [N*O, M]; a transpose
 ///   restores N x M x O.
+/// A matrix product's [A*S, M] (S the product of `spatial`, rows A-major)
+/// as [A, M, spatial...]: a reshape to [A, spatial..., M], then a
+/// transpose.
+Value rowsToChannelFirst(OpBuilder &b, Location loc, Value rows, int64_t lead,
+                         ArrayRef<int64_t> spatial) {
+  int64_t k = spatial.size();
+  Shape unflat{lead};
+  llvm::append_range(unflat, spatial);
+  unflat.push_back(tensorTypeOf(rows).getDimSize(1));
+  SmallVector<int64_t> perm{0, k + 1};
+  for (int64_t d = 0; d < k; ++d)
+    perm.push_back(1 + d);
+  return transposed(b, loc, reshapeTo(b, loc, rows, unflat), perm);
+}
+
 /// The channel-major patches of `input` (already padded) as [N, C*K, O]:
 /// P[n, c, k..., o...] = in[n, c, o * s + k * d], K the product of `kernel`
 /// and O of `outSpatial`.
@@ -1082,7 +1097,6 @@ Value filterGradientAsMatmul(ConversionPatternRewriter &b, Location loc,
   if (!x || !dy)
     return {};
   RankedTensorType dyType = tensorTypeOf(dy);
-  int64_t k = type.getRank() - 2;
   int64_t n = dyType.getDimSize(0), m = dyType.getDimSize(1);
   int64_t c = type.getDimSize(0);
   ArrayRef<int64_t> kernel = type.getShape().drop_front(2);
@@ -1103,15 +1117,8 @@ Value filterGradientAsMatmul(ConversionPatternRewriter &b, Location loc,
           ValueRange{filledTensor(b, loc, productType,
                                   scalarConstant(b, loc, elementType, 0))})
           .getResult(0);
-  Value sum = reduce(b, loc, perImage, {0}, 0, addOf);
-  // [C*K, M] -> [C, K..., M] -> [C, M, K...].
-  Shape unflat{c};
-  llvm::append_range(unflat, kernel);
-  unflat.push_back(m);
-  SmallVector<int64_t> perm{0, k + 1};
-  for (int64_t d = 0; d < k; ++d)
-    perm.push_back(1 + d);
-  return transposed(b, loc, reshapeTo(b, loc, sum, unflat), perm);
+  return rowsToChannelFirst(b, loc, reduce(b, loc, perImage, {0}, 0, addOf), c,
+                            kernel);
 }
 
 Value convolveAsMatmul(OpBuilder &b, Location loc, ConvOp op, Value input,
@@ -1164,14 +1171,7 @@ Value convolveAsMatmul(OpBuilder &b, Location loc, ConvOp op, Value input,
                       b, loc, ValueRange{lhs, rhs},
                       ValueRange{filledTensor(b, loc, productType, zero)})
                       .getResult(0);
-  // [N*O, M] -> [N, O..., M] -> [N, M, O...].
-  Shape unflat{n};
-  llvm::append_range(unflat, outSpatial);
-  unflat.push_back(m);
-  SmallVector<int64_t> perm{0, k + 1};
-  for (int64_t d = 0; d < k; ++d)
-    perm.push_back(1 + d);
-  return transposed(b, loc, reshapeTo(b, loc, product, unflat), perm);
+  return rowsToChannelFirst(b, loc, product, n, outSpatial);
 }
 
 /// Loops (n, f, o_1..o_k, c, k_1..k_k) of a grouped N-d convolution:
