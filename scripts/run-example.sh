@@ -86,6 +86,6 @@ echo
 echo "(The bundled model is tiny: a 200-word vocabulary that 4 workers x 64"
 echo " tokens mostly cover, so the hybrid saves few bytes and its extra"
 echo " message rounds cost more than the bytes on shared memory. With a"
-echo " 100,000-word vocabulary, bench/distributed_benchmark.py measures 2.1-2.3x"
-echo " PyTorch DDP's examples/s for the language models and 61x for the CTR"
+echo " 100,000-word vocabulary, bench/distributed_benchmark.py measures 2.3-2.5x"
+echo " PyTorch DDP's examples/s for the language models and 83x for the CTR"
 echo " model; docs/benchmarks.md.)"
