@@ -53,6 +53,21 @@ func.func @main() {
     scf.yield
   }
 
+  // The same for a dilation-2 convolution: the gradient's convolution has
+  // stride 2. PyTorch's conv2d(x^T, dy^T, stride=2).
+  // CHECK: [13.5, 18.5, 33.5, 38.5, 7, 11, 23, 27, 6.25, 5.75, 4.25, 3.75, 53.5, 58.5, 73.5, 78.5, 39, 43, 55, 59, 2.25, 1.75, 0.25, -0.25]
+  scf.execute_region {
+    %dy = arith.constant dense<[[[[1.0, -1.0], [0.5, 2.0]], [[0.0, 1.0], [1.0, 0.0]], [[-2.0, 0.5], [0.25, 1.0]]]]> : tensor<1x3x2x2xf32>
+    %xt = parallax.transpose %x permutation = [1, 0, 2, 3] : tensor<1x2x4x4xf32>
+    %dyt = parallax.transpose %dy permutation = [1, 0, 2, 3] : tensor<1x3x2x2xf32>
+    %r = parallax.conv %xt, %dyt strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : tensor<2x1x4x4xf32>, tensor<3x1x2x2xf32>
+    %flat = parallax.reshape %r : tensor<2x3x2x2xf32> -> tensor<24xf32>
+    %buf = bufferization.to_buffer %flat read_only : tensor<24xf32> to memref<24xf32>
+    %any = memref.cast %buf : memref<24xf32> to memref<*xf32>
+    func.call @printMemrefF32(%any) : (memref<*xf32>) -> ()
+    scf.yield
+  }
+
   // Max pooling with padding and ceil_mode.
   // CHECK: [6, 8, 8, 14, 16, 16, 14, 16, 16, 22, 24, 24, 30, 32, 32, 30, 32, 32]
   scf.execute_region {
