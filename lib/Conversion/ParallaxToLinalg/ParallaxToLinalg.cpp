@@ -1011,19 +1011,6 @@ Value padSpatial(OpBuilder &b, Location loc, Value input,
       high, scalarConstant(b, loc, type.getElementType(), value));
 }
 
-/// An ungrouped convolution as matrix products (im2col), which
-/// --parallax-linalg-to-blas sends to BLAS. Two layouts of the patches of
-/// the padded input, chosen so that the copy's innermost loop is the longer
-/// of the last output and kernel dimensions (a contiguous, vectorizable run
-/// of the input for unit strides and dilations):
-/// - channel-major (outputs at least as wide as the kernel, the usual
-///   case): P[n, c, k..., o...] = in[n, c, o * s + k * d] as [N, C*K, O],
-///   and per image the filter [M, C*K] times P[n] gives the output
-///   [N, M, O] directly (a linalg.batch_matmul);
-/// - pixel-major (kernels wider than the output, e.g. a filter gradient
-///   that filterGradientAsMatmul does not recognise): P[n, o..., c, k...] as
-///   [N*O, C*K] times the filter as [C*K, M] gives [N*O, M]; a transpose
-///   restores N x M x O.
 /// A matrix product's [A*S, M] (S the product of `spatial`, rows A-major)
 /// as [A, M, spatial...]: a reshape to [A, spatial..., M], then a
 /// transpose.
@@ -1121,6 +1108,19 @@ Value filterGradientAsMatmul(ConversionPatternRewriter &b, Location loc,
                             kernel);
 }
 
+/// An ungrouped convolution as matrix products (im2col), which
+/// --parallax-linalg-to-blas sends to BLAS. Two layouts of the patches of
+/// the padded input, chosen so that the copy's innermost loop is the longer
+/// of the last output and kernel dimensions (a contiguous, vectorizable run
+/// of the input for unit strides and dilations):
+/// - channel-major (outputs at least as wide as the kernel, the usual
+///   case): P[n, c, k..., o...] = in[n, c, o * s + k * d] as [N, C*K, O],
+///   and per image the filter [M, C*K] times P[n] gives the output
+///   [N, M, O] directly (a linalg.batch_matmul);
+/// - pixel-major (kernels wider than the output, e.g. a filter gradient
+///   that filterGradientAsMatmul does not recognise): P[n, o..., c, k...] as
+///   [N*O, C*K] times the filter as [C*K, M] gives [N*O, M]; a transpose
+///   restores N x M x O.
 Value convolveAsMatmul(OpBuilder &b, Location loc, ConvOp op, Value input,
                        Value filter, RankedTensorType type) {
   MLIRContext *ctx = b.getContext();
@@ -1285,8 +1285,8 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
       // reduction loop per element.
       SmallVector<Value> windows;
       SmallVector<OpFoldResult> sizes, strideAttrs;
-      for (int64_t size : type.getShape())
-        sizes.push_back(b.getIndexAttr(size));
+      for (int64_t extent : type.getShape())
+        sizes.push_back(b.getIndexAttr(extent));
       strideAttrs.assign(2, b.getIndexAttr(1));
       for (int64_t stride : strides)
         strideAttrs.push_back(b.getIndexAttr(stride));
