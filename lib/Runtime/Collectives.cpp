@@ -18,6 +18,7 @@
 #include "Descriptor.h"
 #include "Optimizers.h"
 #include "Support.h"
+#include "Trace.h"
 
 #include <algorithm>
 #include <cstring>
@@ -40,6 +41,7 @@ struct Bucket {
   MPI_Request request = MPI_REQUEST_NULL;
   int32_t reduction = 0; // ReductionKind: sum, mean, max, min
   bool started = false;
+  double startedAt = 0; // traceClock(), when tracing
 };
 
 std::vector<Bucket> buckets;
@@ -88,9 +90,12 @@ extern "C" void parallax_rt_allreduce_start(int64_t id, int32_t reduction) {
     die("internal error: reduction kind " + std::to_string(reduction));
   bucket.reduction = reduction;
   bucket.started = true;
+  bucket.startedAt = tracing() ? traceClock() : 0;
   const World &w = world();
   if (w.size == 1)
     return;
+  TraceScope trace("allreduce start (bucket " + std::to_string(id) + ")",
+                   "comm");
   for (const BucketEntry &entry : bucket.entries) {
     int64_t bytes = ringBytes(entry.count * sizeof(float));
     account(entry.name, bytes, bytes);
@@ -110,8 +115,18 @@ extern "C" void parallax_rt_allreduce_wait(int64_t id) {
     die("internal error: allreduce bucket " + std::to_string(id) +
         " waited on before its start");
   const World &w = world();
-  if (w.size > 1)
+  if (w.size > 1) {
+    TraceScope trace("allreduce wait (bucket " + std::to_string(id) + ")",
+                     "comm");
     checkMPI(MPI_Wait(&bucket.request, MPI_STATUS_IGNORE), "MPI_Wait");
+  }
+  if (tracing() && w.size > 1) {
+    std::string variables;
+    for (const BucketEntry &entry : bucket.entries)
+      variables += (variables.empty() ? "" : ", ") + entry.name;
+    traceInFlight("allreduce (bucket " + std::to_string(id) + ")", "comm",
+                  bucket.startedAt, traceClock(), variables);
+  }
   float scale = bucket.reduction == 1 ? 1.0f / w.size : 1.0f;
   for (const BucketEntry &entry : bucket.entries) {
     const float *from = bucket.buffer.data() + entry.offset;
@@ -128,6 +143,7 @@ extern "C" void parallax_rt_allreduce_wait(int64_t id) {
 
 static void allGather(const char *name, int64_t elementSize, int64_t rankIn,
                       void *in, int64_t rankOut, void *out) {
+  TraceScope trace(std::string("allgather ") + name, "comm");
   const World &w = world();
   int64_t count = elementCount(rankIn, in);
   if (elementCount(rankOut, out) != count * w.size)
@@ -150,6 +166,7 @@ static void allGather(const char *name, int64_t elementSize, int64_t rankIn,
 
 static void broadcast(int64_t elementSize, int64_t rankIn, void *in,
                       int64_t rankOut, void *out, int64_t root) {
+  TraceScope trace("broadcast", "comm");
   const World &w = world();
   if (root >= w.size)
     die("broadcast from worker " + std::to_string(root) + " in a world of " +

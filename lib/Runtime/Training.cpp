@@ -19,6 +19,7 @@
 #include "Descriptor.h"
 #include "ParameterStore.h"
 #include "Support.h"
+#include "Trace.h"
 
 #include <cerrno>
 #include <chrono>
@@ -58,7 +59,7 @@ struct Variable : Buffer {
 };
 
 struct Options {
-  std::string data, metrics, save, restore;
+  std::string data, metrics, save, restore, trace;
   int64_t steps = -1, saveEvery = 0, logEvery = 10;
   bool metricsAllRanks = false;
 };
@@ -67,6 +68,7 @@ Options options;
 std::vector<Input> inputs;
 std::vector<Variable> variables;
 int64_t firstStep = 0, endStep = 0, currentStep = 1, batch = 0;
+double computeStart = 0; // traceClock() when the step function starts
 std::FILE *metricsFile = nullptr, *rankMetricsFile = nullptr;
 double stepStart = 0, runStart = 0;
 
@@ -93,6 +95,7 @@ std::string checkpointPath(const std::string &dir, const std::string &name) {
 /// fresh directory that then replaces `dir`: a crash leaves either the old
 /// or the new checkpoint, never a mixture.
 void saveCheckpoint(const std::string &dir, int64_t step) {
+  TraceScope trace("checkpoint", "io", "step " + std::to_string(step));
   for (Variable &v : variables)
     if (v.partitions) {
       int64_t rows = v.shape.empty() ? 1 : v.shape.front();
@@ -296,7 +299,7 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         "usage: [mpirun -np N] " + std::string(argc > 0 ? argv[0] : "program") +
         " --data DIR [--steps S] [--metrics FILE.jsonl]\n"
         "       [--metrics-all-ranks] [--save DIR] [--save-every K]\n"
-        "       [--restore DIR] [--log-every K]\n"
+        "       [--restore DIR] [--log-every K] [--trace FILE.json]\n"
         "  --data DIR       DIR/<graph input>.npy, leading dimension = "
         "examples;\n"
         "                   worker r of N trains step s on examples\n"
@@ -310,7 +313,10 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         "  --save-every K   ... and every K steps\n"
         "  --restore DIR    start from a checkpoint (or a directory of "
         "<variable>.npy)\n"
-        "  --log-every K    progress on stderr every K steps (default 10)\n";
+        "  --log-every K    progress on stderr every K steps (default 10)\n"
+        "  --trace FILE     a Chrome-trace timeline (chrome://tracing,\n"
+        "                   Perfetto) of every worker's steps, communication\n"
+        "                   and checkpoints, written by worker 0 at the end\n";
     if (problem.empty()) {
       std::fputs(text.c_str(), stdout);
       std::exit(0);
@@ -340,6 +346,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
       options.restore = value();
     else if (arg == "--log-every")
       options.logEvery = parseCount(arg, value(), 1);
+    else if (arg == "--trace")
+      options.trace = value();
     else if (arg == "--help" || arg == "-h")
       usage("");
     else
@@ -353,6 +361,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
     usage("--save-every needs --save");
   if (options.metricsAllRanks && options.metrics.empty())
     usage("--metrics-all-ranks needs --metrics");
+  if (!options.trace.empty())
+    enableTrace(options.trace);
 }
 
 extern "C" void parallax_rt_set_workers(int64_t workers) {
@@ -454,6 +464,7 @@ extern "C" int64_t parallax_rt_begin() {
   if (options.metricsAllRanks)
     rankMetricsFile =
         openMetrics(options.metrics + "." + std::to_string(w.rank));
+  setTraceOrigin();
   runStart = stepStart = now();
   return firstStep;
 }
@@ -463,14 +474,24 @@ extern "C" int64_t parallax_rt_end_step() { return endStep; }
 extern "C" int64_t parallax_rt_current_step() { return currentStep; }
 
 extern "C" void parallax_rt_load_batch(int64_t step) {
-  currentStep = step + 1;
-  int64_t slice = step * world().size + world().rank;
-  for (Input &input : inputs)
-    std::memcpy(input.data, input.file.data.data() + slice * input.bytes,
-                input.bytes);
+  {
+    TraceScope trace("load batch", "data");
+    currentStep = step + 1;
+    int64_t slice = step * world().size + world().rank;
+    for (Input &input : inputs)
+      std::memcpy(input.data, input.file.data.data() + slice * input.bytes,
+                  input.bytes);
+  }
+  computeStart = tracing() ? traceClock() : 0;
 }
 
 extern "C" void parallax_rt_step_end(int64_t step, float loss) {
+  // The step function's own time, communication inside it included (its
+  // events nest in this one).
+  if (tracing())
+    traceEvent("step " + std::to_string(step), "compute", computeStart,
+               traceClock());
+  TraceScope trace("step end (loss, metrics)", "runtime");
   double end = now(), seconds = end - stepStart;
   stepStart = end;
   const World &w = world();
@@ -516,6 +537,7 @@ extern "C" int32_t parallax_rt_finish() {
                  total > 0 ? steps * batch * w.size / total : 0.0);
   if (w.size > 1)
     printTrafficSummary(steps);
+  writeTrace();
   finalizeWorld();
   return 0;
 }

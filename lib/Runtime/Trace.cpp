@@ -1,0 +1,186 @@
+//===- Trace.cpp - Chrome-trace timeline of a training run ----------------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Trace.h"
+
+#include "Comm.h"
+#include "Support.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <vector>
+
+using namespace parallax::runtime;
+
+namespace {
+
+struct Event {
+  std::string name, detail;
+  const char *category;
+  double start, end;
+  int timeline; // 0: main, 1: in flight
+};
+
+std::string tracePath;
+double origin = 0;
+std::vector<Event> events;
+
+double steadySeconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+/// `text` as the contents of a JSON string.
+std::string escaped(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char code[8];
+      std::snprintf(code, sizeof code, "\\u%04x",
+                    static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += code;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+/// This rank's events (and its process and timeline names) as JSON objects
+/// separated by commas.
+std::string serialize(int rank) {
+  std::string out;
+  char buffer[160];
+  std::snprintf(buffer, sizeof buffer,
+                "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\","
+                "\"args\":{\"name\":\"worker %d\"}}",
+                rank, rank);
+  out += buffer;
+  for (int tid = 0; tid < 2; ++tid) {
+    std::snprintf(buffer, sizeof buffer,
+                  ",{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":"
+                  "\"thread_name\",\"args\":{\"name\":\"%s\"}}",
+                  rank, tid, tid == 0 ? "main" : "in flight");
+    out += buffer;
+  }
+  for (const Event &e : events) {
+    std::snprintf(buffer, sizeof buffer,
+                  ",{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
+                  "\"dur\":%.3f,\"cat\":\"%s\",\"name\":\"",
+                  rank, e.timeline, (e.start - origin) * 1e6,
+                  (e.end - e.start) * 1e6, e.category);
+    out += buffer;
+    out += escaped(e.name) + "\"";
+    if (!e.detail.empty())
+      out += ",\"args\":{\"detail\":\"" + escaped(e.detail) + "\"}";
+    out += "}";
+  }
+  return out;
+}
+
+void record(const std::string &name, const char *category, double start,
+            double end, const std::string &detail, int timeline) {
+  if (!tracePath.empty())
+    events.push_back({name, detail, category, start, end, timeline});
+}
+
+} // namespace
+
+void parallax::runtime::enableTrace(const std::string &path) {
+  // Only worker 0 writes the file: find out now, not after training.
+  if (world().rank == 0) {
+    std::string probe = path + ".tmp";
+    std::FILE *file = std::fopen(probe.c_str(), "w");
+    if (!file)
+      die("cannot write --trace '" + path + "'");
+    std::fclose(file);
+    std::filesystem::remove(probe);
+  }
+  tracePath = path;
+  origin = steadySeconds();
+}
+
+bool parallax::runtime::tracing() { return !tracePath.empty(); }
+
+void parallax::runtime::setTraceOrigin() {
+  if (!tracing())
+    return;
+  const World &w = world();
+  if (w.size > 1)
+    checkMPI(MPI_Barrier(w.comm), "MPI_Barrier");
+  origin = steadySeconds();
+}
+
+double parallax::runtime::traceClock() { return steadySeconds(); }
+
+void parallax::runtime::traceEvent(const std::string &name,
+                                   const char *category, double start,
+                                   double end, const std::string &detail) {
+  record(name, category, start, end, detail, 0);
+}
+
+void parallax::runtime::traceInFlight(const std::string &name,
+                                      const char *category, double start,
+                                      double end, const std::string &detail) {
+  record(name, category, start, end, detail, 1);
+}
+
+TraceScope::TraceScope(std::string name, const char *category,
+                       std::string detail)
+    : name(std::move(name)), detail(std::move(detail)), category(category),
+      start(tracing() ? steadySeconds() : 0) {}
+
+TraceScope::~TraceScope() {
+  if (tracing())
+    traceEvent(name, category, start, steadySeconds(), detail);
+}
+
+void parallax::runtime::writeTrace() {
+  if (!tracing())
+    return;
+  const World &w = world();
+  std::string mine = serialize(w.rank);
+  std::string all = mine;
+  if (w.size > 1) {
+    int length = mpiCount(mine.size(), "trace");
+    std::vector<int> lengths(w.size), offsets(w.size);
+    checkMPI(
+        MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, w.comm),
+        "MPI_Gather of trace sizes");
+    int64_t total = 0;
+    for (int r = 0; r < w.size; ++r) {
+      offsets[r] = mpiCount(total, "trace");
+      total += lengths[r];
+    }
+    std::string gathered(w.rank == 0 ? total : 0, '\0');
+    checkMPI(MPI_Gatherv(mine.data(), length, MPI_CHAR, gathered.data(),
+                         lengths.data(), offsets.data(), MPI_CHAR, 0, w.comm),
+             "MPI_Gatherv of traces");
+    if (w.rank != 0)
+      return;
+    all.clear();
+    for (int r = 0; r < w.size; ++r)
+      all += (r ? "," : "") + gathered.substr(offsets[r], lengths[r]);
+  }
+  std::string staging = tracePath + ".tmp";
+  std::FILE *file = std::fopen(staging.c_str(), "w");
+  bool ok =
+      file &&
+      std::fprintf(file, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[%s]}\n",
+                   all.c_str()) > 0;
+  if (file && std::fclose(file) != 0)
+    ok = false;
+  std::error_code error;
+  if (ok)
+    std::filesystem::rename(staging, tracePath, error);
+  if (!ok || error) {
+    std::filesystem::remove(staging, error);
+    die("cannot write --trace '" + tracePath + "'");
+  }
+}
