@@ -59,8 +59,7 @@ struct GenerateTrainingMainPass
     builder.setInsertionPointToEnd(body);
     call("parallax_rt_train_init", {}, body->getArguments());
     // The plan's world size (0: one worker, nothing distributed).
-    int64_t workers =
-        ParallaxDialect::getStaticWorkers(module).value_or(0);
+    int64_t workers = ParallaxDialect::getStaticWorkers(module).value_or(0);
     call("parallax_rt_set_workers", {},
          {arith::ConstantOp::create(builder, loc,
                                     builder.getI64IntegerAttr(workers))});

@@ -82,12 +82,14 @@ bool readNpy(const std::string &path, NpyArray &array, std::string &error) {
     return fail("truncated header");
   size_t headerLength = 0;
   for (size_t i = 0; i < lengthBytes; ++i)
-    headerLength |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i]))
-                    << (8 * i);
+    headerLength |=
+        static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i]))
+        << (8 * i);
   size_t dataStart = 8 + lengthBytes + headerLength;
   if (bytes.size() < dataStart)
     return fail("truncated header");
-  std::string header(bytes.begin() + 8 + lengthBytes, bytes.begin() + dataStart);
+  std::string header(bytes.begin() + 8 + lengthBytes,
+                     bytes.begin() + dataStart);
 
   std::string descr, fortran, shape;
   if (!headerField(header, "descr", descr) ||
@@ -134,9 +136,9 @@ bool readNpy(const std::string &path, NpyArray &array, std::string &error) {
 
 bool writeNpy(const std::string &path, const NpyArray &array,
               std::string &error) {
-  std::string header = "{'descr': '" + array.dtype +
-                       "', 'fortran_order': False, 'shape': " +
-                       shapeString(array.shape) + ", }";
+  std::string header =
+      "{'descr': '" + array.dtype +
+      "', 'fortran_order': False, 'shape': " + shapeString(array.shape) + ", }";
   // Pad with spaces so that the data starts at a multiple of 64 bytes.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');

@@ -71,9 +71,8 @@ public:
       }
       AllReduceOp last = ops.back();
       OpBuilder builder(last);
-      auto merged =
-          AllReduceOp::create(builder, builder.getFusedLoc(locs),
-                              last.getReduction(), inputs);
+      auto merged = AllReduceOp::create(builder, builder.getFusedLoc(locs),
+                                        last.getReduction(), inputs);
       ValueRange results = merged.getResults();
       for (AllReduceOp op : ops) {
         unsigned count = op.getNumResults();

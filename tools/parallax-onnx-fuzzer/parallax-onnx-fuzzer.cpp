@@ -27,14 +27,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::ScopedDiagnosticHandler silence(
       &context, [](mlir::Diagnostic &) { return mlir::success(); });
   llvm::StringRef bytes(reinterpret_cast<const char *>(data), size);
-  auto buffer = llvm::MemoryBuffer::getMemBuffer(bytes, "fuzz-input",
-                                                 /*RequiresNullTerminator=*/false);
+  auto buffer =
+      llvm::MemoryBuffer::getMemBuffer(bytes, "fuzz-input",
+                                       /*RequiresNullTerminator=*/false);
   mlir::parallax::ONNXImportOptions options;
   options.batchSize = 2;
   // External data may only come from an empty directory.
   options.dataDirectory = "/nonexistent-parallax-fuzz-data";
   bool isText = !bytes.empty() && bytes.front() == '<';
-  (void)mlir::parallax::importONNXModel(*buffer, "fuzz-input", isText,
-                                        &context, options);
+  (void)mlir::parallax::importONNXModel(*buffer, "fuzz-input", isText, &context,
+                                        options);
   return 0;
 }

@@ -16,6 +16,6 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::parallax::registerAllDialects(registry);
   mlir::parallax::registerAllPasses();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "Parallax optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Parallax optimizer driver\n", registry));
 }

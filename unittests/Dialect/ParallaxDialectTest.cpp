@@ -32,9 +32,7 @@ protected:
   }
 
   /// A diagnostic emitter for the getChecked builders.
-  function_ref<InFlightDiagnostic()> emitError() {
-    return emitErrorAtUnknown;
-  }
+  function_ref<InFlightDiagnostic()> emitError() { return emitErrorAtUnknown; }
 
   RankedTensorType tensor(ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, builder.getF32Type());
@@ -59,8 +57,8 @@ TEST_F(ParallaxDialectTest, RowSparseTypeComponents) {
 
 TEST_F(ParallaxDialectTest, RowSparseTypeRejectsScalarsAndDynamicShapes) {
   EXPECT_FALSE(RowSparseType::getChecked(emitError(), tensor({}), 4));
-  EXPECT_FALSE(RowSparseType::getChecked(
-      emitError(), tensor({ShapedType::kDynamic, 4}), 4));
+  EXPECT_FALSE(RowSparseType::getChecked(emitError(),
+                                         tensor({ShapedType::kDynamic, 4}), 4));
   EXPECT_FALSE(RowSparseType::getChecked(emitError(), tensor({8, 4}), -1));
   ASSERT_EQ(diagnostics.size(), 3u);
   EXPECT_NE(diagnostics[0].find("rank >= 1"), std::string::npos);
@@ -99,7 +97,8 @@ TEST_F(ParallaxDialectTest, VariableReadAndPushVerify) {
   RankedTensorType tableType = tensor({100, 8});
   auto table = VariableOp::create(
       builder, loc, "emb", tableType, DenseElementsAttr::get(tableType, 0.5f),
-      /*trainable=*/true, /*state=*/false, DistributionAttr::get(&context, Placement::PS, 4),
+      /*trainable=*/true, /*state=*/false,
+      DistributionAttr::get(&context, Placement::PS, 4),
       /*sparsity=*/nullptr);
   auto func = func::FuncOp::create(builder, loc, "step",
                                    builder.getFunctionType({}, {}));

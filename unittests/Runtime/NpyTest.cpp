@@ -102,8 +102,9 @@ TEST_F(NpyTest, ErrorsNameTheFileAndTheProblem) {
   EXPECT_FALSE(readNpy(path("garbage.npy"), array, error));
   EXPECT_NE(error.find("magic"), std::string::npos);
 
-  writeBytes("fortran.npy",
-             npyFile("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", 8));
+  writeBytes(
+      "fortran.npy",
+      npyFile("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", 8));
   EXPECT_FALSE(readNpy(path("fortran.npy"), array, error));
   EXPECT_NE(error.find("Fortran"), std::string::npos);
 
@@ -116,8 +117,9 @@ TEST_F(NpyTest, ErrorsNameTheFileAndTheProblem) {
   EXPECT_NE(error.find("truncated"), std::string::npos);
   EXPECT_NE(error.find("(4,)"), std::string::npos);
 
-  writeBytes("complex.npy",
-             npyFile("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", 8));
+  writeBytes(
+      "complex.npy",
+      npyFile("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", 8));
   EXPECT_FALSE(readNpy(path("complex.npy"), array, error));
   EXPECT_NE(error.find("unsupported dtype '<c8'"), std::string::npos);
 }

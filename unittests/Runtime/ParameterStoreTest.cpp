@@ -36,8 +36,8 @@ void parallax_rt_push_sgd_sparse_f32(const char *, int64_t, int64_t, int64_t,
 void parallax_rt_push_adagrad_sparse_f32(const char *, int64_t, int64_t,
                                          int64_t, void *, int64_t, void *,
                                          int64_t, void *, int64_t, void *,
-                                         double, double, double, double,
-                                         double, double, double, double);
+                                         double, double, double, double, double,
+                                         double, double, double);
 void parallax_rt_push_sgd_f32(const char *, int64_t, int64_t, int64_t, void *,
                               int64_t, void *, double, double, double, double,
                               double, double, double, double);
@@ -158,9 +158,8 @@ TEST_P(ParameterStoreTest, SparseSgdPushEqualsOneWorker) {
   Memref<int64_t, 1> idView(ids, {static_cast<int64_t>(ids.size())});
   Memref<float, 2> valueView(values, {static_cast<int64_t>(ids.size()), width});
   parallax_rt_load_batch(0);
-  parallax_rt_push_sgd_sparse_f32("table", partitions, first, 2, &w, 1,
-                                  &idView, 2, &valueView, lr, 0, 0, 0, 0, 0, 0,
-                                  0);
+  parallax_rt_push_sgd_sparse_f32("table", partitions, first, 2, &w, 1, &idView,
+                                  2, &valueView, lr, 0, 0, 0, 0, 0, 0, 0);
   std::vector<float> expected = initialTable();
   for (auto &[row, sum] : summedGradient())
     for (int64_t j = 0; j < width; ++j)
@@ -182,8 +181,8 @@ TEST_P(ParameterStoreTest, SparseAdagradKeepsStateOnServers) {
   parallax_rt_load_batch(0);
   for (int step = 0; step < 2; ++step)
     parallax_rt_push_adagrad_sparse_f32("table", partitions, first, 2, &w, 2,
-                                        &s, 1, &idView, 2, &valueView, lr, 0,
-                                        0, 0, 1e-10, 0, 0, 0);
+                                        &s, 1, &idView, 2, &valueView, lr, 0, 0,
+                                        0, 1e-10, 0, 0, 0);
   std::vector<float> expected = initialTable(), expectedSum(rows * width, 0);
   for (int step = 0; step < 2; ++step)
     for (auto &[row, total] : summedGradient())
@@ -193,8 +192,7 @@ TEST_P(ParameterStoreTest, SparseAdagradKeepsStateOnServers) {
         expected[row * width + j] -=
             lr * g / (std::sqrt(expectedSum[row * width + j]) + 1e-10);
       }
-  gatherPartitionsToRoot("table", partitions, first, table.data(), rows,
-                         width);
+  gatherPartitionsToRoot("table", partitions, first, table.data(), rows, width);
   gatherPartitionsToRoot("table.sum", partitions, first, sum.data(), rows,
                          width);
   if (world().rank != 0)
@@ -265,7 +263,9 @@ int main(int argc, char **argv) {
   // Only rank 0 prints the report; every rank's failures fail its exit code.
   if (world().rank != 0)
     delete ::testing::UnitTest::GetInstance()->listeners().Release(
-        ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
+        ::testing::UnitTest::GetInstance()
+            ->listeners()
+            .default_result_printer());
   int status = RUN_ALL_TESTS();
   int worst = status;
   if (world().mpi)

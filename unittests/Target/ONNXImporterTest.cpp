@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 #include "parallax/Target/ONNX/ONNXImporter.h"
+#include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -45,8 +45,8 @@ protected:
   OwningOpRef<ModuleOp> import(StringRef text,
                                const ONNXImportOptions &options) {
     auto buffer = llvm::MemoryBuffer::getMemBuffer(text, "model.onnxtext");
-    return importONNXModel(*buffer, "model.onnxtext", /*isText=*/true,
-                           &context, options);
+    return importONNXModel(*buffer, "model.onnxtext", /*isText=*/true, &context,
+                           options);
   }
 
   MLIRContext context;

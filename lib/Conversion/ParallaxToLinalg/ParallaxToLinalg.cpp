@@ -13,8 +13,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/AffineMap.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_CONVERTPARALLAXTOLINALG
@@ -135,8 +135,7 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
   if (shape.empty())
     return tensor::CollapseShapeOp::create(b, loc, target, flat,
                                            SmallVector<ReassociationIndices>{});
-  return tensor::ExpandShapeOp::create(b, loc, target, flat,
-                                       all(shape.size()));
+  return tensor::ExpandShapeOp::create(b, loc, target, flat, all(shape.size()));
 }
 
 //===----------------------------------------------------------------------===//
@@ -171,10 +170,11 @@ Value castScalar(OpBuilder &b, Location loc, Value x, Type to) {
     return x;
   if (to.isInteger(1)) {
     Value zero = scalarConstant(b, loc, from, 0);
-    return isFloat(x) ? Value(arith::CmpFOp::create(
-                            b, loc, arith::CmpFPredicate::UNE, x, zero))
-                      : Value(arith::CmpIOp::create(
-                            b, loc, arith::CmpIPredicate::ne, x, zero));
+    return isFloat(x)
+               ? Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                             x, zero))
+               : Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                             x, zero));
   }
   bool fromFloat = isa<FloatType>(from), toFloat = isa<FloatType>(to);
   if (fromFloat && toFloat)
@@ -228,19 +228,24 @@ Value scalarBody(Operation *op, OpBuilder &b, Location loc, ValueRange a) {
         Value pos = compare(b, loc, {a[0], zero}, CF::OGT, CI::sgt);
         Value neg = compare(b, loc, {a[0], zero}, CF::OLT, CI::slt);
         return arith::SelectOp::create(
-            b, loc, pos, one, arith::SelectOp::create(b, loc, neg, minusOne, zero));
+            b, loc, pos, one,
+            arith::SelectOp::create(b, loc, neg, minusOne, zero));
       })
-      .Case([&](ReluOp) { return maxOf(b, loc, a[0], scalarConstant(b, loc, t, 0)); })
+      .Case([&](ReluOp) {
+        return maxOf(b, loc, a[0], scalarConstant(b, loc, t, 0));
+      })
       .Case([&](ExpOp) { return math::ExpOp::create(b, loc, a[0]); })
       .Case([&](LogOp) { return math::LogOp::create(b, loc, a[0]); })
       .Case([&](SqrtOp) { return math::SqrtOp::create(b, loc, a[0]); })
       .Case([&](ReciprocalOp) {
-        return arith::DivFOp::create(b, loc, scalarConstant(b, loc, t, 1), a[0]);
+        return arith::DivFOp::create(b, loc, scalarConstant(b, loc, t, 1),
+                                     a[0]);
       })
       .Case([&](SigmoidOp) -> Value {
         // 1 / (1 + exp(-x))
         Value one = scalarConstant(b, loc, t, 1);
-        Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, a[0]));
+        Value e =
+            math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, a[0]));
         return arith::DivFOp::create(b, loc, one,
                                      arith::AddFOp::create(b, loc, one, e));
       })
@@ -251,12 +256,17 @@ Value scalarBody(Operation *op, OpBuilder &b, Location loc, ValueRange a) {
       .Case([&](SinOp) { return math::SinOp::create(b, loc, a[0]); })
       .Case([&](CosOp) { return math::CosOp::create(b, loc, a[0]); })
       .Case([&](NotOp) {
-        return arith::XOrIOp::create(b, loc, a[0], scalarConstant(b, loc, t, 1));
+        return arith::XOrIOp::create(b, loc, a[0],
+                                     scalarConstant(b, loc, t, 1));
       })
       .Case([&](AddOp) { return addOf(b, loc, a[0], a[1]); })
-      .Case([&](SubOp) { return floatOrInt<arith::SubFOp, arith::SubIOp>(b, loc, a); })
+      .Case([&](SubOp) {
+        return floatOrInt<arith::SubFOp, arith::SubIOp>(b, loc, a);
+      })
       .Case([&](MulOp) { return mulOf(b, loc, a[0], a[1]); })
-      .Case([&](DivOp) { return floatOrInt<arith::DivFOp, arith::DivSIOp>(b, loc, a); })
+      .Case([&](DivOp) {
+        return floatOrInt<arith::DivFOp, arith::DivSIOp>(b, loc, a);
+      })
       .Case([&](PowOp) { return math::PowFOp::create(b, loc, a[0], a[1]); })
       .Case([&](MaxOp) { return maxOf(b, loc, a[0], a[1]); })
       .Case([&](MinOp) { return minOf(b, loc, a[0], a[1]); })
@@ -267,8 +277,11 @@ Value scalarBody(Operation *op, OpBuilder &b, Location loc, ValueRange a) {
       .Case([&](LessOp) { return compare(b, loc, a, CF::OLT, CI::slt); })
       .Case([&](LessEqualOp) { return compare(b, loc, a, CF::OLE, CI::sle); })
       .Case([&](GreaterOp) { return compare(b, loc, a, CF::OGT, CI::sgt); })
-      .Case([&](GreaterEqualOp) { return compare(b, loc, a, CF::OGE, CI::sge); })
-      .Case([&](WhereOp) { return arith::SelectOp::create(b, loc, a[0], a[1], a[2]); })
+      .Case(
+          [&](GreaterEqualOp) { return compare(b, loc, a, CF::OGE, CI::sge); })
+      .Case([&](WhereOp) {
+        return arith::SelectOp::create(b, loc, a[0], a[1], a[2]);
+      })
       .Case([&](CastOp cast) {
         return castScalar(b, loc, a[0],
                           tensorTypeOf(cast.getResult()).getElementType());
@@ -276,16 +289,17 @@ Value scalarBody(Operation *op, OpBuilder &b, Location loc, ValueRange a) {
       .Case([&](ClipOp clip) {
         Value x = a[0];
         if (std::optional<APFloat> max = clip.getMax())
-          x = minOf(b, loc, x, scalarConstant(b, loc, t, max->convertToDouble()));
+          x = minOf(b, loc, x,
+                    scalarConstant(b, loc, t, max->convertToDouble()));
         if (std::optional<APFloat> min = clip.getMin())
-          x = maxOf(b, loc, x, scalarConstant(b, loc, t, min->convertToDouble()));
+          x = maxOf(b, loc, x,
+                    scalarConstant(b, loc, t, min->convertToDouble()));
         return x;
       });
 }
 
 /// Lowers every elementwise op through scalarBody.
-template <typename OpT>
-struct ElementwiseLowering : OpConversionPattern<OpT> {
+template <typename OpT> struct ElementwiseLowering : OpConversionPattern<OpT> {
   using OpConversionPattern<OpT>::OpConversionPattern;
   LogicalResult
   matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
@@ -320,13 +334,14 @@ Value batchedMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
   ArrayRef<int64_t> shape = resultType.getShape();
   int64_t batch = ShapedType::getNumElements(shape.drop_back(2));
   auto l = tensorTypeOf(lhs), r = tensorTypeOf(rhs);
-  Value lhs3 = reshapeTo(b, loc, lhs,
-                         {batch, l.getDimSize(rank - 2), l.getDimSize(rank - 1)});
-  Value rhs3 = reshapeTo(b, loc, rhs,
-                         {batch, r.getDimSize(rank - 2), r.getDimSize(rank - 1)});
-  auto type3 = RankedTensorType::get(
-      {batch, shape[rank - 2], shape[rank - 1]}, elementType);
-  Value init = filledTensor(b, loc, type3, scalarConstant(b, loc, elementType, 0));
+  Value lhs3 = reshapeTo(
+      b, loc, lhs, {batch, l.getDimSize(rank - 2), l.getDimSize(rank - 1)});
+  Value rhs3 = reshapeTo(
+      b, loc, rhs, {batch, r.getDimSize(rank - 2), r.getDimSize(rank - 1)});
+  auto type3 = RankedTensorType::get({batch, shape[rank - 2], shape[rank - 1]},
+                                     elementType);
+  Value init =
+      filledTensor(b, loc, type3, scalarConstant(b, loc, elementType, 0));
   Value product = linalg::BatchMatmulOp::create(b, loc, ValueRange{lhs3, rhs3},
                                                 ValueRange{init})
                       .getResult(0);
@@ -339,8 +354,9 @@ Value broadcastTo(OpBuilder &b, Location loc, Value value,
   RankedTensorType type = tensorTypeOf(value);
   if (type.getShape() == shape)
     return value;
-  return elementwise(b, loc, RankedTensorType::get(shape, type.getElementType()),
-                     value, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  return elementwise(b, loc,
+                     RankedTensorType::get(shape, type.getElementType()), value,
+                     [](OpBuilder &, Location, ValueRange a) { return a[0]; });
 }
 
 struct MatMulLowering : OpConversionPattern<MatMulOp> {
@@ -369,8 +385,8 @@ struct MatMulLowering : OpConversionPattern<MatMulOp> {
           rewriter, loc, reshapeTo(rewriter, loc, lhs, {rows, a.back()}), rhs,
           RankedTensorType::get({rows, bShape.back()},
                                 resultType.getElementType()));
-      rewriter.replaceOp(op, reshapeTo(rewriter, loc, product,
-                                       resultType.getShape()));
+      rewriter.replaceOp(
+          op, reshapeTo(rewriter, loc, product, resultType.getShape()));
       return success();
     }
     Shape batch;
@@ -385,8 +401,8 @@ struct MatMulLowering : OpConversionPattern<MatMulOp> {
     Value product = batchedMatmul(
         rewriter, loc, lhs, rhs,
         RankedTensorType::get(outShape, resultType.getElementType()));
-    rewriter.replaceOp(op, reshapeTo(rewriter, loc, product,
-                                     resultType.getShape()));
+    rewriter.replaceOp(
+        op, reshapeTo(rewriter, loc, product, resultType.getShape()));
     return success();
   }
 };
@@ -397,7 +413,8 @@ Value transposed(OpBuilder &b, Location loc, Value value,
   Shape shape;
   for (int64_t p : permutation)
     shape.push_back(type.getDimSize(p));
-  Value init = emptyTensor(b, loc, RankedTensorType::get(shape, type.getElementType()));
+  Value init =
+      emptyTensor(b, loc, RankedTensorType::get(shape, type.getElementType()));
   return linalg::TransposeOp::create(b, loc, value, init, permutation)
       .getResult()[0];
 }
@@ -422,12 +439,13 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
     Value betaValue = scalarConstant(rewriter, loc, elementType, beta);
     if (Value c = adaptor.getC()) {
       // One loop nest: alpha * y + beta * c, with c broadcast.
-      y = elementwise(rewriter, loc, type, ValueRange{y, c},
-                      [&](OpBuilder &nb, Location nloc, ValueRange v) {
-                        Value ay = alpha == 1 ? v[0] : mulOf(nb, nloc, alphaValue, v[0]);
-                        Value bc = beta == 1 ? v[1] : mulOf(nb, nloc, betaValue, v[1]);
-                        return addOf(nb, nloc, ay, bc);
-                      });
+      y = elementwise(
+          rewriter, loc, type, ValueRange{y, c},
+          [&](OpBuilder &nb, Location nloc, ValueRange v) {
+            Value ay = alpha == 1 ? v[0] : mulOf(nb, nloc, alphaValue, v[0]);
+            Value bc = beta == 1 ? v[1] : mulOf(nb, nloc, betaValue, v[1]);
+            return addOf(nb, nloc, ay, bc);
+          });
     } else if (alpha != 1) {
       y = elementwise(rewriter, loc, type, ValueRange{y},
                       [&](OpBuilder &nb, Location nloc, ValueRange v) {
@@ -482,8 +500,8 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
          llvm::enumerate(op.getOffsets(), op.getSizes(), op.getStrides())) {
       // A negative stride reads offset, offset+stride, ...: the same
       // elements as a positive one from the last of them, in reverse.
-      int64_t first = stride < 0 && size > 0 ? offset + (size - 1) * stride
-                                             : offset;
+      int64_t first =
+          stride < 0 && size > 0 ? offset + (size - 1) * stride : offset;
       offsets.push_back(rewriter.getIndexAttr(first));
       sizes.push_back(rewriter.getIndexAttr(size));
       strides.push_back(rewriter.getIndexAttr(std::abs(stride)));
@@ -494,9 +512,9 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
     Value window = tensor::ExtractSliceOp::create(
         rewriter, loc, type, adaptor.getInput(), offsets, sizes, strides);
     if (reversed)
-      window = remap(rewriter, loc, window,
-                     AffineMap::get(type.getRank(), 0, reversedExprs, ctx),
-                     type);
+      window =
+          remap(rewriter, loc, window,
+                AffineMap::get(type.getRank(), 0, reversedExprs, ctx), type);
     rewriter.replaceOp(op, window);
     return success();
   }
@@ -513,8 +531,10 @@ struct ConcatLowering : OpConversionPattern<ConcatOp> {
     int64_t axis = op.getAxis(), offset = 0;
     for (Value input : adaptor.getInputs()) {
       RankedTensorType inputType = tensorTypeOf(input);
-      SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes, strides(type.getRank(), rewriter.getIndexAttr(1));
+      SmallVector<OpFoldResult> offsets(type.getRank(),
+                                        rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes,
+          strides(type.getRank(), rewriter.getIndexAttr(1));
       offsets[axis] = rewriter.getIndexAttr(offset);
       for (int64_t dim : inputType.getShape())
         sizes.push_back(rewriter.getIndexAttr(dim));
@@ -646,8 +666,9 @@ Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
     }
   }
   auto resultType = RankedTensorType::get(shape, type.getElementType());
-  Value init = filledTensor(
-      b, loc, resultType, scalarConstant(b, loc, type.getElementType(), initial));
+  Value init =
+      filledTensor(b, loc, resultType,
+                   scalarConstant(b, loc, type.getElementType(), initial));
   SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(type.getRank()),
                               AffineMap::get(type.getRank(), 0, outExprs, ctx)};
   return linalg::GenericOp::create(
@@ -661,17 +682,19 @@ Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
 }
 
 double lowest(Type type) {
-  return isa<FloatType>(type) ? -std::numeric_limits<double>::infinity()
-                              : static_cast<double>(APInt::getSignedMinValue(
-                                                        type.getIntOrFloatBitWidth())
-                                                        .getSExtValue());
+  return isa<FloatType>(type)
+             ? -std::numeric_limits<double>::infinity()
+             : static_cast<double>(
+                   APInt::getSignedMinValue(type.getIntOrFloatBitWidth())
+                       .getSExtValue());
 }
 
 double highest(Type type) {
-  return isa<FloatType>(type) ? std::numeric_limits<double>::infinity()
-                              : static_cast<double>(APInt::getSignedMaxValue(
-                                                        type.getIntOrFloatBitWidth())
-                                                        .getSExtValue());
+  return isa<FloatType>(type)
+             ? std::numeric_limits<double>::infinity()
+             : static_cast<double>(
+                   APInt::getSignedMaxValue(type.getIntOrFloatBitWidth())
+                       .getSExtValue());
 }
 
 /// The mean of `input` over `axes` (dropped from the result).
@@ -739,13 +762,14 @@ SoftmaxParts softmaxParts(OpBuilder &b, Location loc, Value x, int64_t axis) {
   Value max = reshapeTo(
       b, loc, reduce(b, loc, x, axis, lowest(type.getElementType()), maxOf),
       keptShape);
-  Value exps = elementwise(b, loc, type, ValueRange{x, max},
-                           [](OpBuilder &nb, Location l, ValueRange v) -> Value {
-                             return math::ExpOp::create(
-                                 nb, l, arith::SubFOp::create(nb, l, v[0], v[1])
-                                            .getResult());
-                           });
-  Value sum = reshapeTo(b, loc, reduce(b, loc, exps, axis, 0, addOf), keptShape);
+  Value exps = elementwise(
+      b, loc, type, ValueRange{x, max},
+      [](OpBuilder &nb, Location l, ValueRange v) -> Value {
+        return math::ExpOp::create(
+            nb, l, arith::SubFOp::create(nb, l, v[0], v[1]).getResult());
+      });
+  Value sum =
+      reshapeTo(b, loc, reduce(b, loc, exps, axis, 0, addOf), keptShape);
   return {max, exps, sum};
 }
 
@@ -762,20 +786,20 @@ struct SoftmaxLowering : OpConversionPattern<OpT> {
     RankedTensorType type = tensorTypeOf(x);
     SoftmaxParts parts = softmaxParts(rewriter, loc, x, op.getAxis());
     Value result =
-        isLog ? elementwise(rewriter, loc, type,
-                            ValueRange{x, parts.max, parts.sum},
-                            [](OpBuilder &b, Location l, ValueRange v) -> Value {
-                              return arith::SubFOp::create(
-                                  b, l,
-                                  arith::SubFOp::create(b, l, v[0], v[1])
-                                      .getResult(),
-                                  math::LogOp::create(b, l, v[2]).getResult());
-                            })
-              : elementwise(rewriter, loc, type,
-                            ValueRange{parts.exps, parts.sum},
-                            [](OpBuilder &b, Location l, ValueRange v) -> Value {
-                              return arith::DivFOp::create(b, l, v[0], v[1]);
-                            });
+        isLog
+            ? elementwise(
+                  rewriter, loc, type, ValueRange{x, parts.max, parts.sum},
+                  [](OpBuilder &b, Location l, ValueRange v) -> Value {
+                    return arith::SubFOp::create(
+                        b, l,
+                        arith::SubFOp::create(b, l, v[0], v[1]).getResult(),
+                        math::LogOp::create(b, l, v[2]).getResult());
+                  })
+            : elementwise(rewriter, loc, type,
+                          ValueRange{parts.exps, parts.sum},
+                          [](OpBuilder &b, Location l, ValueRange v) -> Value {
+                            return arith::DivFOp::create(b, l, v[0], v[1]);
+                          });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -790,8 +814,9 @@ struct ExpandLowering : OpConversionPattern<ExpandOp> {
   LogicalResult
   matchAndRewrite(ExpandOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, broadcastTo(rewriter, op.getLoc(), adaptor.getInput(),
-                                       tensorTypeOf(op.getResult()).getShape()));
+    rewriter.replaceOp(op,
+                       broadcastTo(rewriter, op.getLoc(), adaptor.getInput(),
+                                   tensorTypeOf(op.getResult()).getShape()));
     return success();
   }
 };
@@ -865,7 +890,8 @@ struct PadLowering : OpConversionPattern<PadOp> {
                 if (reflect) {
                   // -k -> k and last + k -> last - k.
                   Value abs = arith::MaxSIOp::create(
-                      b, l, shifted, arith::SubIOp::create(b, l, zero, shifted));
+                      b, l, shifted,
+                      arith::SubIOp::create(b, l, zero, shifted));
                   Value over = arith::SubIOp::create(b, l, abs, last);
                   Value mirrored = arith::SubIOp::create(b, l, last, over);
                   Value beyond = arith::CmpIOp::create(
@@ -904,37 +930,35 @@ struct BatchNormLowering : OpConversionPattern<BatchNormOp> {
     RankedTensorType channelType = tensorTypeOf(adaptor.getScale());
     Value epsilon = scalarConstant(rewriter, loc, type.getElementType(),
                                    op.getEpsilon().convertToDouble());
-    Value multiplier = elementwise(
-        rewriter, loc, channelType,
-        ValueRange{adaptor.getScale(), adaptor.getVariance()},
-        [&](OpBuilder &b, Location l, ValueRange v) -> Value {
-          Value stddev = math::SqrtOp::create(
-              b, l, arith::AddFOp::create(b, l, v[1], epsilon));
-          return arith::DivFOp::create(b, l, v[0], stddev);
-        });
+    Value multiplier =
+        elementwise(rewriter, loc, channelType,
+                    ValueRange{adaptor.getScale(), adaptor.getVariance()},
+                    [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+                      Value stddev = math::SqrtOp::create(
+                          b, l, arith::AddFOp::create(b, l, v[1], epsilon));
+                      return arith::DivFOp::create(b, l, v[0], stddev);
+                    });
     Value offset = elementwise(
         rewriter, loc, channelType,
         ValueRange{adaptor.getBias(), adaptor.getMean(), multiplier},
         [&](OpBuilder &b, Location l, ValueRange v) -> Value {
-          return arith::SubFOp::create(
-              b, l, v[0], arith::MulFOp::create(b, l, v[1], v[2]));
+          return arith::SubFOp::create(b, l, v[0],
+                                       arith::MulFOp::create(b, l, v[1], v[2]));
         });
     // Per-channel values as C x 1 x ... x 1, broadcasting over N and the
     // spatial dimensions.
     Shape channelShape(type.getRank() - 1, 1);
     channelShape[0] = type.getDimSize(1);
     rewriter.replaceOp(
-        op, elementwise(rewriter, loc, type,
-                        ValueRange{adaptor.getInput(),
-                                   reshapeTo(rewriter, loc, multiplier,
-                                             channelShape),
-                                   reshapeTo(rewriter, loc, offset,
-                                             channelShape)},
-                        [&](OpBuilder &b, Location l, ValueRange v) -> Value {
-                          return arith::AddFOp::create(
-                              b, l, arith::MulFOp::create(b, l, v[0], v[1]),
-                              v[2]);
-                        }));
+        op, elementwise(
+                rewriter, loc, type,
+                ValueRange{adaptor.getInput(),
+                           reshapeTo(rewriter, loc, multiplier, channelShape),
+                           reshapeTo(rewriter, loc, offset, channelShape)},
+                [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+                  return arith::AddFOp::create(
+                      b, l, arith::MulFOp::create(b, l, v[0], v[1]), v[2]);
+                }));
     return success();
   }
 };
@@ -960,14 +984,16 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
                        keptShape);
     };
     Value mean = meanOf(x);
-    Value centered = elementwise(rewriter, loc, type, ValueRange{x, mean},
-                                 [](OpBuilder &b, Location l, ValueRange v) -> Value {
-                                   return arith::SubFOp::create(b, l, v[0], v[1]);
-                                 });
-    Value squares = elementwise(rewriter, loc, type, centered,
-                                [](OpBuilder &b, Location l, ValueRange v) -> Value {
-                                  return arith::MulFOp::create(b, l, v[0], v[0]);
-                                });
+    Value centered =
+        elementwise(rewriter, loc, type, ValueRange{x, mean},
+                    [](OpBuilder &b, Location l, ValueRange v) -> Value {
+                      return arith::SubFOp::create(b, l, v[0], v[1]);
+                    });
+    Value squares =
+        elementwise(rewriter, loc, type, centered,
+                    [](OpBuilder &b, Location l, ValueRange v) -> Value {
+                      return arith::MulFOp::create(b, l, v[0], v[0]);
+                    });
     Value variance = meanOf(squares);
     Value epsilon = scalarConstant(rewriter, loc, elementType,
                                    op.getEpsilon().convertToDouble());
@@ -975,15 +1001,17 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
     if (adaptor.getBias())
       operands.push_back(adaptor.getBias());
     rewriter.replaceOp(
-        op, elementwise(rewriter, loc, type, operands,
-                        [&](OpBuilder &b, Location l, ValueRange v) -> Value {
-                          Value stddev = math::SqrtOp::create(
-                              b, l, arith::AddFOp::create(b, l, v[1], epsilon));
-                          Value y = arith::MulFOp::create(
-                              b, l, arith::DivFOp::create(b, l, v[0], stddev), v[2]);
-                          return v.size() > 3 ? Value(arith::AddFOp::create(b, l, y, v[3]))
-                                              : y;
-                        }));
+        op, elementwise(
+                rewriter, loc, type, operands,
+                [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+                  Value stddev = math::SqrtOp::create(
+                      b, l, arith::AddFOp::create(b, l, v[1], epsilon));
+                  Value y = arith::MulFOp::create(
+                      b, l, arith::DivFOp::create(b, l, v[0], stddev), v[2]);
+                  return v.size() > 3
+                             ? Value(arith::AddFOp::create(b, l, y, v[3]))
+                             : y;
+                }));
     return success();
   }
 };
@@ -999,7 +1027,8 @@ Value padSpatial(OpBuilder &b, Location loc, Value input,
     return input;
   RankedTensorType type = tensorTypeOf(input);
   int64_t k = type.getRank() - 2;
-  SmallVector<OpFoldResult> low(2, b.getIndexAttr(0)), high(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> low(2, b.getIndexAttr(0)),
+      high(2, b.getIndexAttr(0));
   Shape shape(type.getShape());
   for (int64_t d = 0; d < k; ++d) {
     low.push_back(b.getIndexAttr(pads[d]));
@@ -1139,16 +1168,14 @@ Value convolveAsMatmul(OpBuilder &b, Location loc, ConvOp op, Value input,
     Value columns = channelMajorPatches(b, loc, input, kernel, outSpatial,
                                         op.getStrides(), op.getDilations());
     // The filter, one copy per image (batch_matmul has no broadcasting).
-    Value weights = remap(
-        b, loc, reshapeTo(b, loc, filter, {m, ck}),
-        AffineMap::get(3, 0, {dim(1), dim(2)}, ctx),
-        RankedTensorType::get({n, m, ck}, elementType));
+    Value weights = remap(b, loc, reshapeTo(b, loc, filter, {m, ck}),
+                          AffineMap::get(3, 0, {dim(1), dim(2)}, ctx),
+                          RankedTensorType::get({n, m, ck}, elementType));
     auto productType = RankedTensorType::get({n, m, o}, elementType);
-    Value product =
-        linalg::BatchMatmulOp::create(
-            b, loc, ValueRange{weights, columns},
-            ValueRange{filledTensor(b, loc, productType, zero)})
-            .getResult(0);
+    Value product = linalg::BatchMatmulOp::create(
+                        b, loc, ValueRange{weights, columns},
+                        ValueRange{filledTensor(b, loc, productType, zero)})
+                        .getResult(0);
     return reshapeTo(b, loc, product, type.getShape());
   }
   // Loops (n, o_1..o_k, c, k_1..k_k); the patch tensor has that shape.
@@ -1161,9 +1188,8 @@ Value convolveAsMatmul(OpBuilder &b, Location loc, ConvOp op, Value input,
     in.push_back(dim(1 + d) * op.getStrides()[d] +
                  dim(k + 2 + d) * op.getDilations()[d]);
   auto patchType = RankedTensorType::get(patchShape, elementType);
-  Value patches =
-      remap(b, loc, input, AffineMap::get(patchShape.size(), 0, in, ctx),
-            patchType);
+  Value patches = remap(
+      b, loc, input, AffineMap::get(patchShape.size(), 0, in, ctx), patchType);
   Value lhs = reshapeTo(b, loc, patches, {n * o, ck});
   Value rhs = transposed(b, loc, reshapeTo(b, loc, filter, {m, ck}), {1, 0});
   auto productType = RankedTensorType::get({n * o, m}, elementType);
@@ -1195,10 +1221,11 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
       rewriter.replaceOp(op, gradient);
       return success();
     }
-    Value input = padSpatial(rewriter, loc, adaptor.getInput(), op.getPads(), 0);
+    Value input =
+        padSpatial(rewriter, loc, adaptor.getInput(), op.getPads(), 0);
     if (groups == 1 && type.getElementType().isF32()) {
-      Value result = convolveAsMatmul(rewriter, loc, op, input,
-                                      adaptor.getFilter(), type);
+      Value result =
+          convolveAsMatmul(rewriter, loc, op, input, adaptor.getFilter(), type);
       if (Value bias = adaptor.getBias()) {
         Shape biasShape(k + 1, 1);
         biasShape[0] = type.getDimSize(1);
@@ -1215,8 +1242,9 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
     // Loop dimensions: 0 = n, 1 = f, 2..k+1 = o, k+2 = c, k+3.. = kernel.
     int64_t loops = 2 * k + 3;
     auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
-    SmallVector<AffineExpr> in{dim(0), dim(1).floorDiv(featuresPerGroup) *
-                                           channelsPerGroup + dim(k + 2)};
+    SmallVector<AffineExpr> in{
+        dim(0),
+        dim(1).floorDiv(featuresPerGroup) * channelsPerGroup + dim(k + 2)};
     SmallVector<AffineExpr> filter{dim(1), dim(k + 2)};
     SmallVector<AffineExpr> out{dim(0), dim(1)};
     for (int64_t d = 0; d < k; ++d) {
@@ -1235,8 +1263,9 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
     if (Value bias = adaptor.getBias()) {
       Shape biasShape(k + 1, 1);
       biasShape[0] = type.getDimSize(1);
-      init = broadcastTo(rewriter, loc, reshapeTo(rewriter, loc, bias, biasShape),
-                         type.getShape());
+      init =
+          broadcastTo(rewriter, loc, reshapeTo(rewriter, loc, bias, biasShape),
+                      type.getShape());
     } else {
       init = filledTensor(rewriter, loc, type,
                           scalarConstant(rewriter, loc, elementType, 0));
@@ -1248,9 +1277,9 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
                 iterators,
                 [](OpBuilder &b, Location l, ValueRange v) {
                   Value product = arith::MulFOp::create(b, l, v[0], v[1]);
-                  linalg::YieldOp::create(b, l,
-                                          arith::AddFOp::create(b, l, v[2], product)
-                                              .getResult());
+                  linalg::YieldOp::create(
+                      b, l,
+                      arith::AddFOp::create(b, l, v[2], product).getResult());
                 })
                 .getResult(0));
     return success();
@@ -1349,8 +1378,8 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
     Shape pads(op.getPads());
     int64_t k = type.getRank() - 2;
     for (int64_t d = 0; d < k; ++d) {
-      int64_t needed = (type.getDimSize(2 + d) - 1) * op.getStrides()[d] +
-                       op.getKernel()[d];
+      int64_t needed =
+          (type.getDimSize(2 + d) - 1) * op.getStrides()[d] + op.getKernel()[d];
       int64_t have = inputType.getDimSize(2 + d) + pads[d] + pads[d + k];
       pads[d + k] += std::max<int64_t>(needed - have, 0);
     }
@@ -1364,13 +1393,16 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
         int64_t size = 1;
         for (int64_t e : op.getKernel())
           size *= e;
-        divisor = filledTensor(rewriter, loc, type,
-                               scalarConstant(rewriter, loc, elementType, size));
+        divisor =
+            filledTensor(rewriter, loc, type,
+                         scalarConstant(rewriter, loc, elementType, size));
       } else {
-        Value ones = filledTensor(rewriter, loc, inputType,
-                                  scalarConstant(rewriter, loc, elementType, 1));
-        divisor = window(rewriter, loc, op, padSpatial(rewriter, loc, ones, pads, 0),
-                         type, /*isMax=*/false);
+        Value ones =
+            filledTensor(rewriter, loc, inputType,
+                         scalarConstant(rewriter, loc, elementType, 1));
+        divisor =
+            window(rewriter, loc, op, padSpatial(rewriter, loc, ones, pads, 0),
+                   type, /*isMax=*/false);
       }
       result = elementwise(rewriter, loc, type, ValueRange{result, divisor},
                            [](OpBuilder &b, Location l, ValueRange v) -> Value {
@@ -1404,13 +1436,13 @@ struct ClassificationLossLowering : OpConversionPattern<OpT> {
     Value logSumExp;
     if (fromScores) {
       SoftmaxParts parts = softmaxParts(rewriter, loc, input, 1);
-      logSumExp = elementwise(
-          rewriter, loc, tensorTypeOf(parts.max),
-          ValueRange{parts.max, parts.sum},
-          [](OpBuilder &b, Location l, ValueRange v) -> Value {
-            return arith::AddFOp::create(b, l, v[0],
-                                         math::LogOp::create(b, l, v[1]));
-          });
+      logSumExp =
+          elementwise(rewriter, loc, tensorTypeOf(parts.max),
+                      ValueRange{parts.max, parts.sum},
+                      [](OpBuilder &b, Location l, ValueRange v) -> Value {
+                        return arith::AddFOp::create(
+                            b, l, v[0], math::LogOp::create(b, l, v[1]));
+                      });
     }
     RankedTensorType labelType = tensorTypeOf(labels);
     auto perExample = RankedTensorType::get(labelType.getShape(), elementType);
@@ -1427,27 +1459,31 @@ struct ClassificationLossLowering : OpConversionPattern<OpT> {
                  SmallVector<AffineMap>{
                      rewriter.getMultiDimIdentityMap(labelType.getRank()),
                      rewriter.getMultiDimIdentityMap(labelType.getRank())},
-                 SmallVector<utils::IteratorType>(labelType.getRank(),
-                                                  utils::IteratorType::parallel),
+                 SmallVector<utils::IteratorType>(
+                     labelType.getRank(), utils::IteratorType::parallel),
                  [&](OpBuilder &b, Location l, ValueRange v) {
                    Value label = v[0];
-                   Value index = arith::IndexCastOp::create(b, l, b.getIndexType(), label);
+                   Value index = arith::IndexCastOp::create(
+                       b, l, b.getIndexType(), label);
                    Value zero = scalarConstant(b, l, elementType, 0);
                    Value weight = scalarConstant(b, l, elementType, 1);
                    // Clamp for the read; ignored labels are masked below.
                    Value safe = arith::MinSIOp::create(
                        b, l,
-                       arith::MaxSIOp::create(b, l, index,
-                                              arith::ConstantIndexOp::create(b, l, 0)),
+                       arith::MaxSIOp::create(
+                           b, l, index,
+                           arith::ConstantIndexOp::create(b, l, 0)),
                        arith::ConstantIndexOp::create(b, l, classes - 1));
                    if (weights)
                      weight = tensor::ExtractOp::create(b, l, weights, safe);
                    Value value = weight;
                    if (!weightOnly) {
-                     SmallVector<Value> coords{linalg::IndexOp::create(b, l, 0), safe};
+                     SmallVector<Value> coords{linalg::IndexOp::create(b, l, 0),
+                                               safe};
                      for (int64_t d = 1; d < labelType.getRank(); ++d)
                        coords.push_back(linalg::IndexOp::create(b, l, d));
-                     Value logp = tensor::ExtractOp::create(b, l, input, coords);
+                     Value logp =
+                         tensor::ExtractOp::create(b, l, input, coords);
                      if (logSumExp) {
                        coords[1] = arith::ConstantIndexOp::create(b, l, 0);
                        logp = arith::SubFOp::create(
@@ -1461,7 +1497,8 @@ struct ClassificationLossLowering : OpConversionPattern<OpT> {
                      Value ignored = arith::CmpIOp::create(
                          b, l, arith::CmpIPredicate::eq, label,
                          scalarConstant(b, l, label.getType(), *ignore));
-                     value = arith::SelectOp::create(b, l, ignored, zero, value);
+                     value =
+                         arith::SelectOp::create(b, l, ignored, zero, value);
                    }
                    linalg::YieldOp::create(b, l, value);
                  })
@@ -1518,11 +1555,10 @@ struct ConvertParallaxToLinalgPass
         ElementwiseLowering<CastOp>, ElementwiseLowering<ClipOp>,
         MatMulLowering, GemmLowering, TransposeLowering, ReshapeLowering,
         SliceLowering, ConcatLowering, GatherLowering, OneHotLowering,
-        ReduceLowering,
-        SoftmaxLowering<SoftmaxOp, false>, SoftmaxLowering<LogSoftmaxOp, true>,
-        ExpandLowering, TileLowering, PadLowering, BatchNormLowering,
-        LayerNormLowering, ConvLowering, PoolLowering,
-        ClassificationLossLowering<SoftmaxCrossEntropyOp, true>,
+        ReduceLowering, SoftmaxLowering<SoftmaxOp, false>,
+        SoftmaxLowering<LogSoftmaxOp, true>, ExpandLowering, TileLowering,
+        PadLowering, BatchNormLowering, LayerNormLowering, ConvLowering,
+        PoolLowering, ClassificationLossLowering<SoftmaxCrossEntropyOp, true>,
         ClassificationLossLowering<NegativeLogLikelihoodOp, false>>(ctx);
 
     ConversionTarget target(*ctx);
@@ -1530,11 +1566,10 @@ struct ConvertParallaxToLinalgPass
                            math::MathDialect, tensor::TensorDialect>();
     target.addIllegalDialect<ParallaxDialect>();
     // Variables and collectives are lowered with the runtime.
-    target.addLegalOp<VariableOp, ReadOp, AssignOp, ApplyGradientOp,
-                      UpdateOp, RowSparsePackOp,
-                      RowSparseUnpackOp, RowSparseToDenseOp, AllReduceOp,
-                      AllReduceStartOp, AllReduceWaitOp, AllGatherOp,
-                      BroadcastOp, PushOp, PullOp>();
+    target.addLegalOp<VariableOp, ReadOp, AssignOp, ApplyGradientOp, UpdateOp,
+                      RowSparsePackOp, RowSparseUnpackOp, RowSparseToDenseOp,
+                      AllReduceOp, AllReduceStartOp, AllReduceWaitOp,
+                      AllGatherOp, BroadcastOp, PushOp, PullOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

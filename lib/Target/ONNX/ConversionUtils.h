@@ -34,10 +34,10 @@ Value createInferred(NodeContext &ctx, Args &&...args) {
       reason = diag.str();
       return success();
     });
-    inferred = OpT::inferReturnTypes(
-        context, state.location, state.operands,
-        state.attributes.getDictionary(context), state.getRawProperties(),
-        state.regions, types);
+    inferred =
+        OpT::inferReturnTypes(context, state.location, state.operands,
+                              state.attributes.getDictionary(context),
+                              state.getRawProperties(), state.regions, types);
   }
   if (failed(inferred)) {
     ctx.emitError() << reason;
@@ -52,8 +52,8 @@ inline Value scalar(NodeContext &ctx, Type elementType, double value) {
   auto type = RankedTensorType::get({}, elementType);
   Attribute attr;
   if (auto floatType = dyn_cast<FloatType>(elementType))
-    attr = DenseElementsAttr::get(type, ctx.builder.getFloatAttr(floatType, value)
-                                            .getValue());
+    attr = DenseElementsAttr::get(
+        type, ctx.builder.getFloatAttr(floatType, value).getValue());
   else
     attr = DenseElementsAttr::get(
         type, APInt(elementType.getIntOrFloatBitWidth(),

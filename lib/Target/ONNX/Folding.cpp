@@ -67,8 +67,8 @@ Const Const::castTo(Type target) const {
     if (width == 1)
       values[i] = at(i) != 0;
     else if (isFloat())
-      values[i] = wrapToWidth(static_cast<int64_t>(std::trunc(floats[i])),
-                              width);
+      values[i] =
+          wrapToWidth(static_cast<int64_t>(std::trunc(floats[i])), width);
     else
       values[i] = wrapToWidth(ints[i], width);
   }
@@ -174,15 +174,33 @@ FailureOr<Const> foldBinary(NodeContext &ctx, BinaryFn fn, const Const &a,
       double x = a.floats[broadcastIndex(shape, a.shape, i)];
       double y = b.floats[broadcastIndex(shape, b.shape, i)];
       switch (fn) {
-      case BinaryFn::Add: values[i] = x + y; break;
-      case BinaryFn::Sub: values[i] = x - y; break;
-      case BinaryFn::Mul: values[i] = x * y; break;
-      case BinaryFn::Div: values[i] = x / y; break;
-      case BinaryFn::Equal: values[i] = x == y; break;
-      case BinaryFn::Less: values[i] = x < y; break;
-      case BinaryFn::Greater: values[i] = x > y; break;
-      case BinaryFn::Max: values[i] = std::max(x, y); break;
-      case BinaryFn::Min: values[i] = std::min(x, y); break;
+      case BinaryFn::Add:
+        values[i] = x + y;
+        break;
+      case BinaryFn::Sub:
+        values[i] = x - y;
+        break;
+      case BinaryFn::Mul:
+        values[i] = x * y;
+        break;
+      case BinaryFn::Div:
+        values[i] = x / y;
+        break;
+      case BinaryFn::Equal:
+        values[i] = x == y;
+        break;
+      case BinaryFn::Less:
+        values[i] = x < y;
+        break;
+      case BinaryFn::Greater:
+        values[i] = x > y;
+        break;
+      case BinaryFn::Max:
+        values[i] = std::max(x, y);
+        break;
+      case BinaryFn::Min:
+        values[i] = std::min(x, y);
+        break;
       }
     }
     if (!predicate)
@@ -196,20 +214,36 @@ FailureOr<Const> foldBinary(NodeContext &ctx, BinaryFn fn, const Const &a,
     int64_t x = a.ints[broadcastIndex(shape, a.shape, i)];
     int64_t y = b.ints[broadcastIndex(shape, b.shape, i)];
     switch (fn) {
-    case BinaryFn::Add: values[i] = wrapToWidth(x + y, width); break;
-    case BinaryFn::Sub: values[i] = wrapToWidth(x - y, width); break;
-    case BinaryFn::Mul: values[i] = wrapToWidth(x * y, width); break;
+    case BinaryFn::Add:
+      values[i] = wrapToWidth(x + y, width);
+      break;
+    case BinaryFn::Sub:
+      values[i] = wrapToWidth(x - y, width);
+      break;
+    case BinaryFn::Mul:
+      values[i] = wrapToWidth(x * y, width);
+      break;
     case BinaryFn::Div:
       if (y == 0)
         return ctx.emitError() << "integer division by zero";
       // ONNX integer Div truncates toward zero like C++.
       values[i] = x / y;
       break;
-    case BinaryFn::Equal: values[i] = x == y; break;
-    case BinaryFn::Less: values[i] = x < y; break;
-    case BinaryFn::Greater: values[i] = x > y; break;
-    case BinaryFn::Max: values[i] = std::max(x, y); break;
-    case BinaryFn::Min: values[i] = std::min(x, y); break;
+    case BinaryFn::Equal:
+      values[i] = x == y;
+      break;
+    case BinaryFn::Less:
+      values[i] = x < y;
+      break;
+    case BinaryFn::Greater:
+      values[i] = x > y;
+      break;
+    case BinaryFn::Max:
+      values[i] = std::max(x, y);
+      break;
+    case BinaryFn::Min:
+      values[i] = std::min(x, y);
+      break;
     }
   }
   return Const::ofInts(predicate ? ctx.builder.getI1Type() : a.elementType,
@@ -221,7 +255,8 @@ std::optional<Const> foldConstantNode(NodeContext &ctx) {
     return ctx.attrTensor("value");
   Builder &b = ctx.builder;
   if (ctx.attr("value_float"))
-    return Const::ofFloats(b.getF32Type(), {}, {ctx.attrFloat("value_float", 0)});
+    return Const::ofFloats(b.getF32Type(), {},
+                           {ctx.attrFloat("value_float", 0)});
   if (ctx.attr("value_int"))
     return Const::ofInts(b.getI64Type(), {}, {ctx.attrInt("value_int", 0)});
   if (const onnx::AttributeProto *a = ctx.attr("value_floats")) {
@@ -244,8 +279,8 @@ FailureOr<bool> foldShapeOf(NodeContext &ctx, bool sizeOnly) {
     return failure();
   Builder &b = ctx.builder;
   if (sizeOnly) {
-    ctx.setConstOutput(0, Const::ofInts(b.getI64Type(), {},
-                                        {type.getNumElements()}));
+    ctx.setConstOutput(
+        0, Const::ofInts(b.getI64Type(), {}, {type.getNumElements()}));
     return true;
   }
   int64_t rank = type.getRank();
@@ -281,11 +316,11 @@ FailureOr<bool> onnx_import::tryFold(NodeContext &ctx) {
     return foldShapeOf(ctx, op == "Size");
 
   static const llvm::StringSet<> foldable = {
-      "Identity", "Cast",  "Reshape", "Flatten",  "Squeeze",
-      "Unsqueeze", "Concat", "Gather", "Slice",   "Add",
-      "Sub",      "Mul",   "Div",     "Neg",      "Abs",
-      "Equal",    "Less",  "Greater", "Not",      "Where",
-      "Max",      "Min",   "Expand",  "ConstantOfShape", "Range"};
+      "Identity", "Cast",   "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+      "Concat",   "Gather", "Slice",   "Add",     "Sub",     "Mul",
+      "Div",      "Neg",    "Abs",     "Equal",   "Less",    "Greater",
+      "Not",      "Where",  "Max",     "Min",     "Expand",  "ConstantOfShape",
+      "Range"};
   if (!foldable.contains(op))
     return false;
   SmallVector<const Const *> in;
@@ -410,7 +445,8 @@ FailureOr<bool> onnx_import::tryFold(NodeContext &ctx) {
         return false;
       shape[axis] += c->shape[axis];
     }
-    int64_t outer = ShapedType::getNumElements(ArrayRef(shape).take_front(axis));
+    int64_t outer =
+        ShapedType::getNumElements(ArrayRef(shape).take_front(axis));
     Const out = Const::ofInts(x.elementType, shape, {});
     if (x.isFloat())
       out = Const::ofFloats(x.elementType, shape, {});
@@ -440,7 +476,8 @@ FailureOr<bool> onnx_import::tryFold(NodeContext &ctx) {
     llvm::append_range(shape, ArrayRef(x.shape).drop_front(axis + 1));
     if (tooLarge(shape))
       return false;
-    int64_t inner = ShapedType::getNumElements(ArrayRef(x.shape).drop_front(axis + 1));
+    int64_t inner =
+        ShapedType::getNumElements(ArrayRef(x.shape).drop_front(axis + 1));
     int64_t count = in[1]->size();
     for (int64_t index : in[1]->ints)
       if (index < -dim || index >= dim)

@@ -150,8 +150,7 @@ std::string NodeContext::attrString(StringRef name, StringRef defaultValue) {
 
 std::optional<SmallVector<int64_t>> NodeContext::attrInts(StringRef name) {
   const onnx::AttributeProto *a = attr(name);
-  if (!a ||
-      !checkAttrType(a, onnx::AttributeProto::INTS, "a list of integers"))
+  if (!a || !checkAttrType(a, onnx::AttributeProto::INTS, "a list of integers"))
     return std::nullopt;
   return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
 }
@@ -272,8 +271,8 @@ Value GraphImporter::lookupValue(const std::string &name, Location loc) {
     return it->second;
   auto constIt = constants.find(name);
   if (constIt != constants.end()) {
-    Value value = arith::ConstantOp::create(builder, loc,
-                                            constIt->second.toAttr());
+    Value value =
+        arith::ConstantOp::create(builder, loc, constIt->second.toAttr());
     values[name] = value;
     return value;
   }
@@ -332,12 +331,12 @@ LogicalResult GraphImporter::checkAndPrepare(onnx::ModelProto &model) {
     try {
       model = onnx::version_conversion::ConvertVersion(model, 13);
     } catch (const std::exception &e) {
-      return emitError(loc) << "opset " << opset
-                            << " is not supported directly (the oldest is "
-                            << kMinOpset
-                            << ") and the ONNX version converter could not "
-                               "convert the model to opset 13: "
-                            << e.what();
+      return emitError(loc)
+             << "opset " << opset
+             << " is not supported directly (the oldest is " << kMinOpset
+             << ") and the ONNX version converter could not "
+                "convert the model to opset 13: "
+             << e.what();
     }
     opset = 13;
   }
@@ -476,8 +475,7 @@ LogicalResult GraphImporter::bindInputShapes(onnx::GraphProto &graph) {
         !input.type().has_tensor_type() ||
         !input.type().tensor_type().has_shape())
       continue;
-    auto *shape =
-        input.mutable_type()->mutable_tensor_type()->mutable_shape();
+    auto *shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
     for (int d = 0; d < shape->dim_size(); ++d) {
       onnx::TensorShapeProto::Dimension *dim = shape->mutable_dim(d);
       if (d == 0 && options.batchSize) {
@@ -500,9 +498,8 @@ LogicalResult GraphImporter::bindInputShapes(onnx::GraphProto &graph) {
       if (dim->has_dim_param())
         diag << " ('" << dim->dim_param() << "')";
       diag << " is dynamic: bind it with "
-           << (d == 0 ? "--batch-size B or " : "")
-           << "--bind " << (dim->has_dim_param() ? dim->dim_param() : "NAME")
-           << "=VALUE";
+           << (d == 0 ? "--batch-size B or " : "") << "--bind "
+           << (dim->has_dim_param() ? dim->dim_param() : "NAME") << "=VALUE";
     }
   }
   for (const auto &binding : options.dimensionBindings)
@@ -548,8 +545,9 @@ LogicalResult GraphImporter::checkSupported(const onnx::GraphProto &graph) {
     else
       note << " (supported domains: ai.onnx and " << kTrainingDomain << ")";
     note << " at node(s) ";
-    llvm::interleaveComma(entry.nodes, note,
-                          [&](const std::string &n) { note << "'" << n << "'"; });
+    llvm::interleaveComma(entry.nodes, note, [&](const std::string &n) {
+      note << "'" << n << "'";
+    });
   }
   return failure();
 }
@@ -557,13 +555,12 @@ LogicalResult GraphImporter::checkSupported(const onnx::GraphProto &graph) {
 FailureOr<RankedTensorType>
 GraphImporter::convertValueType(const onnx::ValueInfoProto &v) {
   if (!v.type().has_tensor_type())
-    return emitError(fileLoc()) << "graph input or output '" << v.name()
-                                << "' is a "
-                                << (v.type().has_sequence_type() ? "sequence"
-                                    : v.type().has_optional_type()
-                                        ? "optional value"
-                                        : "non-tensor value")
-                                << ", which is not supported";
+    return emitError(fileLoc())
+           << "graph input or output '" << v.name() << "' is a "
+           << (v.type().has_sequence_type()   ? "sequence"
+               : v.type().has_optional_type() ? "optional value"
+                                              : "non-tensor value")
+           << ", which is not supported";
   const onnx::TypeProto::Tensor &tensor = v.type().tensor_type();
   Type elementType = convertElementType(tensor.elem_type());
   if (!elementType)
@@ -571,8 +568,8 @@ GraphImporter::convertValueType(const onnx::ValueInfoProto &v) {
                                 << "' has unsupported element type "
                                 << dataTypeName(tensor.elem_type());
   if (!tensor.has_shape())
-    return emitError(fileLoc()) << "graph input '" << v.name()
-                                << "' has no shape";
+    return emitError(fileLoc())
+           << "graph input '" << v.name() << "' has no shape";
   SmallVector<int64_t> shape;
   for (const auto &dim : tensor.shape().dim())
     shape.push_back(dim.dim_value());
@@ -590,8 +587,7 @@ static int64_t byteWidth(Type type) {
   return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
 }
 
-template <typename T>
-static void appendBytes(std::string &bytes, T value) {
+template <typename T> static void appendBytes(std::string &bytes, T value) {
   bytes.append(reinterpret_cast<const char *>(&value), sizeof(T));
 }
 
@@ -625,36 +621,34 @@ GraphImporter::readTensorBytes(const onnx::TensorProto &t, Type elementType,
       return emitError(loc) << what << " has external data without a location";
     SmallString<256> path = externalDataPath(location);
     if (length >= 0 && length != expected)
-      return emitError(loc) << what << ": external data length " << length
-                            << " does not match the " << expected
-                            << " bytes of its type";
+      return emitError(loc)
+             << what << ": external data length " << length
+             << " does not match the " << expected << " bytes of its type";
     auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
     if (!file)
       return emitError(loc) << what << ": cannot read external data file '"
                             << path << "': " << file.getError().message()
                             << " (set the directory with --onnx-data-dir)";
-    int64_t available =
-        static_cast<int64_t>((*file)->getBufferSize()) - offset;
+    int64_t available = static_cast<int64_t>((*file)->getBufferSize()) - offset;
     if (offset < 0 || available < expected)
-      return emitError(loc) << what << ": external data file '" << path
-                            << "' is too short: it has "
-                            << std::max<int64_t>(available, 0)
-                            << " bytes after offset " << offset << ", "
-                            << expected << " are needed";
+      return emitError(loc)
+             << what << ": external data file '" << path
+             << "' is too short: it has " << std::max<int64_t>(available, 0)
+             << " bytes after offset " << offset << ", " << expected
+             << " are needed";
     // The (usually mapped) file stays alive as long as the data is used.
     std::shared_ptr<llvm::MemoryBuffer> owner = std::move(*file);
-    return TensorData{ArrayRef<char>(owner->getBufferStart() + offset,
-                                     expected),
-                      owner};
+    return TensorData{
+        ArrayRef<char>(owner->getBufferStart() + offset, expected), owner};
   }
 
   if (t.has_raw_data()) {
     if (static_cast<int64_t>(t.raw_data().size()) != expected)
-      return emitError(loc) << what << " holds " << t.raw_data().size()
-                            << " bytes of data, but " << numElements
-                            << " elements of " << elementType << " need "
-                            << expected;
+      return emitError(loc)
+             << what << " holds " << t.raw_data().size()
+             << " bytes of data, but " << numElements << " elements of "
+             << elementType << " need " << expected;
     if (movable)
       return ownedBytes(std::move(*movable->mutable_raw_data()));
     return ownedBytes(t.raw_data());
@@ -760,12 +754,11 @@ ElementsAttr GraphImporter::makeElementsAttr(RankedTensorType type,
   constexpr size_t kAlignment = alignof(double);
   AsmResourceBlob blob =
       reinterpret_cast<uintptr_t>(data.bytes.data()) % kAlignment == 0
-          ? AsmResourceBlob(data.bytes, kAlignment,
-                            [owner = std::move(data.owner)](
-                                void *, size_t, size_t) mutable {
-                              owner.reset();
-                            },
-                            /*dataIsMutable=*/false)
+          ? AsmResourceBlob(
+                data.bytes, kAlignment,
+                [owner = std::move(data.owner)](
+                    void *, size_t, size_t) mutable { owner.reset(); },
+                /*dataIsMutable=*/false)
           : HeapAsmResourceBlob::allocateAndCopyWithAlign(
                 data.bytes, kAlignment, /*dataIsMutable=*/false);
   return DenseResourceElementsAttr::get(type, key, std::move(blob));
@@ -806,10 +799,11 @@ LogicalResult GraphImporter::importInitializers(onnx::GraphProto &graph) {
       }
       value = makeElementsAttr(type, std::move(*data), init.name());
     }
-    Location loc = NameLoc::get(StringAttr::get(context, init.name()),
-                                fileLoc());
+    Location loc =
+        NameLoc::get(StringAttr::get(context, init.name()), fileLoc());
     VariableOp::create(builder, loc, init.name(), type, value,
-                       /*trainable=*/!options.frozen.contains(init.name()), /*state=*/false,
+                       /*trainable=*/!options.frozen.contains(init.name()),
+                       /*state=*/false,
                        /*distribution=*/nullptr, /*sparsity=*/nullptr);
   }
   for (const auto &name : options.frozen)
@@ -866,8 +860,7 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     FailureOr<bool> folded = tryFold(ctx);
     if (failed(folded) || ctx.failed())
       return failure();
-    if (!*folded &&
-        (failed(converterFor(node)(ctx)) || ctx.failed()))
+    if (!*folded && (failed(converterFor(node)(ctx)) || ctx.failed()))
       return failure();
     for (unsigned i = 0; i < ctx.numOutputs(); ++i)
       if (ctx.outputUsed(i) && !values.count(node.output(i)) &&
@@ -888,8 +881,8 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     results.push_back(value);
   }
   func::ReturnOp::create(builder, fileLoc(), results);
-  function.setType(builder.getFunctionType(
-      inputTypes, ValueRange(results).getTypes()));
+  function.setType(
+      builder.getFunctionType(inputTypes, ValueRange(results).getTypes()));
   for (auto [i, output] : llvm::enumerate(graph.output()))
     function.setResultAttr(i, ParallaxDialect::getNameAttrName(),
                            builder.getStringAttr(output.name()));
@@ -947,13 +940,11 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   return owned;
 }
 
-OwningOpRef<ModuleOp>
-mlir::parallax::importONNXModel(const llvm::MemoryBuffer &buffer,
-                                StringRef filename, bool isText,
-                                MLIRContext *context,
-                                const ONNXImportOptions &options) {
-  context->loadDialect<ParallaxDialect, arith::ArithDialect,
-                       func::FuncDialect>();
+OwningOpRef<ModuleOp> mlir::parallax::importONNXModel(
+    const llvm::MemoryBuffer &buffer, StringRef filename, bool isText,
+    MLIRContext *context, const ONNXImportOptions &options) {
+  context
+      ->loadDialect<ParallaxDialect, arith::ArithDialect, func::FuncDialect>();
   Location loc = FileLineColLoc::get(context, filename, 0, 0);
   onnx::ModelProto model;
   try {
@@ -978,8 +969,9 @@ mlir::parallax::importONNXModel(const llvm::MemoryBuffer &buffer,
       emitError(loc) << "the model file is empty";
       return nullptr;
     } else if (buffer.getBufferSize() > std::numeric_limits<int>::max() ||
-               !model.ParseFromArray(buffer.getBufferStart(),
-                                     static_cast<int>(buffer.getBufferSize()))) {
+               !model.ParseFromArray(
+                   buffer.getBufferStart(),
+                   static_cast<int>(buffer.getBufferSize()))) {
       emitError(loc) << "not a valid ONNX model: the protobuf is truncated "
                         "or corrupt (for ONNX text format use the "
                         ".onnxtext extension)";

@@ -41,8 +41,8 @@ std::optional<int64_t> countElements(ArrayRef<int64_t> shape, int64_t limit);
 struct Const {
   SmallVector<int64_t> shape;
   Type elementType;
-  std::vector<int64_t> ints;   // integer and i1 element types
-  std::vector<double> floats;  // floating-point element types
+  std::vector<int64_t> ints;  // integer and i1 element types
+  std::vector<double> floats; // floating-point element types
 
   bool isFloat() const { return isa<FloatType>(elementType); }
   int64_t size() const;
@@ -76,8 +76,7 @@ struct TensorData {
 /// the driver checks `failed()` after the converter.
 class NodeContext {
 public:
-  NodeContext(GraphImporter &importer, const onnx::NodeProto &node,
-              int index);
+  NodeContext(GraphImporter &importer, const onnx::NodeProto &node, int index);
 
   const onnx::NodeProto &node;
   /// The node's name, or `OpType#index` for unnamed nodes.

@@ -51,14 +51,12 @@ std::optional<Shape> normalizedAxes(NodeContext &ctx, ArrayRef<int64_t> axes,
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-template <typename OpT>
-LogicalResult convertUnary(NodeContext &ctx) {
+template <typename OpT> LogicalResult convertUnary(NodeContext &ctx) {
   Value x = ctx.input(0);
   return result(ctx, x ? Value(OpT::create(ctx.builder, ctx.loc, x)) : x);
 }
 
-template <typename OpT>
-LogicalResult convertBinary(NodeContext &ctx) {
+template <typename OpT> LogicalResult convertBinary(NodeContext &ctx) {
   Value lhs = ctx.input(0), rhs = ctx.input(1);
   if (!lhs || !rhs)
     return failure();
@@ -222,8 +220,8 @@ LogicalResult convertGather(NodeContext &ctx) {
     }
     Const adjusted = Const::ofInts(ctx.builder.getI64Type(), c->shape,
                                    std::move(normalized));
-    indices = arith::ConstantOp::create(ctx.builder, ctx.loc,
-                                        adjusted.toAttr());
+    indices =
+        arith::ConstantOp::create(ctx.builder, ctx.loc, adjusted.toAttr());
   } else {
     indices = ctx.input(1);
   }
@@ -252,8 +250,8 @@ LogicalResult convertExpand(NodeContext &ctx) {
     return failure();
   if (*shape == type.getShape())
     return result(ctx, x);
-  return result(ctx, ExpandOp::create(ctx.builder, ctx.loc,
-                                      type.clone(*shape), x));
+  return result(ctx,
+                ExpandOp::create(ctx.builder, ctx.loc, type.clone(*shape), x));
 }
 
 LogicalResult convertTranspose(NodeContext &ctx) {
@@ -395,21 +393,19 @@ LogicalResult convertPad(NodeContext &ctx) {
   if (!mode)
     return ctx.emitError() << "unknown mode '" << modeName << "'";
   Builder &builder = ctx.builder;
-  return result(ctx, createInferred<PadOp>(
-                         ctx, PadModeAttr::get(builder.getContext(), *mode), x,
-                         builder.getDenseI64ArrayAttr(
-                             ArrayRef(pads).take_front(rank)),
-                         builder.getDenseI64ArrayAttr(
-                             ArrayRef(pads).drop_front(rank)),
-                         builder.getF64FloatAttr(value)));
+  return result(
+      ctx, createInferred<PadOp>(
+               ctx, PadModeAttr::get(builder.getContext(), *mode), x,
+               builder.getDenseI64ArrayAttr(ArrayRef(pads).take_front(rank)),
+               builder.getDenseI64ArrayAttr(ArrayRef(pads).drop_front(rank)),
+               builder.getF64FloatAttr(value)));
 }
 
 //===----------------------------------------------------------------------===//
 // Reductions and normalisation
 //===----------------------------------------------------------------------===//
 
-template <ReduceKind kind>
-LogicalResult convertReduce(NodeContext &ctx) {
+template <ReduceKind kind> LogicalResult convertReduce(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
@@ -433,9 +429,8 @@ LogicalResult convertReduce(NodeContext &ctx) {
   std::optional<Shape> normalized = normalizedAxes(ctx, axes, rank);
   if (!normalized)
     return failure();
-  return result(ctx, createInferred<ReduceOp>(
-                         ctx, kind, x, *normalized,
-                         ctx.attrInt("keepdims", 1) != 0));
+  return result(ctx, createInferred<ReduceOp>(ctx, kind, x, *normalized,
+                                              ctx.attrInt("keepdims", 1) != 0));
 }
 
 LogicalResult convertGlobalPool(NodeContext &ctx, ReduceKind kind) {
@@ -459,8 +454,7 @@ LogicalResult convertGlobalMaxPool(NodeContext &ctx) {
   return convertGlobalPool(ctx, ReduceKind::Max);
 }
 
-template <typename OpT>
-LogicalResult convertSoftmax(NodeContext &ctx) {
+template <typename OpT> LogicalResult convertSoftmax(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
@@ -496,12 +490,11 @@ LogicalResult convertBatchNormalization(NodeContext &ctx) {
       return failure();
     operands.push_back(v);
   }
-  return result(ctx, BatchNormOp::create(
-                         ctx.builder, ctx.loc, operands[0].getType(),
-                         operands[0], operands[1], operands[2], operands[3],
-                         operands[4],
-                         ctx.builder.getF32FloatAttr(
-                             ctx.attrFloat("epsilon", 1e-5f))));
+  return result(
+      ctx, BatchNormOp::create(
+               ctx.builder, ctx.loc, operands[0].getType(), operands[0],
+               operands[1], operands[2], operands[3], operands[4],
+               ctx.builder.getF32FloatAttr(ctx.attrFloat("epsilon", 1e-5f))));
 }
 
 LogicalResult convertLayerNormalization(NodeContext &ctx) {
@@ -518,11 +511,11 @@ LogicalResult convertLayerNormalization(NodeContext &ctx) {
   int64_t axis = ctx.normalizeAxis(ctx.attrInt("axis", -1), rank);
   if (axis < 0)
     return failure();
-  return result(ctx, LayerNormOp::create(
-                         ctx.builder, ctx.loc, x.getType(), x, scale, bias,
-                         ctx.builder.getI64IntegerAttr(axis),
-                         ctx.builder.getF32FloatAttr(
-                             ctx.attrFloat("epsilon", 1e-5f))));
+  return result(
+      ctx, LayerNormOp::create(
+               ctx.builder, ctx.loc, x.getType(), x, scale, bias,
+               ctx.builder.getI64IntegerAttr(axis),
+               ctx.builder.getF32FloatAttr(ctx.attrFloat("epsilon", 1e-5f))));
 }
 
 //===----------------------------------------------------------------------===//
@@ -553,10 +546,10 @@ std::optional<Shape> resolvePads(NodeContext &ctx, ArrayRef<int64_t> spatial,
   Shape pads(2 * k, 0);
   for (int64_t d = 0; d < k; ++d) {
     int64_t out = llvm::divideCeil(spatial[d], strides[d]);
-    int64_t total = std::max<int64_t>(
-        (out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 -
-            spatial[d],
-        0);
+    int64_t total =
+        std::max<int64_t>((out - 1) * strides[d] +
+                              (kernel[d] - 1) * dilations[d] + 1 - spatial[d],
+                          0);
     int64_t small = total / 2, large = total - small;
     pads[d] = autoPad == "SAME_UPPER" ? small : large;
     pads[d + k] = autoPad == "SAME_UPPER" ? large : small;
@@ -588,17 +581,16 @@ LogicalResult convertConv(NodeContext &ctx) {
   if (static_cast<int64_t>(strides.size()) != k ||
       static_cast<int64_t>(dilations.size()) != k)
     return ctx.emitError() << "strides and dilations need " << k << " entries";
-  std::optional<Shape> pads = resolvePads(
-      ctx, xType.getShape().drop_front(2), kernel, strides, dilations);
+  std::optional<Shape> pads = resolvePads(ctx, xType.getShape().drop_front(2),
+                                          kernel, strides, dilations);
   if (!pads)
     return failure();
-  return result(ctx, createInferred<ConvOp>(ctx, x, w, bias, strides, *pads,
-                                            dilations,
-                                            ctx.attrInt("group", 1)));
+  return result(ctx,
+                createInferred<ConvOp>(ctx, x, w, bias, strides, *pads,
+                                       dilations, ctx.attrInt("group", 1)));
 }
 
-template <PoolKind kind>
-LogicalResult convertPool(NodeContext &ctx) {
+template <PoolKind kind> LogicalResult convertPool(NodeContext &ctx) {
   if (failed(rejectUsedOutput(ctx, 1, "indices")))
     return failure();
   Value x = ctx.input(0);
@@ -619,22 +611,21 @@ LogicalResult convertPool(NodeContext &ctx) {
     return ctx.emitError() << "column-major storage_order is not supported";
   if (static_cast<int64_t>(strides.size()) != k)
     return ctx.emitError() << "strides need " << k << " entries";
-  std::optional<Shape> pads = resolvePads(
-      ctx, type.getShape().drop_front(2), *kernel, strides, dilations);
+  std::optional<Shape> pads = resolvePads(ctx, type.getShape().drop_front(2),
+                                          *kernel, strides, dilations);
   if (!pads)
     return failure();
-  return result(ctx, createInferred<PoolOp>(
-                         ctx, kind, x, *kernel, strides, *pads,
-                         ctx.attrInt("ceil_mode", 0) != 0,
-                         ctx.attrInt("count_include_pad", 0) != 0));
+  return result(
+      ctx, createInferred<PoolOp>(ctx, kind, x, *kernel, strides, *pads,
+                                  ctx.attrInt("ceil_mode", 0) != 0,
+                                  ctx.attrInt("count_include_pad", 0) != 0));
 }
 
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
 
-template <typename OpT>
-LogicalResult convertLoss(NodeContext &ctx) {
+template <typename OpT> LogicalResult convertLoss(NodeContext &ctx) {
   Value input = ctx.input(0), labels = ctx.input(1);
   if (!input || !labels)
     return failure();

@@ -47,16 +47,16 @@ public:
     hidden = rType.getDimSize(2);
     if (int64_t declared = ctx.attrInt("hidden_size", hidden);
         declared != hidden)
-      return ctx.emitError() << "hidden_size " << declared
-                             << " does not match R " << rType;
-    if (wType.getShape() != ArrayRef<int64_t>{directions, gates * hidden,
-                                              inputSize} ||
-        rType.getShape() != ArrayRef<int64_t>{directions, gates * hidden,
-                                              hidden})
-      return ctx.emitError() << "W " << wType << " and R " << rType
-                             << " do not match " << gates
-                             << " gates of hidden size " << hidden
-                             << " and input size " << inputSize;
+      return ctx.emitError()
+             << "hidden_size " << declared << " does not match R " << rType;
+    if (wType.getShape() !=
+            ArrayRef<int64_t>{directions, gates * hidden, inputSize} ||
+        rType.getShape() !=
+            ArrayRef<int64_t>{directions, gates * hidden, hidden})
+      return ctx.emitError()
+             << "W " << wType << " and R " << rType << " do not match " << gates
+             << " gates of hidden size " << hidden << " and input size "
+             << inputSize;
     std::string direction = ctx.attrString("direction", "forward");
     if (direction == "bidirectional")
       reverse = {false, true};
@@ -65,9 +65,9 @@ public:
     else
       return ctx.emitError() << "unknown direction '" << direction << "'";
     if (static_cast<int64_t>(reverse.size()) != directions)
-      return ctx.emitError() << "direction '" << direction << "' needs "
-                             << reverse.size() << " weight sets, W has "
-                             << directions;
+      return ctx.emitError()
+             << "direction '" << direction << "' needs " << reverse.size()
+             << " weight sets, W has " << directions;
     if (ctx.attr("clip"))
       return ctx.emitError() << "cell clipping ('clip') is not supported";
     if (ctx.attr("activations"))
@@ -80,8 +80,8 @@ public:
     }
     if (ctx.hasInput(4)) {
       const Const *lens = ctx.constInput(4);
-      if (!lens || llvm::any_of(lens->ints,
-                                [&](int64_t n) { return n != seq; }))
+      if (!lens ||
+          llvm::any_of(lens->ints, [&](int64_t n) { return n != seq; }))
         return ctx.emitError() << "sequence_lens other than the full "
                                   "sequence length are not supported";
     }
@@ -129,8 +129,7 @@ public:
   }
 
   Value transposed(Value matrix) {
-    return createInferred<TransposeOp>(ctx, matrix,
-                                       SmallVector<int64_t>{1, 0});
+    return createInferred<TransposeOp>(ctx, matrix, SmallVector<int64_t>{1, 0});
   }
 
   Value add(Value a, Value b) { return createInferred<AddOp>(ctx, a, b); }
@@ -159,14 +158,14 @@ public:
       perDirection.push_back(stack(steps, {1, 1, batch, hidden}, 0));
     Value y = concat(perDirection, 1);
     Value yh = stack(lastHidden, {1, batch, hidden}, 0);
-    Value yc = lastCells.empty() ? Value()
-                                 : stack(lastCells, {1, batch, hidden}, 0);
+    Value yc =
+        lastCells.empty() ? Value() : stack(lastCells, {1, batch, hidden}, 0);
     if (layout == 1) {
       y = createInferred<TransposeOp>(ctx, y, SmallVector<int64_t>{2, 0, 1, 3});
       yh = createInferred<TransposeOp>(ctx, yh, SmallVector<int64_t>{1, 0, 2});
       if (yc)
-        yc = createInferred<TransposeOp>(ctx, yc,
-                                         SmallVector<int64_t>{1, 0, 2});
+        yc =
+            createInferred<TransposeOp>(ctx, yc, SmallVector<int64_t>{1, 0, 2});
     }
     if (!y || !yh || (!lastCells.empty() && !yc))
       return failure();
@@ -214,8 +213,8 @@ LogicalResult onnx_import::convertLSTM(NodeContext &ctx) {
     Value recurrent = rnn.transposed(rnn.direction(rnn.r, d));
     if (rnn.bias) {
       Value b = rnn.direction(rnn.bias, d);
-      projected = rnn.add(projected, rnn.add(rnn.gateSlice(b, 0, 4),
-                                             rnn.gateSlice(b, 4, 4)));
+      projected = rnn.add(
+          projected, rnn.add(rnn.gateSlice(b, 0, 4), rnn.gateSlice(b, 4, 4)));
     }
     Value hState = rnn.initialState(5, d), cState = rnn.initialState(6, d);
     if (!projected || !recurrent || !hState || !cState)
@@ -272,10 +271,10 @@ LogicalResult onnx_import::convertGRU(NodeContext &ctx) {
       Value hr = createInferred<MatMulOp>(ctx, hState, recurrentT);
       if (recurrentBias)
         hr = rnn.add(hr, recurrentBias);
-      Value update = rnn.sigmoid(
-          rnn.add(rnn.gateSlice(x, 0), rnn.gateSlice(hr, 0)));
-      Value reset = rnn.sigmoid(
-          rnn.add(rnn.gateSlice(x, 1), rnn.gateSlice(hr, 1)));
+      Value update =
+          rnn.sigmoid(rnn.add(rnn.gateSlice(x, 0), rnn.gateSlice(hr, 0)));
+      Value reset =
+          rnn.sigmoid(rnn.add(rnn.gateSlice(x, 1), rnn.gateSlice(hr, 1)));
       Value candidate;
       if (linearBeforeReset) {
         candidate = rnn.mul(reset, rnn.gateSlice(hr, 2));
@@ -288,9 +287,8 @@ LogicalResult onnx_import::convertGRU(NodeContext &ctx) {
       }
       Value hidden = rnn.tanh(rnn.add(rnn.gateSlice(x, 2), candidate));
       // H = (1 - z) * h + z * H
-      hState = rnn.add(
-          rnn.mul(createInferred<SubOp>(ctx, one, update), hidden),
-          rnn.mul(update, hState));
+      hState = rnn.add(rnn.mul(createInferred<SubOp>(ctx, one, update), hidden),
+                       rnn.mul(update, hState));
       if (!hState)
         return failure();
       steps[t] = hState;

@@ -60,8 +60,8 @@ std::optional<Shape> onnx_import::reshapeShape(NodeContext &ctx,
     }
     result[inferred] = total / known;
   } else if (known != total) {
-    ctx.emitError() << "cannot reshape " << total << " elements into a shape of "
-                    << known;
+    ctx.emitError() << "cannot reshape " << total
+                    << " elements into a shape of " << known;
     return std::nullopt;
   }
   return result;
@@ -233,8 +233,9 @@ std::optional<SliceParams> onnx_import::sliceParams(NodeContext &ctx,
     };
     int64_t start = clampPos(starts->ints[i]);
     int64_t end = clampPos(ends->ints[i]);
-    int64_t size = step > 0 ? llvm::divideCeil(std::max<int64_t>(end - start, 0), step)
-                            : llvm::divideCeil(std::max<int64_t>(start - end, 0), -step);
+    int64_t size =
+        step > 0 ? llvm::divideCeil(std::max<int64_t>(end - start, 0), step)
+                 : llvm::divideCeil(std::max<int64_t>(start - end, 0), -step);
     params.offsets[axis] = size > 0 ? start : 0;
     params.sizes[axis] = size;
     params.strides[axis] = step;

@@ -55,9 +55,9 @@ struct ImportOptions {
 /// ONNX text format starts, after blanks and `#` comments, with the model
 /// header `<` or the graph's name. Split inputs (--split-input-file) carry
 /// no extension, so the contents decide when the name does not.
-std::string mlir::parallax::setShapeBindings(
-    ONNXImportOptions &options, ArrayRef<std::string> bindings,
-    std::optional<int64_t> batchSize) {
+std::string mlir::parallax::setShapeBindings(ONNXImportOptions &options,
+                                             ArrayRef<std::string> bindings,
+                                             std::optional<int64_t> batchSize) {
   for (const std::string &binding : bindings) {
     auto [name, value] = StringRef(binding).split('=');
     int64_t size;
@@ -103,11 +103,11 @@ void mlir::parallax::registerONNXImportTranslation() {
         Location loc = FileLineColLoc::get(context, filename, 0, 0);
 
         ONNXImportOptions options;
-        std::string error = setShapeBindings(
-            options, cl.bind,
-            cl.batchSize.getNumOccurrences()
-                ? std::optional<int64_t>(cl.batchSize)
-                : std::nullopt);
+        std::string error =
+            setShapeBindings(options, cl.bind,
+                             cl.batchSize.getNumOccurrences()
+                                 ? std::optional<int64_t>(cl.batchSize)
+                                 : std::nullopt);
         if (!error.empty())
           return emitError(loc) << error;
         for (const std::string &name : cl.freeze)

@@ -12,9 +12,9 @@
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 
 #include "mlir/Dialect/Traits.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::parallax;
@@ -106,17 +106,16 @@ LogicalResult inferBinary(std::optional<Location> loc, Adaptor adaptor,
 }
 
 template <typename Adaptor>
-LogicalResult inferElementwiseBroadcast(MLIRContext *, std::optional<Location> loc,
-                                        Adaptor adaptor,
-                                        SmallVectorImpl<Type> &types) {
+LogicalResult
+inferElementwiseBroadcast(MLIRContext *, std::optional<Location> loc,
+                          Adaptor adaptor, SmallVectorImpl<Type> &types) {
   return inferBinary(loc, adaptor, Type(), types);
 }
 
 template <typename Adaptor>
-LogicalResult inferPredicateBroadcast(MLIRContext *context,
-                                      std::optional<Location> loc,
-                                      Adaptor adaptor,
-                                      SmallVectorImpl<Type> &types) {
+LogicalResult
+inferPredicateBroadcast(MLIRContext *context, std::optional<Location> loc,
+                        Adaptor adaptor, SmallVectorImpl<Type> &types) {
   return inferBinary(loc, adaptor, IntegerType::get(context, 1), types);
 }
 
@@ -201,8 +200,8 @@ LogicalResult inferGather(MLIRContext *, std::optional<Location> loc,
     return fail(loc, "operands must be ranked tensors");
   int64_t axis = adaptor.getAxis();
   if (axis >= data.getRank())
-    return fail(loc, "axis " + Twine(axis) + " is out of range for " +
-                         str(data));
+    return fail(loc,
+                "axis " + Twine(axis) + " is out of range for " + str(data));
   Shape shape(data.getShape().take_front(axis));
   llvm::append_range(shape, indices.getShape());
   llvm::append_range(shape, data.getShape().drop_front(axis + 1));
@@ -249,8 +248,8 @@ LogicalResult inferConcat(MLIRContext *, std::optional<Location> loc,
     return fail(loc, "inputs must be ranked tensors");
   int64_t axis = adaptor.getAxis();
   if (axis >= first.getRank())
-    return fail(loc, "axis " + Twine(axis) + " is out of range for " +
-                         str(first));
+    return fail(loc,
+                "axis " + Twine(axis) + " is out of range for " + str(first));
   Shape shape(first.getShape());
   shape[axis] = 0;
   for (Value input : inputs) {
@@ -368,11 +367,10 @@ LogicalResult inferReduce(MLIRContext *, std::optional<Location> loc,
 
 /// Checks the spatial attributes of a convolution or pooling window over
 /// `input` (N x C x D1..Dk) and computes the output spatial sizes.
-LogicalResult inferWindowed(std::optional<Location> loc,
-                            RankedTensorType input, ArrayRef<int64_t> kernel,
-                            ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
-                            ArrayRef<int64_t> dilations, bool ceilMode,
-                            Shape &spatial) {
+LogicalResult inferWindowed(std::optional<Location> loc, RankedTensorType input,
+                            ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                            ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations,
+                            bool ceilMode, Shape &spatial) {
   int64_t k = input.getRank() - 2;
   if (failed(checkPerDim(loc, "strides", strides, k, 1)) ||
       failed(checkPerDim(loc, "pads", pads, 2 * k, 0)) ||
@@ -387,9 +385,8 @@ LogicalResult inferWindowed(std::optional<Location> loc,
                            "dimension " +
                            Twine(d) + " of " + Twine(extent));
     int64_t span = extent - window;
-    int64_t out = (ceilMode ? llvm::divideCeil(span, strides[d])
-                            : span / strides[d]) +
-                  1;
+    int64_t out =
+        (ceilMode ? llvm::divideCeil(span, strides[d]) : span / strides[d]) + 1;
     spatial.push_back(out);
   }
   return success();
@@ -446,10 +443,9 @@ LogicalResult inferPool(MLIRContext *, std::optional<Location> loc,
 }
 
 template <typename Adaptor>
-LogicalResult inferClassificationLoss(MLIRContext *,
-                                      std::optional<Location> loc,
-                                      Adaptor adaptor,
-                                      SmallVectorImpl<Type> &types) {
+LogicalResult
+inferClassificationLoss(MLIRContext *, std::optional<Location> loc,
+                        Adaptor adaptor, SmallVectorImpl<Type> &types) {
   RankedTensorType input = getTensor(adaptor.getInput());
   RankedTensorType labels = getTensor(adaptor.getLabels());
   if (!input || !labels || input.getRank() < 2)
@@ -486,8 +482,8 @@ LogicalResult inferClassificationLoss(MLIRContext *,
 //===----------------------------------------------------------------------===//
 
 LogicalResult ClipOp::verify() {
-  if (getMin() && getMax() && getMin()->convertToDouble() >
-                                  getMax()->convertToDouble())
+  if (getMin() && getMax() &&
+      getMin()->convertToDouble() > getMax()->convertToDouble())
     return emitOpError() << "min " << getMin()->convertToDouble()
                          << " is greater than max "
                          << getMax()->convertToDouble();
@@ -499,9 +495,8 @@ LogicalResult ReshapeOp::verify() {
   auto result = cast<RankedTensorType>(getType());
   if (input.getNumElements() != result.getNumElements())
     return emitOpError() << "cannot reshape " << input << " ("
-                         << input.getNumElements() << " elements) to "
-                         << result << " (" << result.getNumElements()
-                         << " elements)";
+                         << input.getNumElements() << " elements) to " << result
+                         << " (" << result.getNumElements() << " elements)";
   return success();
 }
 
@@ -526,8 +521,8 @@ LogicalResult ExpandOp::verify() {
 static LogicalResult verifyAxis(Operation *op, uint64_t axis, Type type) {
   int64_t rank = cast<RankedTensorType>(type).getRank();
   if (static_cast<int64_t>(axis) >= rank)
-    return op->emitOpError() << "axis " << axis << " is out of range for "
-                             << type;
+    return op->emitOpError()
+           << "axis " << axis << " is out of range for " << type;
   return success();
 }
 
@@ -581,7 +576,7 @@ LogicalResult OneHotOp::verify() {
   if (result.getShape() != ArrayRef<int64_t>(expected))
     return emitOpError() << "result shape " << str(result.getShape())
                          << " must be the indices' shape "
-                         << str(indices.getShape()) << " with the depth at axis "
-                         << axis;
+                         << str(indices.getShape())
+                         << " with the depth at axis " << axis;
   return success();
 }

@@ -101,8 +101,9 @@ LogicalResult ParallaxDialect::verifyRegionArgAttribute(Operation *op, unsigned,
   return verifyNameAttr(op, attr);
 }
 
-LogicalResult ParallaxDialect::verifyRegionResultAttribute(
-    Operation *op, unsigned, unsigned, NamedAttribute attr) {
+LogicalResult
+ParallaxDialect::verifyRegionResultAttribute(Operation *op, unsigned, unsigned,
+                                             NamedAttribute attr) {
   return verifyNameAttr(op, attr);
 }
 
@@ -171,9 +172,9 @@ LogicalResult OptimizerAttr::verify(
   return success();
 }
 
-LogicalResult
-SparsityAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     GradientKind gradient, APFloat alphaValue, int64_t rows) {
+LogicalResult SparsityAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   GradientKind gradient, APFloat alphaValue,
+                                   int64_t rows) {
   double alpha = alphaValue.convertToDouble();
   if (!(alpha > 0.0 && alpha <= 1.0))
     return emitError() << "alpha must lie in (0, 1], got " << alpha;
@@ -203,14 +204,16 @@ SmallVector<StringRef> OptimizerAttr::getStateNames() const {
 // RowSparseType
 //===----------------------------------------------------------------------===//
 
-LogicalResult RowSparseType::verify(function_ref<InFlightDiagnostic()> emitError,
-                                    RankedTensorType denseType, int64_t rows) {
+LogicalResult
+RowSparseType::verify(function_ref<InFlightDiagnostic()> emitError,
+                      RankedTensorType denseType, int64_t rows) {
   if (denseType.getRank() < 1)
     return emitError() << "row-sparse dense type must have rank >= 1, got "
                        << denseType;
   if (!denseType.hasStaticShape())
-    return emitError() << "row-sparse dense type must be statically shaped, got "
-                       << denseType;
+    return emitError()
+           << "row-sparse dense type must be statically shaped, got "
+           << denseType;
   if (rows < 0)
     return emitError() << "row-sparse row count must be non-negative, got "
                        << rows;
@@ -218,8 +221,7 @@ LogicalResult RowSparseType::verify(function_ref<InFlightDiagnostic()> emitError
 }
 
 RankedTensorType RowSparseType::getIndicesType() const {
-  return RankedTensorType::get({getRows()},
-                               IntegerType::get(getContext(), 64));
+  return RankedTensorType::get({getRows()}, IntegerType::get(getContext(), 64));
 }
 
 RankedTensorType RowSparseType::getValuesType() const {

@@ -64,16 +64,15 @@ static FailureOr<VariableOp> lookupVariable(Operation *op,
                                             SymbolTableCollection &symbols) {
   auto variable = symbols.lookupNearestSymbolFrom<VariableOp>(op, name);
   if (!variable)
-    return op->emitOpError() << "'" << name
-                             << "' does not reference a parallax.variable";
+    return op->emitOpError()
+           << "'" << name << "' does not reference a parallax.variable";
   return variable;
 }
 
 /// Push and pull address a variable held by parameter servers. Before the
 /// distribution pass has decided, the variable carries no decision and any
 /// placement is possible; afterwards it must be `ps`.
-static LogicalResult verifyPlacedOnServers(Operation *op,
-                                           VariableOp variable) {
+static LogicalResult verifyPlacedOnServers(Operation *op, VariableOp variable) {
   DistributionAttr distribution = variable.getDistributionAttr();
   if (!distribution || distribution.getPlacement() == Placement::PS)
     return success();
@@ -163,8 +162,8 @@ LogicalResult VariableOp::verify() {
                        "frozen variable is replicated as a constant");
   int64_t partitions = distribution.getPartitions();
   if (partitions > 1 && type.getRank() == 0)
-    return emitOpError() << "cannot split a scalar variable into "
-                         << partitions << " partitions";
+    return emitOpError() << "cannot split a scalar variable into " << partitions
+                         << " partitions";
   if (type.getRank() > 0 && partitions > type.getDimSize(0))
     return emitOpError() << "cannot split " << type.getDimSize(0)
                          << " rows into " << partitions << " partitions";
@@ -182,9 +181,8 @@ LogicalResult ReadOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return failure();
   if (getType() != variable->getType())
     return emitOpError() << "result type " << getType()
-                         << " does not match the type "
-                         << variable->getType() << " of variable '"
-                         << getVariableAttr() << "'";
+                         << " does not match the type " << variable->getType()
+                         << " of variable '" << getVariableAttr() << "'";
   return success();
 }
 
@@ -213,8 +211,8 @@ static FailureOr<VariableOp> lookupTrainable(Operation *op,
                                              SymbolTableCollection &symbols) {
   FailureOr<VariableOp> variable = lookupVariable(op, symbol, symbols);
   if (succeeded(variable) && !variable->getTrainable())
-    return op->emitOpError() << "cannot update '" << symbol
-                             << "': the variable is not trainable";
+    return op->emitOpError()
+           << "cannot update '" << symbol << "': the variable is not trainable";
   return variable;
 }
 
@@ -226,9 +224,9 @@ static LogicalResult verifyOptimizerState(Operation *op,
   SmallVector<StringRef> names = optimizer.getStateNames();
   size_t count = state ? state.size() : 0;
   if (count != names.size())
-    return op->emitOpError() << "optimizer " << optimizer << " keeps "
-                             << names.size() << " state variable(s), got "
-                             << count;
+    return op->emitOpError()
+           << "optimizer " << optimizer << " keeps " << names.size()
+           << " state variable(s), got " << count;
   if (!state)
     return success();
   for (auto symbol : state.getAsRange<FlatSymbolRefAttr>()) {
@@ -237,9 +235,9 @@ static LogicalResult verifyOptimizerState(Operation *op,
       return failure();
     if (!stateVariable->getState() ||
         stateVariable->getType() != variable.getType())
-      return op->emitOpError() << "'" << symbol
-                               << "' must be a state variable of type "
-                               << variable.getType();
+      return op->emitOpError()
+             << "'" << symbol << "' must be a state variable of type "
+             << variable.getType();
   }
   return success();
 }
@@ -259,16 +257,16 @@ LogicalResult UpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (failed(variable) ||
       failed(verifyGradientType(*this, getGradient().getType(), *variable)))
     return failure();
-  return verifyOptimizerState(*this, getOptimizer(), getStateAttr(),
-                              *variable, symbols);
+  return verifyOptimizerState(*this, getOptimizer(), getStateAttr(), *variable,
+                              symbols);
 }
 
 //===----------------------------------------------------------------------===//
 // Row-sparse ops
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-RowSparseUnpackOp::fold(FoldAdaptor, SmallVectorImpl<OpFoldResult> &results) {
+LogicalResult RowSparseUnpackOp::fold(FoldAdaptor,
+                                      SmallVectorImpl<OpFoldResult> &results) {
   auto pack = getInput().getDefiningOp<RowSparsePackOp>();
   if (!pack)
     return failure();
@@ -286,9 +284,8 @@ LogicalResult AllReduceOp::verify() {
 }
 
 LogicalResult AllReduceOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferredReturnTypes) {
+    MLIRContext *, std::optional<Location>, ValueRange operands, DictionaryAttr,
+    OpaqueProperties, RegionRange, SmallVectorImpl<Type> &inferredReturnTypes) {
   llvm::append_range(inferredReturnTypes, operands.getTypes());
   return success();
 }
@@ -397,7 +394,8 @@ LogicalResult PullOp::verifySymbolUses(SymbolTableCollection &symbols) {
   }
   if (getType() != expected)
     return emitOpError() << "result type " << getType() << " does not match "
-                         << expected << (getIndices() ? ": one row of '" : ": '")
+                         << expected
+                         << (getIndices() ? ": one row of '" : ": '")
                          << getVariableAttr()
                          << (getIndices() ? "' per index" : "' whole");
   return success();
