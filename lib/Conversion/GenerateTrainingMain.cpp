@@ -58,8 +58,12 @@ struct GenerateTrainingMainPass
     Block *body = main.addEntryBlock();
     builder.setInsertionPointToEnd(body);
     call("parallax_rt_train_init", {}, body->getArguments());
-    // The plan's world size (0: one worker, nothing distributed).
-    int64_t workers = ParallaxDialect::getStaticWorkers(module).value_or(0);
+    // The plan's world size: 0 for one worker (nothing distributed), -1
+    // for any number of workers (read at run time).
+    int64_t workers =
+        ParallaxDialect::hasWorldAtRunTime(module)
+            ? -1
+            : ParallaxDialect::getStaticWorkers(module).value_or(0);
     call("parallax_rt_set_workers", {},
          {arith::ConstantOp::create(builder, loc,
                                     builder.getI64IntegerAttr(workers))});

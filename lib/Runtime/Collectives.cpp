@@ -73,6 +73,14 @@ extern "C" void parallax_rt_allreduce_add_f32(int64_t id, const char *name,
   if (elementCount(rankOut, out) != count)
     die("internal error: allreduce result of '" + std::string(name) +
         "' has another size than its input");
+  if (world().size == 1) {
+    // One worker: the reduction is the gradient itself (sum, mean, max or
+    // min of one), copied once instead of through the bucket.
+    std::memcpy(contiguousF32(name, "allreduce result", rankOut, out),
+                contiguousF32(name, "gradient", rankIn, in),
+                count * sizeof(float));
+    return;
+  }
   if (bucket.buffer.size() < static_cast<size_t>(bucket.used + count))
     bucket.buffer.resize(bucket.used + count);
   std::memcpy(bucket.buffer.data() + bucket.used,

@@ -39,17 +39,26 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
     FailureOr<Strategy> parsedStrategy = parseStrategy();
     if (failed(parsedStrategy))
       return signalPassFailure();
-    FailureOr<Cluster> plannedCluster = resolveCluster();
+    FailureOr<Cluster> plannedCluster =
+        workersAtRunTime ? runTimeCluster() : resolveCluster();
     if (failed(plannedCluster))
       return signalPassFailure();
     int64_t n = plannedCluster->workers();
     module->setAttr(ParallaxDialect::getWorldAttrName(),
-                    WorldAttr::get(ctx, n));
+                    WorldAttr::get(ctx, workersAtRunTime ? 0 : n));
 
     FailureOr<Plan> plan =
         planDistribution(module, *plannedCluster, *parsedStrategy);
     if (failed(plan))
       return signalPassFailure();
+    if (workersAtRunTime)
+      for (VariablePlan &v : plan->variables) {
+        v.placement = ruleForAnyWorkers(v, *parsedStrategy);
+        int64_t rows = v.shape.empty() ? 1 : v.shape.front();
+        v.partitions = v.placement == PlacementKind::PS
+                           ? std::max<int64_t>(1, std::min(n, rows))
+                           : 1;
+      }
     SymbolTable symbols(module);
     DenseMap<StringRef, const VariablePlan *> byName;
     for (const VariablePlan &v : plan->variables) {
@@ -104,6 +113,36 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
     getOperation().emitError() << "unknown strategy '" << strategy
                                << "': expected hybrid, allreduce or ps";
     return failure();
+  }
+
+  /// The paper's placement, independent of the number of workers.
+  static PlacementKind ruleForAnyWorkers(const VariablePlan &v,
+                                         Strategy strategy) {
+    if (strategy == Strategy::AllReduce)
+      return PlacementKind::AllReduce;
+    if (strategy == Strategy::PS || v.sparse)
+      return PlacementKind::PS;
+    return PlacementKind::AllReduce;
+  }
+
+  /// With workersAtRunTime: a cluster of runTimeServers machines, only for
+  /// the partition counts; nothing may fix the number of workers.
+  FailureOr<Cluster> runTimeCluster() {
+    ModuleOp module = getOperation();
+    if (workers || !cluster.empty() ||
+        ParallaxDialect::getStaticWorkers(module)) {
+      module.emitError("workers-at-run-time excludes workers, a cluster and "
+                       "a parallax.world");
+      return failure();
+    }
+    if (runTimeServers < 1) {
+      module.emitError() << "workers-at-run-time-servers must be positive, got "
+                         << static_cast<int64_t>(runTimeServers);
+      return failure();
+    }
+    Cluster result;
+    result.machines = static_cast<int64_t>(runTimeServers);
+    return result;
   }
 
   /// The cluster from the options, checked against the module's world.

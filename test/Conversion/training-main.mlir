@@ -58,6 +58,20 @@ module attributes {parallax.world = #parallax.world<workers = 4>} {
 
 // -----
 
+// A program distributed for any number of workers (world 0) tells the
+// runtime -1: every world size is accepted.
+module attributes {parallax.world = #parallax.world<workers = 0>} {
+  func.func @train_step(%x: memref<8xi64> {parallax.name = "ids"}) -> (memref<f32> {parallax.name = "loss"}) {
+    %l = memref.alloc() : memref<f32>
+    return %l : memref<f32>
+  }
+}
+// CHECK-LABEL: func.func @main
+// CHECK: %[[ANY:.*]] = arith.constant -1 : i64
+// CHECK: call @parallax_rt_set_workers(%[[ANY]])
+
+// -----
+
 // expected-error @+1 {{the training step must return its f32 loss first, as memref<f32> (bufferize the module first)}}
 func.func @train_step(%x: tensor<8xf32>) -> tensor<f32> {
   %c = arith.constant dense<0.0> : tensor<f32>

@@ -2,10 +2,14 @@
 // RUN: not parallax-opt %s --split-input-file --parallax-distribute="workers=4 strategy=ring" 2>&1 | FileCheck %s --check-prefix=STRATEGY
 // RUN: not parallax-opt %s --split-input-file --parallax-distribute 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not parallax-opt %s --split-input-file --parallax-distribute="cluster=machines=2,workers-per-machine=2 workers=8" 2>&1 | FileCheck %s --check-prefix=CLUSTER
+// RUN: not parallax-opt %s --split-input-file --parallax-distribute="workers-at-run-time workers=2" 2>&1 | FileCheck %s --check-prefix=RUNTIME
+// RUN: not parallax-opt %s --split-input-file --parallax-distribute="workers-at-run-time workers-at-run-time-servers=0" 2>&1 | FileCheck %s --check-prefix=SERVERS
 
 // STRATEGY: error: unknown strategy 'ring': expected hybrid, allreduce or ps
 // UNKNOWN: error: the number of workers is unknown: give workers=N, a cluster, or a parallax.world
 // CLUSTER: error: the plan is for 8 workers, but the cluster has 4
+// RUNTIME: error: workers-at-run-time excludes workers, a cluster and a parallax.world
+// SERVERS: error: workers-at-run-time-servers must be positive, got 0
 
 // expected-error @+1 {{nothing to plan: no variable has a gradient (run --parallax-autodiff and --parallax-sparsity-analysis)}}
 module {

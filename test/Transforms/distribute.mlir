@@ -3,6 +3,8 @@
 // RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=4 --parallax-distribute="workers=4 strategy=ps" | FileCheck %s --check-prefix=PS
 // RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=2 --parallax-distribute=workers=2 | FileCheck %s --check-prefix=ALLGATHER
 // RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=4 --parallax-distribute=workers=4 --parallax-optimizer="optimizer=adagrad lr=0.1" | FileCheck %s --check-prefix=OPTIMIZER
+// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis --parallax-distribute="workers-at-run-time workers-at-run-time-servers=2" | FileCheck %s --check-prefix=RUNTIME
+// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=2 --parallax-distribute="workers-at-run-time workers-at-run-time-servers=2" --parallax-partition=servers=2 | FileCheck %s --check-prefix=RUNTIME
 
 // An embedding read through a gather (sparse) and two dense weights.
 parallax.variable trainable @emb : tensor<1000x8xf32> = dense<0.5>
@@ -67,6 +69,18 @@ func.func @forward(%ids: tensor<4x2xi64>) -> tensor<f32> {
 // ALLGATHER: %[[MEAN:.*]] = parallax.mul %[[AV]], %[[HALF]]
 // ALLGATHER: %[[P:.*]] = parallax.row_sparse.pack %[[AI]], %[[MEAN]] : !parallax.row_sparse<tensor<1000x8xf32>, rows = 16>
 // ALLGATHER: parallax.apply_gradient @emb, %[[P]]
+
+// Any number of workers (read at run time): the world is marked 0, the
+// paper's rule places the sparse table on servers where the cost model for
+// 2 workers would have chosen AllGather, and the dense weights on
+// AllReduce; partitions follow workers-at-run-time-servers.
+// RUNTIME: module attributes {parallax.world = #parallax.world<workers = 0>}
+// RUNTIME: @emb {{.*}}distribution = #parallax.distribution<ps, partitions = 2>
+// RUNTIME: @w1 {{.*}}distribution = #parallax.distribution<allreduce, partitions = 1>
+// RUNTIME-NOT: parallax.allgather
+// RUNTIME: parallax.pull @emb
+// RUNTIME: parallax.allreduce_start mean
+// RUNTIME: parallax.push @emb
 
 // The servers apply the optimizer: push carries it and its state.
 // OPTIMIZER: parallax.variable state @emb.sum

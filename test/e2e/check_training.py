@@ -47,7 +47,13 @@ def main():
     parser.add_argument("work", type=pathlib.Path)
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--strategy", default="hybrid")
+    parser.add_argument("--launch", type=int, default=0,
+                        help="compile without --workers and run the program "
+                        "under mpirun -np N (the number of workers read at "
+                        "run time)")
     args = parser.parse_args()
+    if args.launch and args.workers:
+        sys.exit("--launch and --workers exclude each other")
     model, optimizer, work = args.model, args.optimizer, args.work
     src = pathlib.Path(os.environ["PARALLAX_SRC"])
     data = src / "examples" / "models" / "data" / model
@@ -55,7 +61,7 @@ def main():
     config = json.loads((reference / "config.json").read_text())
     work.mkdir(parents=True, exist_ok=True)
     program = work / "program"
-    workers = max(args.workers, 1)
+    workers = max(args.workers, args.launch, 1)
     if config["batch_size"] % workers:
         sys.exit(f"batch {config['batch_size']} does not split over {workers} workers")
     compile_cmd = ["parallax-compile", str(src / "examples" / "models" / f"{model}.onnx"),
@@ -69,10 +75,12 @@ def main():
         compile_cmd += ["--freeze", ",".join(config["freeze"])]
     if args.workers:
         compile_cmd += ["--workers", str(args.workers), "--strategy", args.strategy]
+    elif args.launch:
+        compile_cmd += ["--strategy", args.strategy]
     subprocess.run(compile_cmd, check=True)
     checkpoint = work / "checkpoint"
     metrics = work / "metrics.jsonl"
-    launcher = mpirun(args.workers) if args.workers else []
+    launcher = mpirun(workers) if args.workers or args.launch else []
     subprocess.run(launcher + [str(program), "--data", str(data / "train"),
                     "--steps", str(config["steps"]), "--metrics", str(metrics),
                     "--save", str(checkpoint)], check=True)
@@ -94,6 +102,8 @@ def main():
     run = f"{model} {optimizer}"
     if args.workers:
         run += f" {args.workers} workers {args.strategy}"
+    elif args.launch:
+        run += f" {args.launch} workers at run time {args.strategy}"
     for failure in failures:
         print(f"{run}: {failure}")
     print(f"{run}: {len(losses)} steps, {len(parameters)} "

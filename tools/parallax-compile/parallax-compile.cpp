@@ -138,9 +138,9 @@ cl::opt<double>
 cl::OptionCategory planCategory("planning options (--mode train)");
 cl::opt<int64_t> workers("workers", cl::init(0), cl::cat(planCategory),
                          cl::value_desc("N"),
-                         cl::desc("Build the program for N workers "
-                                  "(mpirun -np N; default: the cluster's, "
-                                  "or one worker without distribution)"));
+                         cl::desc("Plan the program for N workers (mpirun "
+                                  "-np N; default: the cluster's, or any "
+                                  "number, read when the program runs)"));
 cl::opt<std::string> clusterSpec(
     "cluster", cl::cat(planCategory),
     cl::value_desc("machines=M,workers-per-machine=G,bandwidth=B,latency=L"),
@@ -499,15 +499,20 @@ int main(int argc, char **argv) {
     opt.lrDecay = lrDecay;
     opt.initialAccumulatorValue = initialAccumulator;
     training.workers = cluster.workers();
-    if (workers > 0 || !clusterSpec.empty()) {
-      training.distribute = true;
+    // Every training step is distributed: for --workers N (or a cluster),
+    // or else for any number of workers, read when the program runs
+    // (one worker unless launched with mpirun -np N).
+    bool knownWorkers = workers > 0 || !clusterSpec.empty();
+    training.distribute = true;
+    training.distribution.strategy = parallax::stringify(strategy);
+    training.partition.overrides.assign(partitionOverrides.begin(),
+                                        partitionOverrides.end());
+    if (knownWorkers) {
       training.distribution.workers = cluster.workers();
-      training.distribution.strategy = parallax::stringify(strategy);
       training.distribution.cluster = clusterSpec;
-      training.partition.overrides.assign(partitionOverrides.begin(),
-                                          partitionOverrides.end());
-    } else if (!partitionOverrides.empty()) {
-      return fail("--partitions needs --workers or --cluster");
+    } else {
+      training.distribution.workersAtRunTime = true;
+      training.partition.servers = training.distribution.runTimeServers;
     }
     // Plan between autodiff and the rest: the gradients tell which
     // variables are sparse.

@@ -73,7 +73,7 @@ void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB, void *b,
 void parallax_rt_train_init(int32_t argc, char **argv);
 
 /// The number of workers the program was compiled for (0: one worker, no
-/// distribution); a different MPI world size is an error.
+/// distribution; -1: any number); a different MPI world size is an error.
 void parallax_rt_set_workers(int64_t workers);
 
 /// Registers a variable's storage (a trainable variable, or optimizer

@@ -171,6 +171,14 @@ def ParallaxDistribute : Pass<"parallax-distribute", "::mlir::ModuleOp"> {
     gradients: AllReduce); `allreduce` / `ps` force one for all, for
     ablations.
 
+    With `workers-at-run-time` the number of workers is left to the
+    program (`mpirun -np N`): no `parallax.world` is recorded, and the
+    placement follows the paper's rule, which does not depend on N: `hybrid`
+    puts row-sparse gradients on parameter servers and dense ones on
+    AllReduce (never AllGather, whose shapes depend on N). Parameter-server
+    partition counts come from the cost model for `workers-at-run-time-servers`
+    servers (any count works with any world size).
+
     Precondition: `--parallax-sparsity-analysis` has annotated the
     variables; gradients are still `parallax.apply_gradient`s.
     Postcondition: every planned variable has a `distribution`; the
@@ -186,6 +194,14 @@ def ParallaxDistribute : Pass<"parallax-distribute", "::mlir::ModuleOp"> {
            "(default: one worker per machine, 10Gbps, 50us)">,
     Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"25 << 20",
            "Largest AllReduce bucket in bytes">,
+    Option<"workersAtRunTime", "workers-at-run-time", "bool",
+           /*default=*/"false",
+           "Plan for any number of workers, known only when the program "
+           "runs">,
+    Option<"runTimeServers", "workers-at-run-time-servers", "int64_t",
+           /*default=*/"8",
+           "With workers-at-run-time: the servers partition counts are "
+           "chosen for">,
   ];
 }
 

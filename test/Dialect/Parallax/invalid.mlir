@@ -19,8 +19,8 @@ module attributes {parallax.world = 4} {}
 
 // -----
 
-// expected-error @+1 {{workers must be at least 1, got 0}}
-module attributes {parallax.world = #parallax.world<workers = 0>} {}
+// expected-error @+1 {{workers must be at least 0 (0: any number, known at run time), got -1}}
+module attributes {parallax.world = #parallax.world<workers = -1>} {}
 
 // -----
 

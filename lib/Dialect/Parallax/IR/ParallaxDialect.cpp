@@ -113,8 +113,18 @@ std::optional<int64_t> ParallaxDialect::getStaticWorkers(Operation *op) {
     module = op->getParentOfType<ModuleOp>();
   for (; module; module = module->getParentOfType<ModuleOp>())
     if (auto world = module->getAttrOfType<WorldAttr>(getWorldAttrName()))
-      return world.getWorkers();
+      return world.getWorkers() ? std::optional<int64_t>(world.getWorkers())
+                                : std::nullopt;
   return std::nullopt;
+}
+
+bool ParallaxDialect::hasWorldAtRunTime(Operation *op) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    module = op->getParentOfType<ModuleOp>();
+  auto world =
+      module ? module->getAttrOfType<WorldAttr>(getWorldAttrName()) : nullptr;
+  return world && world.getWorkers() == 0;
 }
 
 //===----------------------------------------------------------------------===//
@@ -136,8 +146,10 @@ DistributionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult WorldAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 int64_t workers) {
-  if (workers < 1)
-    return emitError() << "workers must be at least 1, got " << workers;
+  if (workers < 0)
+    return emitError() << "workers must be at least 0 (0: any number, "
+                          "known at run time), got "
+                       << workers;
   return success();
 }
 

@@ -124,6 +124,8 @@ def Parallax_WorldAttr : Parallax_Attr<"World", "world"> {
     Attached to the module as `parallax.world` when the plan depends on a
     known number of workers (`parallax-compile --workers N`). A program
     planned for N workers refuses to start under any other world size.
+    `workers = 0` marks a step distributed for any number of workers, read
+    when the program runs (`parallax-compile` without `--workers`).
 
     Example: `module attributes {parallax.world = #parallax.world<workers = 4>}`
   }];

@@ -73,6 +73,10 @@ def Parallax_Dialect : Dialect {
     /// std::nullopt when it is decided at run time.
     static std::optional<int64_t> getStaticWorkers(::mlir::Operation *op);
 
+    /// Whether the module of `op` is planned for any number of workers,
+    /// read when the program runs (`#parallax.world<workers = 0>`).
+    static bool hasWorldAtRunTime(::mlir::Operation *op);
+
   private:
     void registerAttributes();
     void registerTypes();
