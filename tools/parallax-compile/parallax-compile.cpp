@@ -421,6 +421,12 @@ int main(int argc, char **argv) {
     return fail("--plan-only, --plan-report, --print-plan and "
                 "--profile-data plan training programs (not --mode "
                 "inference)");
+  if ((planOnly || printPlanTable || !planReport.empty()) && workers == 0 &&
+      clusterSpec.empty())
+    return fail("--plan-only, --plan-report and --print-plan need --workers N "
+                "or --cluster: without them the number of workers is read "
+                "when the program runs, and the plan is the paper's rule "
+                "(docs/distributed.md)");
   parallax::Cluster cluster;
   if (!clusterSpec.empty()) {
     std::string problem;
