@@ -41,7 +41,7 @@ struct Bucket {
   MPI_Request request = MPI_REQUEST_NULL;
   int32_t reduction = 0; // ReductionKind: sum, mean, max, min
   bool started = false;
-  double startedAt = 0; // traceClock(), when tracing
+  double startedAt = 0; // parallax_rt_now(), when tracing
 };
 
 std::vector<Bucket> buckets;
@@ -98,12 +98,13 @@ extern "C" void parallax_rt_allreduce_start(int64_t id, int32_t reduction) {
     die("internal error: reduction kind " + std::to_string(reduction));
   bucket.reduction = reduction;
   bucket.started = true;
-  bucket.startedAt = tracing() ? traceClock() : 0;
+  bucket.startedAt = tracing() ? parallax_rt_now() : 0;
   const World &w = world();
   if (w.size == 1)
     return;
-  TraceScope trace("allreduce start (bucket " + std::to_string(id) + ")",
-                   "comm");
+  TraceScope trace("comm", [&] {
+    return "allreduce start (bucket " + std::to_string(id) + ")";
+  });
   for (const BucketEntry &entry : bucket.entries) {
     int64_t bytes = ringBytes(entry.count * sizeof(float));
     account(entry.name, bytes, bytes);
@@ -124,8 +125,9 @@ extern "C" void parallax_rt_allreduce_wait(int64_t id) {
         " waited on before its start");
   const World &w = world();
   if (w.size > 1) {
-    TraceScope trace("allreduce wait (bucket " + std::to_string(id) + ")",
-                     "comm");
+    TraceScope trace("comm", [&] {
+      return "allreduce wait (bucket " + std::to_string(id) + ")";
+    });
     checkMPI(MPI_Wait(&bucket.request, MPI_STATUS_IGNORE), "MPI_Wait");
   }
   if (tracing() && w.size > 1) {
@@ -133,7 +135,7 @@ extern "C" void parallax_rt_allreduce_wait(int64_t id) {
     for (const BucketEntry &entry : bucket.entries)
       variables += (variables.empty() ? "" : ", ") + entry.name;
     traceInFlight("allreduce (bucket " + std::to_string(id) + ")", "comm",
-                  bucket.startedAt, traceClock(), variables);
+                  bucket.startedAt, parallax_rt_now(), variables);
   }
   float scale = bucket.reduction == 1 ? 1.0f / w.size : 1.0f;
   for (const BucketEntry &entry : bucket.entries) {
@@ -151,7 +153,7 @@ extern "C" void parallax_rt_allreduce_wait(int64_t id) {
 
 static void allGather(const char *name, int64_t elementSize, int64_t rankIn,
                       void *in, int64_t rankOut, void *out) {
-  TraceScope trace(std::string("allgather ") + name, "comm");
+  TraceScope trace("comm", [&] { return std::string("allgather ") + name; });
   const World &w = world();
   int64_t count = elementCount(rankIn, in);
   if (elementCount(rankOut, out) != count * w.size)
@@ -174,7 +176,7 @@ static void allGather(const char *name, int64_t elementSize, int64_t rankIn,
 
 static void broadcast(int64_t elementSize, int64_t rankIn, void *in,
                       int64_t rankOut, void *out, int64_t root) {
-  TraceScope trace("broadcast", "comm");
+  TraceScope trace("comm", [] { return std::string("broadcast"); });
   const World &w = world();
   if (root >= w.size)
     die("broadcast from worker " + std::to_string(root) + " in a world of " +

@@ -159,7 +159,8 @@ void parallax::runtime::pushSparseGradient(
     Kernel kernel, const char *name, int64_t partitions, int64_t firstServer,
     const Slots &variable, int64_t rows, int64_t width, const int64_t *ids,
     int64_t k, const float *values, const Hyper &h) {
-  TraceScope trace(std::string("push ") + name, "comm", "sparse");
+  TraceScope trace(
+      "comm", [&] { return std::string("push ") + name; }, "sparse");
   checkRows(name, ids, k, rows);
   std::vector<int64_t> mine(ids, ids + k);
   std::vector<float> rowValues(values, values + k * width);
@@ -208,7 +209,8 @@ void parallax::runtime::pushDenseGradient(Kernel kernel, const char *name,
                                           const Slots &variable, int64_t rows,
                                           int64_t width, const float *gradient,
                                           const Hyper &h) {
-  TraceScope trace(std::string("push ") + name, "comm", "dense");
+  TraceScope trace(
+      "comm", [&] { return std::string("push ") + name; }, "dense");
   const World &w = world();
   if (w.size == 1) {
     kernel(variable, gradient, rows * width, h);
@@ -263,7 +265,8 @@ extern "C" void parallax_rt_pull_rows_f32(const char *name, int64_t partitions,
                                           int64_t firstServer, int64_t rankW,
                                           void *w, int64_t rankI, void *ids,
                                           int64_t rankO, void *out) {
-  TraceScope trace(std::string("pull ") + name, "comm", "rows");
+  TraceScope trace(
+      "comm", [&] { return std::string("pull ") + name; }, "rows");
   const float *table = contiguousF32(name, "variable", rankW, w);
   int64_t rows = leadingRows(rankW, w);
   int64_t width = rowWidth(rankW, w);
@@ -329,7 +332,8 @@ extern "C" void parallax_rt_pull_f32(const char *name, int64_t partitions,
   const World &wld = world();
   if (wld.size == 1)
     return;
-  TraceScope trace(std::string("pull ") + name, "comm", "whole");
+  TraceScope trace(
+      "comm", [&] { return std::string("pull ") + name; }, "whole");
   float *table = contiguousF32(name, "variable", rankW, w);
   int64_t rows = leadingRows(rankW, w);
   int64_t width = rowWidth(rankW, w);

@@ -6,10 +6,11 @@
 
 #include "Trace.h"
 
+#include "parallax/Runtime/Runtime.h"
+
 #include "Comm.h"
 #include "Support.h"
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <vector>
@@ -28,11 +29,6 @@ struct Event {
 std::string tracePath;
 double origin = 0;
 std::vector<Event> events;
-
-double steadySeconds() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
 /// `text` as the contents of a JSON string.
 std::string escaped(const std::string &text) {
@@ -103,7 +99,7 @@ void parallax::runtime::enableTrace(const std::string &path) {
     std::filesystem::remove(probe);
   }
   tracePath = path;
-  origin = steadySeconds();
+  origin = parallax_rt_now();
 }
 
 bool parallax::runtime::tracing() { return !tracePath.empty(); }
@@ -114,10 +110,8 @@ void parallax::runtime::setTraceOrigin() {
   const World &w = world();
   if (w.size > 1)
     checkMPI(MPI_Barrier(w.comm), "MPI_Barrier");
-  origin = steadySeconds();
+  origin = parallax_rt_now();
 }
-
-double parallax::runtime::traceClock() { return steadySeconds(); }
 
 void parallax::runtime::traceEvent(const std::string &name,
                                    const char *category, double start,
@@ -131,14 +125,14 @@ void parallax::runtime::traceInFlight(const std::string &name,
   record(name, category, start, end, detail, 1);
 }
 
-TraceScope::TraceScope(std::string name, const char *category,
-                       std::string detail)
-    : name(std::move(name)), detail(std::move(detail)), category(category),
-      start(tracing() ? steadySeconds() : 0) {}
+void TraceScope::begin(std::string eventName) {
+  name = std::move(eventName);
+  start = parallax_rt_now();
+}
 
 TraceScope::~TraceScope() {
-  if (tracing())
-    traceEvent(name, category, start, steadySeconds(), detail);
+  if (!name.empty())
+    traceEvent(name, category, start, parallax_rt_now(), detail);
 }
 
 void parallax::runtime::writeTrace() {

@@ -8,6 +8,7 @@
 #define PARALLAX_LIB_RUNTIME_TRACE_H
 
 #include <string>
+#include <utility>
 
 namespace parallax::runtime {
 
@@ -21,11 +22,8 @@ bool tracing();
 /// barrier) so that the ranks of one machine share a time axis.
 void setTraceOrigin();
 
-/// Seconds on the trace's clock.
-double traceClock();
-
 /// A complete event on the rank's main timeline, from `start` to `end`
-/// (traceClock seconds). `detail` becomes the event's args.detail.
+/// (parallax_rt_now() seconds). `detail` becomes the event's args.detail.
 void traceEvent(const std::string &name, const char *category, double start,
                 double end, const std::string &detail = {});
 
@@ -34,18 +32,27 @@ void traceEvent(const std::string &name, const char *category, double start,
 void traceInFlight(const std::string &name, const char *category, double start,
                    double end, const std::string &detail = {});
 
-/// A complete event from construction to destruction when tracing.
+/// A complete event from construction to destruction when tracing. `name`
+/// (a callable returning the event's name) runs only when tracing, so the
+/// scopes on per-step paths build no strings otherwise.
 class TraceScope {
 public:
-  TraceScope(std::string name, const char *category, std::string detail = {});
+  template <typename Name>
+  TraceScope(const char *category, Name &&name, const char *detail = "")
+      : category(category), detail(detail) {
+    if (tracing())
+      begin(std::forward<Name>(name)());
+  }
   ~TraceScope();
   TraceScope(const TraceScope &) = delete;
   TraceScope &operator=(const TraceScope &) = delete;
 
 private:
-  std::string name, detail;
-  const char *category;
-  double start;
+  void begin(std::string eventName);
+
+  std::string name; // empty when not tracing
+  const char *category, *detail;
+  double start = 0;
 };
 
 /// Gathers every rank's events to worker 0, which writes one Chrome-trace

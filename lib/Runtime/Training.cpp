@@ -22,7 +22,6 @@
 #include "Trace.h"
 
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -68,14 +67,9 @@ Options options;
 std::vector<Input> inputs;
 std::vector<Variable> variables;
 int64_t firstStep = 0, endStep = 0, currentStep = 1, batch = 0;
-double computeStart = 0; // traceClock() when the step function starts
+double computeStart = 0; // parallax_rt_now() when the step function starts
 std::FILE *metricsFile = nullptr, *rankMetricsFile = nullptr;
 double stepStart = 0, runStart = 0;
-
-double now() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
 Buffer view(const char *name, const std::string &dtype, int64_t rank,
             void *descriptor) {
@@ -95,7 +89,8 @@ std::string checkpointPath(const std::string &dir, const std::string &name) {
 /// fresh directory that then replaces `dir`: a crash leaves either the old
 /// or the new checkpoint, never a mixture.
 void saveCheckpoint(const std::string &dir, int64_t step) {
-  TraceScope trace("checkpoint", "io", "step " + std::to_string(step));
+  TraceScope trace(
+      "io", [&] { return "checkpoint (step " + std::to_string(step) + ")"; });
   for (Variable &v : variables)
     if (v.partitions) {
       int64_t rows = v.shape.empty() ? 1 : v.shape.front();
@@ -467,7 +462,7 @@ extern "C" int64_t parallax_rt_begin() {
     rankMetricsFile =
         openMetrics(options.metrics + "." + std::to_string(w.rank));
   setTraceOrigin();
-  runStart = stepStart = now();
+  runStart = stepStart = parallax_rt_now();
   return firstStep;
 }
 
@@ -477,14 +472,14 @@ extern "C" int64_t parallax_rt_current_step() { return currentStep; }
 
 extern "C" void parallax_rt_load_batch(int64_t step) {
   {
-    TraceScope trace("load batch", "data");
+    TraceScope trace("data", [] { return std::string("load batch"); });
     currentStep = step + 1;
     int64_t slice = step * world().size + world().rank;
     for (Input &input : inputs)
       std::memcpy(input.data, input.file.data.data() + slice * input.bytes,
                   input.bytes);
   }
-  computeStart = tracing() ? traceClock() : 0;
+  computeStart = tracing() ? parallax_rt_now() : 0;
 }
 
 extern "C" void parallax_rt_step_end(int64_t step, float loss) {
@@ -492,9 +487,10 @@ extern "C" void parallax_rt_step_end(int64_t step, float loss) {
   // events nest in this one).
   if (tracing())
     traceEvent("step " + std::to_string(step), "compute", computeStart,
-               traceClock());
-  TraceScope trace("step end (loss, metrics)", "runtime");
-  double end = now(), seconds = end - stepStart;
+               parallax_rt_now());
+  TraceScope trace("runtime",
+                   [] { return std::string("step end (loss, metrics)"); });
+  double end = parallax_rt_now(), seconds = end - stepStart;
   stepStart = end;
   const World &w = world();
   double localLoss = loss, meanLoss = loss;
@@ -531,7 +527,7 @@ extern "C" int32_t parallax_rt_finish() {
   if (!options.save.empty())
     saveCheckpoint(options.save, endStep);
   const World &w = world();
-  double total = now() - runStart;
+  double total = parallax_rt_now() - runStart;
   int64_t steps = endStep - firstStep;
   if (w.rank == 0)
     std::fprintf(stderr, "trained %lld steps in %.3f s (%.1f examples/s)\n",

@@ -421,8 +421,9 @@ int main(int argc, char **argv) {
     return fail("--plan-only, --plan-report, --print-plan and "
                 "--profile-data plan training programs (not --mode "
                 "inference)");
-  if ((planOnly || printPlanTable || !planReport.empty()) && workers == 0 &&
-      clusterSpec.empty())
+  // Without them the number of workers is read when the program runs.
+  bool knownWorkers = workers > 0 || !clusterSpec.empty();
+  if ((planOnly || printPlanTable || !planReport.empty()) && !knownWorkers)
     return fail("--plan-only, --plan-report and --print-plan need --workers N "
                 "or --cluster: without them the number of workers is read "
                 "when the program runs, and the plan is the paper's rule "
@@ -508,7 +509,6 @@ int main(int argc, char **argv) {
     // Every training step is distributed: for --workers N (or a cluster),
     // or else for any number of workers, read when the program runs
     // (one worker unless launched with mpirun -np N).
-    bool knownWorkers = workers > 0 || !clusterSpec.empty();
     training.distribute = true;
     training.distribution.strategy = parallax::stringify(strategy);
     training.partition.overrides.assign(partitionOverrides.begin(),
