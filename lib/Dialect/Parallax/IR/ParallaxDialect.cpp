@@ -107,23 +107,27 @@ ParallaxDialect::verifyRegionResultAttribute(Operation *op, unsigned, unsigned,
   return verifyNameAttr(op, attr);
 }
 
-std::optional<int64_t> ParallaxDialect::getStaticWorkers(Operation *op) {
+/// The `#parallax.world` of the innermost module around `op` that has one.
+static WorldAttr worldOf(Operation *op) {
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
     module = op->getParentOfType<ModuleOp>();
   for (; module; module = module->getParentOfType<ModuleOp>())
-    if (auto world = module->getAttrOfType<WorldAttr>(getWorldAttrName()))
-      return world.getWorkers() ? std::optional<int64_t>(world.getWorkers())
-                                : std::nullopt;
-  return std::nullopt;
+    if (auto world = module->getAttrOfType<WorldAttr>(
+            ParallaxDialect::getWorldAttrName()))
+      return world;
+  return nullptr;
+}
+
+std::optional<int64_t> ParallaxDialect::getStaticWorkers(Operation *op) {
+  WorldAttr world = worldOf(op);
+  if (!world || world.getWorkers() == 0)
+    return std::nullopt;
+  return world.getWorkers();
 }
 
 bool ParallaxDialect::hasWorldAtRunTime(Operation *op) {
-  auto module = dyn_cast<ModuleOp>(op);
-  if (!module)
-    module = op->getParentOfType<ModuleOp>();
-  auto world =
-      module ? module->getAttrOfType<WorldAttr>(getWorldAttrName()) : nullptr;
+  WorldAttr world = worldOf(op);
   return world && world.getWorkers() == 0;
 }
 
