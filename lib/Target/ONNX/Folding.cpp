@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::parallax;
@@ -157,6 +158,25 @@ Const reshaped(const Const &in, ArrayRef<int64_t> shape) {
 
 enum class BinaryFn { Add, Sub, Mul, Div, Equal, Less, Greater, Max, Min };
 
+/// The comparisons and min/max, alike for floats and integers; nullopt for
+/// the arithmetic, whose integer form wraps and checks for division by 0.
+template <typename T> std::optional<T> compareOrPick(BinaryFn fn, T x, T y) {
+  switch (fn) {
+  case BinaryFn::Equal:
+    return x == y;
+  case BinaryFn::Less:
+    return x < y;
+  case BinaryFn::Greater:
+    return x > y;
+  case BinaryFn::Max:
+    return std::max(x, y);
+  case BinaryFn::Min:
+    return std::min(x, y);
+  default:
+    return std::nullopt;
+  }
+}
+
 FailureOr<Const> foldBinary(NodeContext &ctx, BinaryFn fn, const Const &a,
                             const Const &b) {
   Shape shape;
@@ -173,6 +193,10 @@ FailureOr<Const> foldBinary(NodeContext &ctx, BinaryFn fn, const Const &a,
     for (int64_t i = 0; i < n; ++i) {
       double x = a.floats[broadcastIndex(shape, a.shape, i)];
       double y = b.floats[broadcastIndex(shape, b.shape, i)];
+      if (std::optional<double> v = compareOrPick(fn, x, y)) {
+        values[i] = *v;
+        continue;
+      }
       switch (fn) {
       case BinaryFn::Add:
         values[i] = x + y;
@@ -183,23 +207,8 @@ FailureOr<Const> foldBinary(NodeContext &ctx, BinaryFn fn, const Const &a,
       case BinaryFn::Mul:
         values[i] = x * y;
         break;
-      case BinaryFn::Div:
+      default: // Div
         values[i] = x / y;
-        break;
-      case BinaryFn::Equal:
-        values[i] = x == y;
-        break;
-      case BinaryFn::Less:
-        values[i] = x < y;
-        break;
-      case BinaryFn::Greater:
-        values[i] = x > y;
-        break;
-      case BinaryFn::Max:
-        values[i] = std::max(x, y);
-        break;
-      case BinaryFn::Min:
-        values[i] = std::min(x, y);
         break;
       }
     }
@@ -213,6 +222,10 @@ FailureOr<Const> foldBinary(NodeContext &ctx, BinaryFn fn, const Const &a,
   for (int64_t i = 0; i < n; ++i) {
     int64_t x = a.ints[broadcastIndex(shape, a.shape, i)];
     int64_t y = b.ints[broadcastIndex(shape, b.shape, i)];
+    if (std::optional<int64_t> v = compareOrPick(fn, x, y)) {
+      values[i] = *v;
+      continue;
+    }
     switch (fn) {
     case BinaryFn::Add:
       values[i] = wrapToWidth(x + y, width);
@@ -223,26 +236,11 @@ FailureOr<Const> foldBinary(NodeContext &ctx, BinaryFn fn, const Const &a,
     case BinaryFn::Mul:
       values[i] = wrapToWidth(x * y, width);
       break;
-    case BinaryFn::Div:
+    default: // Div
       if (y == 0)
         return ctx.emitError() << "integer division by zero";
       // ONNX integer Div truncates toward zero like C++.
       values[i] = x / y;
-      break;
-    case BinaryFn::Equal:
-      values[i] = x == y;
-      break;
-    case BinaryFn::Less:
-      values[i] = x < y;
-      break;
-    case BinaryFn::Greater:
-      values[i] = x > y;
-      break;
-    case BinaryFn::Max:
-      values[i] = std::max(x, y);
-      break;
-    case BinaryFn::Min:
-      values[i] = std::min(x, y);
       break;
     }
   }
