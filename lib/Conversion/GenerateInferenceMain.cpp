@@ -96,8 +96,9 @@ struct GenerateInferenceMainPass
       if (!memrefType)
         return emitBadSignature(target, "argument", i, type);
       Value buffer = memref::AllocOp::create(builder, loc, memrefType);
-      if (failed(io(buffer, "argument", i,
-                    nameOf(target.getArgAttrDict(i), "input", i), true)))
+      std::string name = nameOf(target.getArgAttrDict(i), "input", i);
+      declareInputRanges(builder, module, loc, target, i, name);
+      if (failed(io(buffer, "argument", i, name, true)))
         return signalPassFailure();
       arguments.push_back(buffer);
     }
@@ -145,13 +146,7 @@ struct GenerateInferenceMainPass
         arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(0));
     func::ReturnOp::create(builder, loc, zero);
 
-    // The names now live in main; LLVM has no use for them.
-    StringAttr nameAttr =
-        StringAttr::get(ctx, ParallaxDialect::getNameAttrName());
-    for (unsigned i = 0; i < target.getNumArguments(); ++i)
-      target.removeArgAttr(i, nameAttr);
-    for (unsigned i = 0; i < target.getNumResults(); ++i)
-      target.removeResultAttr(i, nameAttr);
+    dropEntryAttributes(target);
   }
 
   void emitBadSignature(func::FuncOp target, StringRef what, unsigned i,

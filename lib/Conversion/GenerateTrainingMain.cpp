@@ -107,6 +107,7 @@ struct GenerateTrainingMainPass
       if (auto attr = step.getArgAttrOfType<StringAttr>(
               i, ParallaxDialect::getNameAttrName()))
         name = attr.getValue().str();
+      declareInputRanges(builder, module, loc, step, i, name);
       Value buffer = memref::AllocOp::create(builder, loc, memrefType);
       call(("parallax_rt_register_input_" + suffix).str(), {},
            {runtimeString(builder, module, loc, name),
@@ -134,13 +135,7 @@ struct GenerateTrainingMainPass
     Value status = call("parallax_rt_finish", {i32}, {}).getResult(0);
     func::ReturnOp::create(builder, loc, status);
 
-    // The names now live in main; LLVM has no use for them.
-    StringAttr nameAttr =
-        StringAttr::get(ctx, ParallaxDialect::getNameAttrName());
-    for (unsigned i = 0; i < step.getNumArguments(); ++i)
-      step.removeArgAttr(i, nameAttr);
-    for (unsigned i = 0; i < step.getNumResults(); ++i)
-      step.removeResultAttr(i, nameAttr);
+    dropEntryAttributes(step);
   }
 };
 

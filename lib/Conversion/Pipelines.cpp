@@ -65,6 +65,7 @@ static void addBufferToLLVMPasses(OpPassManager &pm) {
 }
 
 void mlir::parallax::buildInferencePipeline(OpPassManager &pm, bool useBlas) {
+  pm.addPass(createParallaxDeclareIndexRanges());
   pm.addPass(createParallaxInlineVariables());
   addTensorToBufferPasses(pm);
   if (useBlas)
@@ -85,6 +86,7 @@ void mlir::parallax::buildGradientPipeline(
 
 void mlir::parallax::buildTrainingLoweringPipeline(
     OpPassManager &pm, const TrainingPipelineOptions &options) {
+  pm.addPass(createParallaxDeclareIndexRanges());
   if (options.distribute) {
     pm.addPass(createParallaxDistribute(options.distribution));
     pm.addPass(createParallaxPartition(options.partition));

@@ -7,10 +7,14 @@
 #ifndef PARALLAX_LIB_CONVERSION_RUNTIMECALLS_H
 #define PARALLAX_LIB_CONVERSION_RUNTIMECALLS_H
 
+#include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -55,10 +59,12 @@ inline func::FuncOp findEntryTarget(ModuleOp module, StringRef name,
 
 /// Declares the runtime function `name` (private, at the top of `module`)
 /// unless the module already has it; returns `name`.
-inline StringRef declareRuntimeFunction(ModuleOp module, StringRef name,
-                                        FunctionType type) {
+/// `listener` (a rewriter, in a conversion pattern) sees the new op.
+inline StringRef
+declareRuntimeFunction(ModuleOp module, StringRef name, FunctionType type,
+                       OpBuilder::Listener *listener = nullptr) {
   if (!module.lookupSymbol(name)) {
-    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody(), listener);
     func::FuncOp::create(builder, module.getLoc(), name, type).setPrivate();
   }
   return name;
@@ -82,7 +88,8 @@ inline Value runtimeString(OpBuilder &builder, ModuleOp module, Location loc,
                                        LLVM::LLVMPointerType::get(ctx), symbol);
   }
   {
-    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    OpBuilder top =
+        OpBuilder::atBlockBegin(module.getBody(), builder.getListener());
     auto type =
         LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), text.size() + 1);
     LLVM::GlobalOp::create(top, loc, type, /*isConstant=*/true,
@@ -123,6 +130,86 @@ inline Value bufferContents(OpBuilder &b, Location loc, Value buffer) {
   return bufferization::ToTensorOp::create(
       b, loc, RankedTensorType::get(type.getShape(), type.getElementType()),
       buffer, /*restrict=*/true, /*writable=*/true);
+}
+
+/// Inside a kernel body: when `bad`, calls the runtime, which ends the
+/// program naming `op`'s node, `what` it indexes, the value `raw` and the
+/// range [low, high). Every index a kernel reads memory with is checked:
+/// the checks of graph inputs' data at start-up cannot see indices the
+/// graph computes.
+inline void emitIndexCheck(OpBuilder &b, Location loc, Operation *op, Value bad,
+                           Value raw, int64_t low, int64_t high,
+                           StringRef what) {
+  auto module = op->getParentOfType<ModuleOp>();
+  MLIRContext *ctx = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i64 = b.getI64Type();
+  StringRef callee = declareRuntimeFunction(
+      module, "parallax_rt_index_out_of_range",
+      b.getFunctionType({ptr, i64, i64, i64}, {}), b.getListener());
+  auto function = module.lookupSymbol<func::FuncOp>(callee);
+  if (!function->hasAttr("passthrough"))
+    function->setAttr("passthrough", b.getStrArrayAttr({"noreturn", "cold"}));
+  std::string where =
+      ParallaxDialect::describeNode(op->getLoc()) + ": " + what.str();
+  scf::IfOp::create(b, loc, bad, [&](OpBuilder &t, Location l) {
+    auto constant = [&](int64_t value) -> Value {
+      return arith::ConstantOp::create(t, l, t.getI64IntegerAttr(value));
+    };
+    Value value = raw;
+    if (value.getType().isIndex())
+      value = arith::IndexCastOp::create(t, l, i64, value);
+    else if (value.getType() != i64)
+      value = arith::ExtSIOp::create(t, l, i64, value);
+    func::CallOp::create(t, l, callee, TypeRange{},
+                         ValueRange{runtimeString(t, module, l, where), value,
+                                    constant(low), constant(high)});
+    scf::YieldOp::create(t, l);
+  });
+}
+
+/// Tells the runtime the valid ranges (`parallax.index_ranges`) of
+/// argument `index` of `step`, graph input `name`, before it is read.
+inline void declareInputRanges(OpBuilder &builder, ModuleOp module,
+                               Location loc, func::FuncOp step, unsigned index,
+                               StringRef name) {
+  auto ranges = step.getArgAttrOfType<ArrayAttr>(
+      index, ParallaxDialect::getIndexRangesAttrName());
+  if (!ranges)
+    return;
+  MLIRContext *ctx = builder.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
+  StringRef callee = declareRuntimeFunction(
+      module, "parallax_rt_declare_input_range",
+      builder.getFunctionType({ptr, i64, i64, i32, i64, ptr}, {}));
+  auto constant = [&](Type type, int64_t value) -> Value {
+    return arith::ConstantOp::create(builder, loc,
+                                     builder.getIntegerAttr(type, value));
+  };
+  for (auto range : ranges.getAsRange<IndexRangeAttr>()) {
+    std::optional<int64_t> ignored = range.getIgnored();
+    func::CallOp::create(
+        builder, loc, callee, TypeRange{},
+        ValueRange{runtimeString(builder, module, loc, name),
+                   constant(i64, range.getLow()),
+                   constant(i64, range.getHigh()),
+                   constant(i32, ignored.has_value()),
+                   constant(i64, ignored.value_or(0)),
+                   runtimeString(builder, module, loc, range.getUse())});
+  }
+}
+
+/// Drops the argument and result attributes that only the generated entry
+/// point needed (names, index ranges): LLVM has no use for them.
+inline void dropEntryAttributes(func::FuncOp step) {
+  for (StringRef attr : {ParallaxDialect::getNameAttrName(),
+                         ParallaxDialect::getIndexRangesAttrName()}) {
+    for (unsigned i = 0; i < step.getNumArguments(); ++i)
+      step.removeArgAttr(i, attr);
+    for (unsigned i = 0; i < step.getNumResults(); ++i)
+      step.removeResultAttr(i, attr);
+  }
 }
 
 } // namespace mlir::parallax

@@ -32,9 +32,11 @@ Value globalBuffer(OpBuilder &b, Location loc, SymbolTable &globals,
   return memref::GetGlobalOp::create(b, loc, global.getType(), name);
 }
 
-/// dense[indices[i], ...] += values[i, ...] for every row i.
-Value scatterAddRows(OpBuilder &b, Location loc, RankedTensorType denseType,
-                     Value indices, Value values) {
+/// dense[indices[i], ...] += values[i, ...] for every row i; negative
+/// indices count from the end (as the gather they come from), any other
+/// index outside the rows ends the program naming `op`.
+Value scatterAddRows(OpBuilder &b, Location loc, Operation *op,
+                     RankedTensorType denseType, Value indices, Value values) {
   Type element = denseType.getElementType();
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
   Value dense =
@@ -51,9 +53,22 @@ Value scatterAddRows(OpBuilder &b, Location loc, RankedTensorType denseType,
   auto loop = scf::ForOp::create(
       b, loc, lower, upper, step, ValueRange{dense},
       [&](OpBuilder &nb, Location nloc, Value i, ValueRange iterArgs) {
-        Value row = arith::IndexCastOp::create(
+        Value raw = arith::IndexCastOp::create(
             nb, nloc, nb.getIndexType(),
             tensor::ExtractOp::create(nb, nloc, indices, ValueRange{i}));
+        int64_t size = denseType.getDimSize(0);
+        Value count = arith::ConstantIndexOp::create(nb, nloc, size);
+        Value row = arith::SelectOp::create(
+            nb, nloc,
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, raw,
+                                  lower),
+            arith::AddIOp::create(nb, nloc, raw, count), raw);
+        emitIndexCheck(
+            nb, nloc, op,
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::uge, row,
+                                  count),
+            raw, -size, size,
+            "row id of a sparse gradient (" + std::to_string(size) + " rows)");
         SmallVector<OpFoldResult> sourceOffsets(rank, nb.getIndexAttr(0));
         SmallVector<OpFoldResult> targetOffsets(rank, nb.getIndexAttr(0));
         sourceOffsets[0] = i;
@@ -173,7 +188,7 @@ struct ConvertParallaxVariablesPass
               "cannot lower a row-sparse value not built by "
               "parallax.row_sparse.pack");
         toDense.replaceAllUsesWith(
-            scatterAddRows(builder, loc, toDense.getResult().getType(),
+            scatterAddRows(builder, loc, toDense, toDense.getResult().getType(),
                            pack.getIndices(), pack.getValues()));
         toDense.erase();
         return WalkResult::advance();

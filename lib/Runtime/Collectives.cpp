@@ -128,7 +128,7 @@ extern "C" void parallax_rt_allreduce_wait(int64_t id) {
     TraceScope trace("comm", [&] {
       return "allreduce wait (bucket " + std::to_string(id) + ")";
     });
-    checkMPI(MPI_Wait(&bucket.request, MPI_STATUS_IGNORE), "MPI_Wait");
+    waitFor(bucket.request, "an AllReduce");
   }
   if (tracing() && w.size > 1) {
     std::string variables;
@@ -169,9 +169,11 @@ static void allGather(const char *name, int64_t elementSize, int64_t rankIn,
     return;
   }
   account(name, bytes * (w.size - 1), bytes * (w.size - 1));
-  checkMPI(MPI_Allgather(from.data, mpiCount(bytes, name), MPI_BYTE, to.data,
-                         mpiCount(bytes, name), MPI_BYTE, w.comm),
-           "MPI_Allgather");
+  MPI_Request request;
+  checkMPI(MPI_Iallgather(from.data, mpiCount(bytes, name), MPI_BYTE, to.data,
+                          mpiCount(bytes, name), MPI_BYTE, w.comm, &request),
+           "MPI_Iallgather");
+  waitFor(request, "an AllGather");
 }
 
 static void broadcast(int64_t elementSize, int64_t rankIn, void *in,
@@ -189,9 +191,11 @@ static void broadcast(int64_t elementSize, int64_t rankIn, void *in,
     return;
   account("broadcast", w.rank == root ? bytes * (w.size - 1) : 0,
           w.rank == root ? 0 : bytes);
-  checkMPI(MPI_Bcast(to.data, mpiCount(bytes, "broadcast"), MPI_BYTE,
-                     static_cast<int>(root), w.comm),
-           "MPI_Bcast");
+  MPI_Request request;
+  checkMPI(MPI_Ibcast(to.data, mpiCount(bytes, "broadcast"), MPI_BYTE,
+                      static_cast<int>(root), w.comm, &request),
+           "MPI_Ibcast");
+  waitFor(request, "a broadcast");
 }
 
 #define PARALLAX_RT_COLLECTIVES(suffix, descr, ...)                            \

@@ -7,9 +7,15 @@
 #include "Comm.h"
 #include "Support.h"
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <map>
+#include <sched.h>
+#include <thread>
 
 using namespace parallax::runtime;
 
@@ -19,6 +25,84 @@ World theWorld;
 TrafficByVariable stepTraffic;
 std::map<std::string, size_t> stepIndex;
 Traffic total;
+
+double timeoutSeconds = 60, longestStep = 0, extraWait = 0;
+
+// Tags of the control communicator.
+constexpr int kProbeTag = 1, kAliveTag = 2;
+
+/// Replies in flight: MPI needs their buffers until they complete.
+struct Reply {
+  int payload = 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+};
+std::deque<Reply> replies;
+
+double now() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+/// Ranks that do not answer a probe within `grace` seconds.
+std::vector<int> silentRanks(double grace) {
+  const World &w = world();
+  std::vector<int> payload(w.size, w.rank), answers(w.size, 0);
+  std::vector<MPI_Request> probes(w.size, MPI_REQUEST_NULL),
+      alive(w.size, MPI_REQUEST_NULL);
+  for (int r = 0; r < w.size; ++r)
+    if (r != w.rank) {
+      MPI_Isend(&payload[r], 1, MPI_INT, r, kProbeTag, w.control, &probes[r]);
+      MPI_Irecv(&answers[r], 1, MPI_INT, r, kAliveTag, w.control, &alive[r]);
+    }
+  std::vector<bool> answered(w.size, false);
+  answered[w.rank] = true;
+  double until = now() + grace;
+  int missing = w.size - 1;
+  while (missing > 0 && now() < until) {
+    serveProbes();
+    for (int r = 0; r < w.size; ++r) {
+      int done = 0;
+      if (!answered[r] &&
+          MPI_Test(&alive[r], &done, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+          done) {
+        answered[r] = true;
+        --missing;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::vector<int> silent;
+  for (int r = 0; r < w.size; ++r)
+    if (!answered[r])
+      silent.push_back(r);
+  // The job ends now: outstanding probes are left to MPI_Abort.
+  return silent;
+}
+
+[[noreturn]] void reportSilence(const char *what, double waited) {
+  // Long enough for a peer in a wait loop to answer, short enough that a
+  // stopped job ends soon after the deadline.
+  double grace = std::min(10.0, std::max(1.0, timeoutSeconds / 4));
+  std::vector<int> silent = silentRanks(grace);
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.0f", waited);
+  std::string message = std::string(what) + " made no progress for " + seconds +
+                        " s (--comm-timeout " +
+                        std::to_string(static_cast<long long>(timeoutSeconds)) +
+                        "): ";
+  if (silent.empty()) {
+    message += "every rank answers, but the operation cannot complete "
+               "(the ranks wait for different operations)";
+  } else {
+    message += silent.size() == 1 ? "rank " : "ranks ";
+    for (size_t i = 0; i < silent.size(); ++i)
+      message += (i ? ", " : "") + std::to_string(silent[i]);
+    message += silent.size() == 1 ? " does" : " do";
+    message += " not respond (stopped, wedged or cut off from the network); "
+               "ending the job";
+  }
+  die(message);
+}
 
 [[noreturn]] void abortJob(int status) {
   // Ends every rank: the others may be blocked in a collective with us.
@@ -91,6 +175,8 @@ void parallax::runtime::initWorld(int *argc, char ***argv) {
                                  MPI_INFO_NULL, &w.local),
              "MPI_Comm_split_type");
   MPI_Comm_set_errhandler(w.local, MPI_ERRORS_RETURN);
+  checkMPI(MPI_Comm_dup(w.comm, &w.control), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(w.control, MPI_ERRORS_RETURN);
   MPI_Comm_rank(w.local, &w.localRank);
   MPI_Comm_size(w.local, &w.localSize);
   // A machine's number: its first rank's position among the first ranks.
@@ -108,8 +194,16 @@ void parallax::runtime::initWorld(int *argc, char ***argv) {
 void parallax::runtime::finalizeWorld() {
   if (!theWorld.mpi)
     return;
+  // Nobody leaves while a peer may still probe it or send it results, and
+  // a silent peer ends the job here too instead of hanging MPI_Finalize.
+  barrier(theWorld.comm, "the final barrier");
+  for (Reply &reply : replies)
+    MPI_Wait(&reply.request, MPI_STATUS_IGNORE);
+  replies.clear();
   if (theWorld.local != MPI_COMM_NULL)
     MPI_Comm_free(&theWorld.local);
+  if (theWorld.control != MPI_COMM_NULL)
+    MPI_Comm_free(&theWorld.control);
   MPI_Finalize();
   theWorld.mpi = false;
 }
@@ -134,3 +228,77 @@ TrafficByVariable parallax::runtime::takeStepTraffic() {
 }
 
 Traffic parallax::runtime::totalTraffic() { return total; }
+
+void parallax::runtime::serveProbes() {
+  const World &w = world();
+  if (!w.mpi)
+    return;
+  for (;;) {
+    int flag = 0;
+    MPI_Status status;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, kProbeTag, w.control, &flag, &status) !=
+            MPI_SUCCESS ||
+        !flag)
+      break;
+    int from = 0;
+    MPI_Recv(&from, 1, MPI_INT, status.MPI_SOURCE, kProbeTag, w.control,
+             MPI_STATUS_IGNORE);
+    Reply &reply = replies.emplace_back();
+    reply.payload = w.rank;
+    MPI_Isend(&reply.payload, 1, MPI_INT, status.MPI_SOURCE, kAliveTag,
+              w.control, &reply.request);
+  }
+  while (!replies.empty()) {
+    int done = 0;
+    MPI_Test(&replies.front().request, &done, MPI_STATUS_IGNORE);
+    if (!done)
+      break;
+    replies.pop_front();
+  }
+}
+
+void parallax::runtime::waitFor(int count, MPI_Request *requests,
+                                const char *what) {
+  double start = now();
+  // Spin briefly (a collective often completes within microseconds), then
+  // yield the core to co-located ranks, and poll gently once the wait is
+  // long: a waiting rank never starves the ones it waits for.
+  for (uint64_t polls = 0;; ++polls) {
+    int done = 0;
+    checkMPI(MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE), what);
+    if (done)
+      return;
+    if (polls < 256)
+      continue;
+    double waited = now() - start;
+    if (polls % 16 == 0) {
+      serveProbes();
+      if (timeoutSeconds > 0 &&
+          waited > timeoutSeconds + longestStep + extraWait)
+        reportSilence(what, waited);
+    }
+    if (waited > 1.0)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    else
+      sched_yield();
+  }
+}
+
+void parallax::runtime::barrier(MPI_Comm comm, const char *what) {
+  MPI_Request request;
+  checkMPI(MPI_Ibarrier(comm, &request), what);
+  waitFor(request, what);
+}
+
+void parallax::runtime::setCommTimeout(double seconds) {
+  timeoutSeconds = seconds;
+}
+
+double parallax::runtime::commTimeout() { return timeoutSeconds; }
+
+void parallax::runtime::noteStepTime(double seconds) {
+  longestStep = std::max(longestStep, seconds);
+  extraWait = 0;
+}
+
+void parallax::runtime::allowExtraWait(double seconds) { extraWait += seconds; }

@@ -24,8 +24,9 @@ struct World {
   /// Machines: ranks sharing memory (MPI_COMM_TYPE_SHARED), or groups of
   /// PARALLAX_RANKS_PER_MACHINE consecutive ranks.
   int machine = 0, machines = 1, localRank = 0, localSize = 1;
-  MPI_Comm comm = MPI_COMM_NULL;  // every rank
-  MPI_Comm local = MPI_COMM_NULL; // the ranks of this machine
+  MPI_Comm comm = MPI_COMM_NULL;    // every rank
+  MPI_Comm local = MPI_COMM_NULL;   // the ranks of this machine
+  MPI_Comm control = MPI_COMM_NULL; // liveness probes (a dup of comm)
 };
 
 const World &world();
@@ -54,6 +55,38 @@ Traffic totalTraffic();
 
 /// Dies with `what` and the MPI error text unless `code` is MPI_SUCCESS.
 void checkMPI(int code, const char *what);
+
+/// Waits for `count` requests while answering the liveness probes of
+/// other ranks. Past the deadline (the communication timeout plus the
+/// longest step so far plus any extra allowance) it probes every rank,
+/// and ends the job naming the ranks that do not answer (stopped, wedged
+/// or cut off); `what` names the operation in that message. Every
+/// blocking communication of the runtime goes through here, so a silent
+/// peer never hangs the job.
+void waitFor(int count, MPI_Request *requests, const char *what);
+inline void waitFor(MPI_Request &request, const char *what) {
+  waitFor(1, &request, what);
+}
+
+/// A barrier of `comm` through waitFor.
+void barrier(MPI_Comm comm, const char *what);
+
+/// Seconds a wait may last before the silent ranks are looked for; 0
+/// waits forever. Default 60.
+void setCommTimeout(double seconds);
+double commTimeout();
+
+/// The deadline grows with the longest step seen: a slow step of a peer
+/// is not silence.
+void noteStepTime(double seconds);
+
+/// Extra seconds for the waits until the next step ends (the other ranks
+/// wait while worker 0 writes a checkpoint).
+void allowExtraWait(double seconds);
+
+/// Answers pending liveness probes: called between long pieces of local
+/// work (checkpoint files) so that waiting peers see this rank is alive.
+void serveProbes();
 
 /// MPI counts are int: dies naming `what` when `count` does not fit.
 int mpiCount(int64_t count, const char *what);

@@ -10,6 +10,9 @@
 
 #include "parallax/Runtime/Npy.h"
 
+#include "FileNames.h"
+
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -102,6 +105,8 @@ bool readNpy(const std::string &path, NpyArray &array, std::string &error) {
   if (fortran != "False")
     return fail("Fortran-ordered arrays are not supported");
   array.shape.clear();
+  if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')')
+    return fail("malformed shape " + shape);
   std::string dims = shape.substr(1, shape.size() - 2);
   std::stringstream stream(dims);
   std::string dim;
@@ -118,9 +123,14 @@ bool readNpy(const std::string &path, NpyArray &array, std::string &error) {
   int64_t elementSize = dtypeSize(array.dtype);
   if (elementSize == 0)
     return fail("unsupported dtype '" + array.dtype + "'");
+  // The data must fit in the file, so any shape whose size overflows is
+  // malformed.
   int64_t count = 1;
-  for (int64_t d : array.shape)
+  for (int64_t d : array.shape) {
+    if (d != 0 && count > INT64_MAX / elementSize / d)
+      return fail("shape " + shape + " is too large");
     count *= d;
+  }
   size_t expected = static_cast<size_t>(count * elementSize);
   if (bytes.size() - dataStart < expected) {
     error = "'" + path + "' is truncated: shape " + shapeString(array.shape) +
@@ -143,33 +153,21 @@ bool writeNpy(const std::string &path, const NpyArray &array,
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      error = "cannot write '" + temporary + "': " + std::strerror(errno);
-      return false;
-    }
-    out.write(kMagic, 6);
-    out.put(1);
-    out.put(0);
-    out.put(static_cast<char>(header.size() & 0xff));
-    out.put(static_cast<char>(header.size() >> 8));
-    out.write(header.data(), header.size());
-    out.write(array.data.data(), array.data.size());
-    if (!out.flush()) {
-      error = "cannot write '" + temporary + "': " + std::strerror(errno);
-      std::remove(temporary.c_str());
-      return false;
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    error = "cannot rename '" + temporary + "' to '" + path +
-            "': " + std::strerror(errno);
-    std::remove(temporary.c_str());
-    return false;
-  }
-  return true;
+  char preamble[10] = {kMagic[0],
+                       kMagic[1],
+                       kMagic[2],
+                       kMagic[3],
+                       kMagic[4],
+                       kMagic[5],
+                       1,
+                       0,
+                       static_cast<char>(header.size() & 0xff),
+                       static_cast<char>(header.size() >> 8)};
+  return writeFileAtomically(
+      path,
+      {std::string_view(preamble, sizeof preamble), header,
+       std::string_view(array.data.data(), array.data.size())},
+      error);
 }
 
 } // namespace parallax::runtime

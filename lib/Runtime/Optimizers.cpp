@@ -201,10 +201,10 @@ void parallax::runtime::applyRows(Kernel kernel, const std::string &name,
                                   const Hyper &h) {
   std::vector<float> scaled(scale == 1.0f ? 0 : width);
   for (int64_t i = 0; i < k; ++i) {
-    int64_t row = ids[i];
+    int64_t row = ids[i] < 0 ? ids[i] + rows : ids[i];
     if (row < 0 || row >= rows)
-      die("row index " + std::to_string(row) + " is out of range for '" + name +
-          "', which has " + std::to_string(rows) + " rows");
+      die("row index " + std::to_string(ids[i]) + " is out of range for '" +
+          name + "', which has " + std::to_string(rows) + " rows");
     const float *gradient = values + i * width;
     if (scale != 1.0f) {
       for (int64_t j = 0; j < width; ++j)

@@ -36,6 +36,8 @@ constexpr int64_t idBytes = sizeof(int64_t);
 
 std::vector<int> displacements(const std::vector<int> &counts) {
   std::vector<int> offsets(counts.size(), 0);
+  if (counts.empty())
+    return offsets;
   std::partial_sum(counts.begin(), counts.end() - 1, offsets.begin() + 1);
   return offsets;
 }
@@ -51,9 +53,11 @@ std::vector<int> scaled(const std::vector<int> &counts, int64_t factor,
 /// Every rank learns how many elements each rank sends it.
 std::vector<int> exchangeCounts(const std::vector<int> &sendCounts) {
   std::vector<int> recvCounts(sendCounts.size());
-  checkMPI(MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1,
-                        MPI_INT, world().comm),
-           "MPI_Alltoall");
+  MPI_Request request;
+  checkMPI(MPI_Ialltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1,
+                         MPI_INT, world().comm, &request),
+           "MPI_Ialltoall");
+  waitFor(request, "the exchange of row counts");
   return recvCounts;
 }
 
@@ -64,11 +68,14 @@ std::vector<T> allToAll(const std::vector<T> &send,
                         const std::vector<int> &recvCounts, MPI_Datatype type) {
   std::vector<T> received(
       std::accumulate(recvCounts.begin(), recvCounts.end(), int64_t{0}));
-  checkMPI(MPI_Alltoallv(send.data(), sendCounts.data(),
-                         displacements(sendCounts).data(), type,
-                         received.data(), recvCounts.data(),
-                         displacements(recvCounts).data(), type, world().comm),
-           "MPI_Alltoallv");
+  std::vector<int> sendOffsets = displacements(sendCounts),
+                   recvOffsets = displacements(recvCounts);
+  MPI_Request request;
+  checkMPI(MPI_Ialltoallv(send.data(), sendCounts.data(), sendOffsets.data(),
+                          type, received.data(), recvCounts.data(),
+                          recvOffsets.data(), type, world().comm, &request),
+           "MPI_Ialltoallv");
+  waitFor(request, "the exchange of rows");
   return received;
 }
 
@@ -81,11 +88,20 @@ int64_t remoteBytes(const std::vector<int> &counts, int64_t bytesPerItem) {
   return sum;
 }
 
-void checkRows(const char *name, const int64_t *ids, int64_t k, int64_t rows) {
-  for (int64_t i = 0; i < k; ++i)
-    if (ids[i] < 0 || ids[i] >= rows)
-      die("row index " + std::to_string(ids[i]) + " is out of range for '" +
+/// The row ids `ids` of a variable of `rows` rows, negative ones counted
+/// from the end (as the gather they come from allows); dies on any other.
+std::vector<int64_t> rowIdsOf(const char *name, const int64_t *ids, int64_t k,
+                              int64_t rows) {
+  std::vector<int64_t> result(ids, ids + k);
+  for (int64_t &id : result) {
+    int64_t original = id;
+    if (id < 0)
+      id += rows;
+    if (id < 0 || id >= rows)
+      die("row index " + std::to_string(original) + " is out of range for '" +
           name + "', which has " + std::to_string(rows) + " rows");
+  }
+  return result;
 }
 
 /// Sums the (distinct) rows of the ranks of this machine on its first rank;
@@ -95,9 +111,11 @@ void aggregateOnMachine(const char *name, std::vector<int64_t> &ids,
   const World &w = world();
   int count = mpiCount(ids.size(), name);
   std::vector<int> counts(w.localSize);
-  checkMPI(
-      MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, w.local),
-      "MPI_Gather");
+  MPI_Request request;
+  checkMPI(MPI_Igather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0,
+                       w.local, &request),
+           "MPI_Igather");
+  waitFor(request, "the machine's row counts");
   bool leader = w.localRank == 0;
   std::vector<int64_t> allIds;
   std::vector<float> allValues;
@@ -107,15 +125,19 @@ void aggregateOnMachine(const char *name, std::vector<int64_t> &ids,
     allValues.resize(allIds.size() * width);
     valueCounts = scaled(counts, width, name);
   }
-  checkMPI(MPI_Gatherv(ids.data(), count, MPI_INT64_T, allIds.data(),
-                       counts.data(), displacements(counts).data(), MPI_INT64_T,
-                       0, w.local),
-           "MPI_Gatherv");
-  checkMPI(MPI_Gatherv(values.data(), mpiCount(count * width, name), MPI_FLOAT,
-                       allValues.data(), valueCounts.data(),
-                       leader ? displacements(valueCounts).data() : nullptr,
-                       MPI_FLOAT, 0, w.local),
-           "MPI_Gatherv");
+  std::vector<int> idOffsets = displacements(counts),
+                   valueOffsets = displacements(valueCounts);
+  MPI_Request gathers[2];
+  checkMPI(MPI_Igatherv(ids.data(), count, MPI_INT64_T, allIds.data(),
+                        counts.data(), idOffsets.data(), MPI_INT64_T, 0,
+                        w.local, &gathers[0]),
+           "MPI_Igatherv");
+  checkMPI(MPI_Igatherv(values.data(), mpiCount(count * width, name), MPI_FLOAT,
+                        allValues.data(), valueCounts.data(),
+                        leader ? valueOffsets.data() : nullptr, MPI_FLOAT, 0,
+                        w.local, &gathers[1]),
+           "MPI_Igatherv");
+  waitFor(2, gathers, "the machine's rows");
   int64_t rowBytes = idBytes + width * int64_t(sizeof(float));
   if (leader) {
     account(name, 0, (static_cast<int64_t>(allIds.size()) - count) * rowBytes);
@@ -148,8 +170,8 @@ void forEachPartition(const char *name, const Partitioning &parts,
     bool mine = owner == w.rank;
     (mine == toOwner ? received : sent) += bytes * (mine ? w.size - 1 : 1);
   }
-  checkMPI(MPI_Waitall(requests.size(), requests.data(), MPI_STATUSES_IGNORE),
-           "MPI_Waitall");
+  waitFor(static_cast<int>(requests.size()), requests.data(),
+          toOwner ? "a dense push" : "a pull of a whole variable");
   account(name, sent, received);
 }
 
@@ -161,8 +183,7 @@ void parallax::runtime::pushSparseGradient(
     int64_t k, const float *values, const Hyper &h) {
   TraceScope trace(
       "comm", [&] { return std::string("push ") + name; }, "sparse");
-  checkRows(name, ids, k, rows);
-  std::vector<int64_t> mine(ids, ids + k);
+  std::vector<int64_t> mine = rowIdsOf(name, ids, k, rows);
   std::vector<float> rowValues(values, values + k * width);
   sumRepeatedRows(mine, rowValues, width);
   const World &w = world();
@@ -252,12 +273,14 @@ void parallax::runtime::gatherPartitionsToRoot(const char *name,
     float *first = data + parts.begin(p) * width;
     int count = mpiCount((parts.end(p) - parts.begin(p)) * width, name);
     int tag = static_cast<int>(p % 32768);
+    MPI_Request request;
     if (w.rank == owner)
-      checkMPI(MPI_Send(first, count, MPI_FLOAT, 0, tag, w.comm), "MPI_Send");
+      checkMPI(MPI_Isend(first, count, MPI_FLOAT, 0, tag, w.comm, &request),
+               "MPI_Isend");
     else
-      checkMPI(MPI_Recv(first, count, MPI_FLOAT, owner, tag, w.comm,
-                        MPI_STATUS_IGNORE),
-               "MPI_Recv");
+      checkMPI(MPI_Irecv(first, count, MPI_FLOAT, owner, tag, w.comm, &request),
+               "MPI_Irecv");
+    waitFor(request, "gathering a partitioned variable for a checkpoint");
   }
 }
 
@@ -271,9 +294,10 @@ extern "C" void parallax_rt_pull_rows_f32(const char *name, int64_t partitions,
   int64_t rows = leadingRows(rankW, w);
   int64_t width = rowWidth(rankW, w);
   int64_t k = elementCount(rankI, ids);
-  const int64_t *requested = rowIds(rankI, ids);
+  std::vector<int64_t> requestedRows =
+      rowIdsOf(name, rowIds(rankI, ids), k, rows);
+  const int64_t *requested = requestedRows.data();
   float *result = contiguousF32(name, "pulled rows", rankO, out);
-  checkRows(name, requested, k, rows);
   const World &wld = world();
   if (wld.size == 1) {
     for (int64_t i = 0; i < k; ++i)

@@ -8,14 +8,20 @@
 #include "parallax/Runtime/Npy.h"
 
 #include "Descriptor.h"
+#include "FileNames.h"
 #include "Support.h"
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
 #include <malloc.h>
+#include <map>
 #include <string>
 #include <sys/stat.h>
 
@@ -28,7 +34,149 @@ static std::string messagePrefix;
 namespace {
 std::string inputDir, outputDir;
 int64_t repeatCount = 1;
+
+/// A range the program declared for an integer graph input.
+struct InputRange {
+  int64_t low, high; // [low, high)
+  bool hasIgnored;
+  int64_t ignored; // a value allowed besides (a loss's ignore_index)
+  std::string use;
+};
+std::map<std::string, std::vector<InputRange>> inputRanges;
+
+constexpr const char *kOutputsManifest = "outputs.json";
+std::vector<std::pair<std::string, std::string>> writtenOutputs;
+
+/// "[3, 1]": the position of element `flat` of `shape`, from dimension
+/// `from` on.
+std::string positionString(int64_t flat, const std::vector<int64_t> &shape,
+                           size_t from) {
+  std::vector<int64_t> index(shape.size() - from);
+  for (size_t d = shape.size(); d-- > from;) {
+    index[d - from] = shape[d] ? flat % shape[d] : 0;
+    flat = shape[d] ? flat / shape[d] : 0;
+  }
+  std::string text = "[";
+  for (size_t i = 0; i < index.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(index[i]);
+  return text + "]";
+}
+
+/// "example 7, position [2]" (or "element [7, 2]").
+std::string elementString(int64_t flat, const std::vector<int64_t> &shape,
+                          bool examples) {
+  if (!examples || shape.empty())
+    return "element " + positionString(flat, shape, 0);
+  int64_t perExample = 1;
+  for (size_t d = 1; d < shape.size(); ++d)
+    perExample *= shape[d];
+  std::string text =
+      "example " + std::to_string(perExample ? flat / perExample : 0);
+  if (shape.size() > 1)
+    text += ", position " +
+            positionString(perExample ? flat % perExample : 0, shape, 1);
+  return text;
+}
+
+template <typename T>
+void checkRanges(const std::string &path, const NpyArray &array,
+                 const std::vector<InputRange> &ranges, bool examples) {
+  const T *values = reinterpret_cast<const T *>(array.data.data());
+  int64_t count = array.data.size() / sizeof(T);
+  for (const InputRange &range : ranges) {
+    // One pass that the compiler vectorizes; the rare bad element is
+    // looked for only when there is one.
+    bool bad = false;
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t v = values[i];
+      bad |= (v < range.low) | (v >= range.high);
+    }
+    if (!bad)
+      continue;
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t v = values[i];
+      if ((v >= range.low && v < range.high) ||
+          (range.hasIgnored && v == range.ignored))
+        continue;
+      die("'" + path + "' " + elementString(i, array.shape, examples) +
+          ": value " + std::to_string(v) + " is outside [" +
+          std::to_string(range.low) + ", " + std::to_string(range.high) +
+          "), the valid range of " + range.use +
+          (range.hasIgnored ? " (or " + std::to_string(range.ignored) +
+                                  ", the ignored label)"
+                            : ""));
+    }
+  }
+}
+
+template <typename T>
+void checkFinite(const std::string &path, const NpyArray &array,
+                 bool examples) {
+  const T *values = reinterpret_cast<const T *>(array.data.data());
+  int64_t count = array.data.size() / sizeof(T);
+  bool bad = false;
+  for (int64_t i = 0; i < count; ++i)
+    bad |= !(values[i] - values[i] == 0); // NaN and infinities
+  if (!bad)
+    return;
+  for (int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(values[i]))
+      die("'" + path + "' " + elementString(i, array.shape, examples) + " is " +
+          (std::isnan(values[i]) ? "NaN" : "infinite") +
+          ": training data must be finite");
+}
+
+/// Rewrites --outputs' manifest: which file holds which output.
+void writeOutputsManifest() {
+  std::string json = "{\"format\": \"parallax-outputs\", \"version\": 1, "
+                     "\"outputs\": [";
+  for (size_t i = 0; i < writtenOutputs.size(); ++i)
+    json += std::string(i ? ", " : "") +
+            "{\"name\": " + jsonString(writtenOutputs[i].first) +
+            ", \"file\": " + jsonString(writtenOutputs[i].second) + "}";
+  json += "]}\n";
+  std::string error;
+  if (!writeFileAtomically(outputDir + "/" + kOutputsManifest, {json}, error))
+    die(error);
+}
 } // namespace
+
+void parallax::runtime::checkInputValues(const std::string &name,
+                                         const std::string &path,
+                                         const NpyArray &array, bool examples,
+                                         bool finite) {
+  auto it = inputRanges.find(name);
+  if (it != inputRanges.end()) {
+    const std::string &t = array.dtype;
+    if (t == "<i8")
+      checkRanges<int64_t>(path, array, it->second, examples);
+    else if (t == "<i4")
+      checkRanges<int32_t>(path, array, it->second, examples);
+    else if (t == "<i2")
+      checkRanges<int16_t>(path, array, it->second, examples);
+    else if (t == "|i1")
+      checkRanges<int8_t>(path, array, it->second, examples);
+  }
+  if (finite && array.dtype == "<f4")
+    checkFinite<float>(path, array, examples);
+  else if (finite && array.dtype == "<f8")
+    checkFinite<double>(path, array, examples);
+}
+
+extern "C" void parallax_rt_declare_input_range(const char *name, int64_t low,
+                                                int64_t high,
+                                                int32_t hasIgnored,
+                                                int64_t ignored,
+                                                const char *use) {
+  inputRanges[name].push_back({low, high, hasIgnored != 0, ignored, use});
+}
+
+extern "C" void parallax_rt_index_out_of_range(const char *where, int64_t value,
+                                               int64_t low, int64_t high) {
+  die(std::string(where) + ": index " + std::to_string(value) +
+      " is outside [" + std::to_string(low) + ", " + std::to_string(high) +
+      ")");
+}
 
 void parallax::runtime::setProgramName(const char *name) { programName = name; }
 
@@ -61,6 +209,26 @@ int64_t parallax::runtime::parseCount(const std::string &flag, const char *text,
 void parallax::runtime::keepFreedMemory() {
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
+void parallax::runtime::checkReplaceableFile(const std::string &flag,
+                                             const std::string &path,
+                                             const std::string &signature) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0)
+    return;
+  if (!S_ISREG(info.st_mode))
+    die(flag + " '" + path +
+        "' exists and is not a regular file: refusing to replace it");
+  if (info.st_size == 0)
+    return;
+  std::ifstream in(path, std::ios::binary);
+  std::string start(signature.size(), '\0');
+  in.read(start.data(), start.size());
+  if (!in || start != signature)
+    die(flag + " '" + path +
+        "' exists and was not written by a Parallax program: refusing to "
+        "overwrite it (choose another path or remove it)");
 }
 
 std::string parallax::runtime::dtypeName(const std::string &dtype) {
@@ -98,15 +266,30 @@ extern "C" void parallax_rt_init(int32_t argc, char **argv) {
   struct stat info;
   if (stat(inputDir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
     die("--inputs '" + inputDir + "' is not a directory");
-  if (stat(outputDir.c_str(), &info) != 0 &&
-      mkdir(outputDir.c_str(), 0777) != 0)
+  if (stat(outputDir.c_str(), &info) == 0) {
+    // Only a directory this program wrote (its manifest is there) or an
+    // empty one: outputs never replace files they did not create.
+    if (!S_ISDIR(info.st_mode))
+      die("--outputs '" + outputDir +
+          "' exists and is not a directory: refusing to replace it");
+    std::error_code ec;
+    if (!std::filesystem::is_empty(outputDir, ec) &&
+        stat((outputDir + "/" + kOutputsManifest).c_str(), &info) != 0)
+      die("--outputs '" + outputDir +
+          "' is a directory that holds no Parallax outputs (it has no " +
+          kOutputsManifest +
+          "): refusing to write into it (choose a new or an empty "
+          "directory)");
+  } else if (mkdir(outputDir.c_str(), 0777) != 0) {
     die("cannot create --outputs directory '" + outputDir +
         "': " + std::strerror(errno));
+  }
+  writeOutputsManifest();
 }
 
 static void readInput(const char *name, const char *dtype, int64_t rank,
                       void *descriptor) {
-  std::string path = inputDir + "/" + name + ".npy";
+  std::string path = inputDir + "/" + encodeFileName(name) + ".npy";
   int64_t elementSize = dtypeSize(dtype);
   StridedView d = viewDescriptor(rank, descriptor, elementSize);
   NpyArray array;
@@ -120,6 +303,7 @@ static void readInput(const char *name, const char *dtype, int64_t rank,
   if (array.shape != d.sizes)
     die("'" + path + "' has shape " + shapeString(array.shape) + ", input '" +
         name + "' must have shape " + shapeString(d.sizes));
+  checkInputValues(name, path, array, /*examples=*/false, /*finite=*/false);
   std::memcpy(d.data, array.data.data(), array.data.size());
 }
 
@@ -135,8 +319,14 @@ static void writeOutput(const char *name, const char *dtype, int64_t rank,
     count *= s;
   array.data.assign(d.data, d.data + count * elementSize);
   std::string error;
-  if (!writeNpy(outputDir + "/" + name + ".npy", array, error))
+  std::string file = encodeFileName(name) + ".npy";
+  if (!writeNpy(outputDir + "/" + file, array, error))
     die(error);
+  for (const auto &entry : writtenOutputs)
+    if (entry.first == name)
+      return;
+  writtenOutputs.push_back({name, file});
+  writeOutputsManifest();
 }
 
 // One entry point per element type: generated code declares each with

@@ -33,6 +33,23 @@ int64_t parseCount(const std::string &flag, const char *text, int64_t min);
 /// otherwise return to the kernel (munmap) and page-fault back in.
 void keepFreedMemory();
 
+/// Before writing the single file `path` for `flag` (--metrics, --trace):
+/// dies unless it is absent, empty, or starts with `signature` (a file
+/// this program wrote before). Nothing else is ever overwritten.
+void checkReplaceableFile(const std::string &flag, const std::string &path,
+                          const std::string &signature);
+
+struct NpyArray;
+
+/// Checks the values of graph input `name`, read from `path`: integers
+/// against the ranges the program declared for it
+/// (parallax_rt_declare_input_range), floats for NaN and infinity when
+/// `finite`. Dies naming the file, the element (the example and the
+/// position within it when `examples`: the leading dimension counts
+/// examples), the value and the valid range.
+void checkInputValues(const std::string &name, const std::string &path,
+                      const NpyArray &array, bool examples, bool finite);
+
 /// numpy's name of a .npy dtype descr ("<f4" -> "float32").
 std::string dtypeName(const std::string &dtype);
 

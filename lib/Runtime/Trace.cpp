@@ -9,6 +9,7 @@
 #include "parallax/Runtime/Runtime.h"
 
 #include "Comm.h"
+#include "FileNames.h"
 #include "Support.h"
 
 #include <cstdio>
@@ -88,9 +89,12 @@ void record(const std::string &name, const char *category, double start,
 
 } // namespace
 
+constexpr const char *kTraceSignature = "{\"displayTimeUnit\"";
+
 void parallax::runtime::enableTrace(const std::string &path) {
   // Only worker 0 writes the file: find out now, not after training.
   if (world().rank == 0) {
+    checkReplaceableFile("--trace", path, kTraceSignature);
     std::string probe = path + ".tmp";
     std::FILE *file = std::fopen(probe.c_str(), "w");
     if (!file)
@@ -109,7 +113,7 @@ void parallax::runtime::setTraceOrigin() {
     return;
   const World &w = world();
   if (w.size > 1)
-    checkMPI(MPI_Barrier(w.comm), "MPI_Barrier");
+    barrier(w.comm, "the trace's start");
   origin = parallax_rt_now();
 }
 
@@ -144,37 +148,31 @@ void parallax::runtime::writeTrace() {
   if (w.size > 1) {
     int length = mpiCount(mine.size(), "trace");
     std::vector<int> lengths(w.size), offsets(w.size);
-    checkMPI(
-        MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, w.comm),
-        "MPI_Gather of trace sizes");
+    MPI_Request request;
+    checkMPI(MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0,
+                         w.comm, &request),
+             "MPI_Igather of trace sizes");
+    waitFor(request, "gathering the trace");
     int64_t total = 0;
     for (int r = 0; r < w.size; ++r) {
       offsets[r] = mpiCount(total, "trace");
       total += lengths[r];
     }
     std::string gathered(w.rank == 0 ? total : 0, '\0');
-    checkMPI(MPI_Gatherv(mine.data(), length, MPI_CHAR, gathered.data(),
-                         lengths.data(), offsets.data(), MPI_CHAR, 0, w.comm),
-             "MPI_Gatherv of traces");
+    checkMPI(MPI_Igatherv(mine.data(), length, MPI_CHAR, gathered.data(),
+                          lengths.data(), offsets.data(), MPI_CHAR, 0, w.comm,
+                          &request),
+             "MPI_Igatherv of traces");
+    waitFor(request, "gathering the trace");
     if (w.rank != 0)
       return;
     all.clear();
     for (int r = 0; r < w.size; ++r)
       all += (r ? "," : "") + gathered.substr(offsets[r], lengths[r]);
   }
-  std::string staging = tracePath + ".tmp";
-  std::FILE *file = std::fopen(staging.c_str(), "w");
-  bool ok =
-      file &&
-      std::fprintf(file, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[%s]}\n",
-                   all.c_str()) > 0;
-  if (file && std::fclose(file) != 0)
-    ok = false;
-  std::error_code error;
-  if (ok)
-    std::filesystem::rename(staging, tracePath, error);
-  if (!ok || error) {
-    std::filesystem::remove(staging, error);
-    die("cannot write --trace '" + tracePath + "'");
-  }
+  std::string error;
+  if (!writeFileAtomically(
+          tracePath,
+          {kTraceSignature, ":\"ms\",\"traceEvents\":[", all, "]}\n"}, error))
+    die("cannot write --trace: " + error);
 }

@@ -15,8 +15,10 @@
 #include "parallax/Runtime/Npy.h"
 #include "parallax/Runtime/Runtime.h"
 
+#include "Checkpoint.h"
 #include "Comm.h"
 #include "Descriptor.h"
+#include "FileNames.h"
 #include "ParameterStore.h"
 #include "Support.h"
 #include "Trace.h"
@@ -38,28 +40,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Buffer {
-  std::string name;
-  std::string dtype;
-  char *data;
-  std::vector<int64_t> shape;
-  int64_t bytes;
-};
-
 struct Input : Buffer {
   NpyArray file;
   int64_t exampleBytes = 0;
 };
 
-struct Variable : Buffer {
-  bool isState;
-  int64_t partitions; // of a parameter-server variable; 0 when replicated
-  int64_t firstServer;
-};
-
 struct Options {
   std::string data, metrics, save, restore, trace;
-  int64_t steps = -1, saveEvery = 0, logEvery = 10;
+  int64_t steps = -1, saveEvery = 0, logEvery = 10, commTimeout = 60;
   bool metricsAllRanks = false;
 };
 
@@ -81,151 +69,51 @@ Buffer view(const char *name, const std::string &dtype, int64_t rank,
   return {name, dtype, d.data, d.sizes, count * elementSize};
 }
 
-std::string checkpointPath(const std::string &dir, const std::string &name) {
-  return dir + "/" + name + ".npy";
-}
-
-/// Writes every variable (and optimizer state) and checkpoint.json into a
-/// fresh directory that then replaces `dir`: a crash leaves either the old
-/// or the new checkpoint, never a mixture.
-void saveCheckpoint(const std::string &dir, int64_t step) {
-  TraceScope trace(
-      "io", [&] { return "checkpoint (step " + std::to_string(step) + ")"; });
-  for (Variable &v : variables)
-    if (v.partitions) {
-      int64_t rows = v.shape.empty() ? 1 : v.shape.front();
-      gatherPartitionsToRoot(v.name.c_str(), v.partitions, v.firstServer,
-                             reinterpret_cast<float *>(v.data), rows,
-                             rows ? v.bytes / int64_t(sizeof(float)) / rows
-                                  : 0);
-    }
-  if (world().rank != 0)
-    return;
-  std::string staging = dir + ".partial." + std::to_string(getpid());
-  std::error_code ec;
-  fs::remove_all(staging, ec);
-  if (!fs::create_directories(staging, ec) || ec)
-    die("cannot create checkpoint directory '" + staging +
-        "': " + ec.message());
-  std::ostringstream manifest;
-  manifest << "{\"step\": " << step << ", \"workers\": " << world().size
-           << ", \"variables\": [";
-  bool first = true;
-  for (const Variable &v : variables) {
-    NpyArray array{v.dtype, v.shape,
-                   std::vector<char>(v.data, v.data + v.bytes)};
-    std::string error;
-    if (!writeNpy(checkpointPath(staging, v.name), array, error))
-      die(error);
-    manifest << (first ? "" : ", ") << "{\"name\": \"" << v.name
-             << "\", \"state\": " << (v.isState ? "true" : "false") << "}";
-    first = false;
-  }
-  manifest << "]}\n";
-  {
-    std::ofstream out(staging + "/checkpoint.json");
-    out << manifest.str();
-    if (!out.flush())
-      die("cannot write '" + staging + "/checkpoint.json'");
-  }
-  std::string old = dir + ".old." + std::to_string(getpid());
-  bool hadOld = fs::exists(dir);
-  if (hadOld) {
-    fs::rename(dir, old, ec);
-    if (ec)
-      die("cannot replace checkpoint '" + dir + "': " + ec.message());
-  }
-  fs::rename(staging, dir, ec);
-  if (ec)
-    die("cannot move checkpoint '" + staging + "' to '" + dir +
-        "': " + ec.message());
-  if (hadOld)
-    fs::remove_all(old, ec);
-}
-
-/// Reads `dir`: every trainable variable must be there with its shape;
-/// optimizer state and the step are read when checkpoint.json says they
-/// were saved.
-void restoreCheckpoint(const std::string &dir) {
-  if (!fs::is_directory(dir))
-    die("--restore '" + dir + "' is not a directory");
-  bool full = fs::exists(dir + "/checkpoint.json");
-  int64_t step = 0;
-  if (full) {
-    std::ifstream in(dir + "/checkpoint.json");
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string json = text.str();
-    size_t at = json.find("\"step\":");
-    if (at == std::string::npos ||
-        std::sscanf(json.c_str() + at + 7, "%lld",
-                    reinterpret_cast<long long *>(&step)) != 1 ||
-        step < 0)
-      die("'" + dir + "/checkpoint.json' has no valid \"step\"");
-  }
-  // Read everything before changing anything: no half-restored model.
-  std::vector<NpyArray> arrays(variables.size());
-  for (size_t i = 0; i < variables.size(); ++i) {
-    const Variable &v = variables[i];
-    std::string path = checkpointPath(dir, v.name);
-    if (v.isState && !full)
-      continue;
-    std::string error;
-    if (!readNpy(path, arrays[i], error))
-      die(error + (v.isState ? " (optimizer state '" : " (variable '") +
-          v.name + "' must be " + dtypeName(v.dtype) + " of shape " +
-          shapeString(v.shape) +
-          (v.isState ? "; was the checkpoint written with another optimizer?)"
-                     : ")"));
-    if (arrays[i].dtype != v.dtype || arrays[i].shape != v.shape)
-      die("'" + path + "' holds " + dtypeName(arrays[i].dtype) + " of shape " +
-          shapeString(arrays[i].shape) + ", variable '" + v.name + "' is " +
-          dtypeName(v.dtype) + " of shape " + shapeString(v.shape));
-  }
-  for (size_t i = 0; i < variables.size(); ++i)
-    if (!arrays[i].data.empty())
-      std::memcpy(variables[i].data, arrays[i].data.data(), variables[i].bytes);
-  firstStep = step;
-}
-
 /// For an error every worker finds at once (same flags, same data, the
 /// global loss): worker 0 reports it and ends the job, the others wait for
 /// that rather than print the same message again.
 [[noreturn]] void dieTogether(const std::string &message) {
   const World &w = world();
   if (w.size > 1 && w.rank != 0) {
-    MPI_Barrier(w.comm); // never completes: worker 0 aborts the job
-    std::exit(1);
+    barrier(w.comm, "waiting for worker 0 to report an error");
+    std::exit(1); // not reached: worker 0 aborts the job
   }
   die(message);
 }
 
+constexpr const char *kMetricsSignature = "{\"step\": ";
+
 std::FILE *openMetrics(const std::string &path) {
+  checkReplaceableFile("--metrics", path, kMetricsSignature);
   std::FILE *file = std::fopen(path.c_str(), "w");
   if (!file)
     die("cannot write --metrics '" + path + "': " + std::strerror(errno));
   return file;
 }
 
-void writeMetrics(std::FILE *file, int64_t step, double loss, double seconds,
-                  double rate, const TrafficByVariable &traffic) {
+void writeMetrics(std::FILE *file, const std::string &path, int64_t step,
+                  double loss, double seconds, double rate,
+                  const TrafficByVariable &traffic) {
   Traffic sum;
   std::string perVariable;
   for (const auto &[name, t] : traffic) {
     sum.sent += t.sent;
     sum.received += t.received;
-    perVariable += (perVariable.empty() ? "\"" : ", \"") + name +
-                   "\": {\"sent\": " + std::to_string(t.sent) +
+    perVariable += (perVariable.empty() ? "" : ", ") + jsonString(name) +
+                   ": {\"sent\": " + std::to_string(t.sent) +
                    ", \"received\": " + std::to_string(t.received) + "}";
   }
-  std::fprintf(file,
-               "{\"step\": %lld, \"loss\": %.9g, \"time_s\": %.6f, "
-               "\"examples_per_s\": %.3f, \"bytes_sent\": %lld, "
-               "\"bytes_received\": %lld, \"variables\": {%s}}\n",
-               static_cast<long long>(step), loss, seconds, rate,
-               static_cast<long long>(sum.sent),
-               static_cast<long long>(sum.received), perVariable.c_str());
-  std::fflush(file);
+  int written =
+      std::fprintf(file,
+                   "{\"step\": %lld, \"loss\": %.9g, \"time_s\": %.6f, "
+                   "\"examples_per_s\": %.3f, \"bytes_sent\": %lld, "
+                   "\"bytes_received\": %lld, \"variables\": {%s}}\n",
+                   static_cast<long long>(step), loss, seconds, rate,
+                   static_cast<long long>(sum.sent),
+                   static_cast<long long>(sum.received), perVariable.c_str());
+  // A full disk must not pass for a finished run.
+  if (written < 0 || std::fflush(file) != 0 || std::ferror(file))
+    die("cannot write --metrics '" + path + "': " + std::strerror(errno));
 }
 
 /// 64-bit FNV-1a of a file's examples, to check every worker reads the
@@ -283,6 +171,17 @@ void printTrafficSummary(int64_t steps) {
                  all[3 * r + 1] * perStep);
 }
 
+std::string rankMetricsPath() {
+  return options.metrics + "." + std::to_string(world().rank);
+}
+
+/// Every worker: the others wait in their next communication while
+/// worker 0 writes, so their waits get time for it (20 MB/s at worst).
+void checkpoint(int64_t step) {
+  allowExtraWait(60 + checkpointBytes(variables) / 20e6);
+  saveCheckpoint(options.save, step, variables);
+}
+
 } // namespace
 
 extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
@@ -295,6 +194,7 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         " --data DIR [--steps S] [--metrics FILE.jsonl]\n"
         "       [--metrics-all-ranks] [--save DIR] [--save-every K]\n"
         "       [--restore DIR] [--log-every K] [--trace FILE.json]\n"
+        "       [--comm-timeout SECONDS]\n"
         "  --data DIR       DIR/<graph input>.npy, leading dimension = "
         "examples;\n"
         "                   worker r of N trains step s on examples\n"
@@ -311,7 +211,11 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         "  --log-every K    progress on stderr every K steps (default 10)\n"
         "  --trace FILE     a Chrome-trace timeline (chrome://tracing,\n"
         "                   Perfetto) of every worker's steps, communication\n"
-        "                   and checkpoints, written by worker 0 at the end\n";
+        "                   and checkpoints, written by worker 0 at the end\n"
+        "  --comm-timeout S end the job when a communication makes no\n"
+        "                   progress for S seconds (plus the longest step),\n"
+        "                   naming the ranks that do not respond; 0: wait\n"
+        "                   forever (default 60)\n";
     if (problem.empty()) {
       std::fputs(text.c_str(), stdout);
       std::exit(0);
@@ -343,6 +247,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
       options.logEvery = parseCount(arg, value(), 1);
     else if (arg == "--trace")
       options.trace = value();
+    else if (arg == "--comm-timeout")
+      options.commTimeout = parseCount(arg, value(), 0);
     else if (arg == "--help" || arg == "-h")
       usage("");
     else
@@ -356,8 +262,17 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
     usage("--save-every needs --save");
   if (options.metricsAllRanks && options.metrics.empty())
     usage("--metrics-all-ranks needs --metrics");
+  setCommTimeout(static_cast<double>(options.commTimeout));
   if (!options.trace.empty())
     enableTrace(options.trace);
+  // Before any work: a --save that would replace what is not a
+  // checkpoint, or that another run is writing, is refused now.
+  if (!options.save.empty() && world().rank == 0)
+    prepareCheckpointDir(options.save);
+  if (options.metricsAllRanks)
+    checkReplaceableFile("--metrics", rankMetricsPath(), kMetricsSignature);
+  if (!options.metrics.empty() && world().rank == 0)
+    checkReplaceableFile("--metrics", options.metrics, kMetricsSignature);
 }
 
 extern "C" void parallax_rt_set_workers(int64_t workers) {
@@ -412,7 +327,7 @@ extern "C" int64_t parallax_rt_begin() {
   int64_t examples = -1;
   std::string examplesFrom;
   for (Input &input : inputs) {
-    std::string path = options.data + "/" + input.name + ".npy";
+    std::string path = options.data + "/" + encodeFileName(input.name) + ".npy";
     std::vector<int64_t> perExample(input.shape.begin() + 1, input.shape.end());
     std::string expected = dtypeName(input.dtype) + " of shape (N";
     for (int64_t size : perExample)
@@ -439,14 +354,23 @@ extern "C" int64_t parallax_rt_begin() {
           ": every input file must hold the same examples");
     examples = count;
     examplesFrom = path;
+    checkInputValues(input.name, path, input.file, /*examples=*/true,
+                     /*finite=*/true);
   }
   checkSameDataOnEveryWorker();
   const World &w = world();
   int64_t globalBatch = batch * w.size;
   int64_t available = globalBatch ? examples / globalBatch : 0;
   endStep = options.steps >= 0 ? options.steps : available;
+  if (options.steps < 0 && available == 0)
+    dieTogether("'" + examplesFrom + "' has " + std::to_string(examples) +
+                " examples, fewer than one step needs (" +
+                (w.size > 1 ? std::to_string(w.size) + " workers x " : "") +
+                "batch " + std::to_string(batch) +
+                "): nothing would be trained (--steps 0 runs no step on "
+                "purpose)");
   if (!options.restore.empty())
-    restoreCheckpoint(options.restore);
+    firstStep = restoreCheckpoint(options.restore, variables);
   if (endStep > available)
     dieTogether("--steps " + std::to_string(endStep) + " needs " +
                 std::to_string(endStep * globalBatch) + " examples (" +
@@ -459,8 +383,7 @@ extern "C" int64_t parallax_rt_begin() {
   if (!options.metrics.empty() && w.rank == 0)
     metricsFile = openMetrics(options.metrics);
   if (options.metricsAllRanks)
-    rankMetricsFile =
-        openMetrics(options.metrics + "." + std::to_string(w.rank));
+    rankMetricsFile = openMetrics(rankMetricsPath());
   setTraceOrigin();
   runStart = stepStart = parallax_rt_now();
   return firstStep;
@@ -492,6 +415,7 @@ extern "C" void parallax_rt_step_end(int64_t step, float loss) {
                    [] { return std::string("step end (loss, metrics)"); });
   double end = parallax_rt_now(), seconds = end - stepStart;
   stepStart = end;
+  noteStepTime(seconds);
   const World &w = world();
   double localLoss = loss, meanLoss = loss;
   if (w.size > 1) {
@@ -503,9 +427,11 @@ extern "C" void parallax_rt_step_end(int64_t step, float loss) {
   double rate = seconds > 0 ? batch * w.size / seconds : 0;
   TrafficByVariable traffic = takeStepTraffic();
   if (metricsFile)
-    writeMetrics(metricsFile, step, meanLoss, seconds, rate, traffic);
+    writeMetrics(metricsFile, options.metrics, step, meanLoss, seconds, rate,
+                 traffic);
   if (rankMetricsFile)
-    writeMetrics(rankMetricsFile, step, localLoss, seconds, rate, traffic);
+    writeMetrics(rankMetricsFile, rankMetricsPath(), step, localLoss, seconds,
+                 rate, traffic);
   int64_t done = step + 1;
   if (w.rank == 0 && (done % options.logEvery == 0 || done == endStep))
     std::fprintf(stderr, "step %lld/%lld  loss %.6g  %.1f examples/s\n",
@@ -515,9 +441,11 @@ extern "C" void parallax_rt_step_end(int64_t step, float loss) {
     dieTogether("the loss is " +
                 std::string(std::isnan(meanLoss) ? "NaN" : "infinite") +
                 " at step " + std::to_string(step) +
-                ": training diverged (try a smaller learning rate)");
+                ": training diverged (the data holds no NaN or infinity, "
+                "it was checked at the start: try a smaller learning "
+                "rate)");
   if (options.saveEvery && done % options.saveEvery == 0 && done != endStep)
-    saveCheckpoint(options.save, done);
+    checkpoint(done);
 }
 
 extern "C" int32_t parallax_rt_finish() {
@@ -525,7 +453,7 @@ extern "C" int32_t parallax_rt_finish() {
     if (file && std::fclose(file) != 0)
       die("cannot write --metrics '" + options.metrics + "'");
   if (!options.save.empty())
-    saveCheckpoint(options.save, endStep);
+    checkpoint(endStep);
   const World &w = world();
   double total = parallax_rt_now() - runStart;
   int64_t steps = endStep - firstStep;

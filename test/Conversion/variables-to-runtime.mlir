@@ -31,12 +31,23 @@ func.func @train_step(%ids: tensor<2xi64>, %rows: tensor<2x4xf32>) -> tensor<4xf
 // -----
 
 // Densifying a row-sparse value: zeros, then a loop adding each row at its
-// index (repeated indices add up).
+// index (repeated indices add up; negative ones count from the end, any
+// other outside the rows ends the program).
 // CHECK-LABEL: func.func @densify
 // CHECK: %[[ZERO:.*]] = linalg.fill
-// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (tensor<10x4xf32>)
+// CHECK: scf.for %[[I:.*]] = %[[C0:.*]] to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (tensor<10x4xf32>)
 // CHECK:   %[[ID:.*]] = tensor.extract %arg0[%[[I]]] : tensor<3xi64>
-// CHECK:   %[[ROW:.*]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK:   %[[RAW:.*]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK:   %[[C10:.*]] = arith.constant 10 : index
+// CHECK-DAG:   %[[NEG:.*]] = arith.cmpi slt, %[[RAW]], %[[C0]] : index
+// CHECK-DAG:   %[[WRAPPED:.*]] = arith.addi %[[RAW]], %[[C10]] : index
+// CHECK:   %[[ROW:.*]] = arith.select %[[NEG]], %[[WRAPPED]], %[[RAW]] : index
+// CHECK:   %[[BAD:.*]] = arith.cmpi uge, %[[ROW]], %[[C10]] : index
+// CHECK:   scf.if %[[BAD]] {
+// CHECK-DAG:     %[[VALUE:.*]] = arith.index_cast %[[RAW]] : index to i64
+// CHECK-DAG:     %[[WHERE:.*]] = llvm.mlir.addressof @__parallax_str_{{[0-9]+}} : !llvm.ptr
+// CHECK:     func.call @parallax_rt_index_out_of_range(%[[WHERE]], %[[VALUE]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64, i64) -> ()
+// CHECK:   }
 // CHECK:   tensor.extract_slice %arg1[%[[I]], 0] [1, 4] [1, 1]
 // CHECK:   tensor.extract_slice %[[ACC]][%[[ROW]], 0] [1, 4] [1, 1]
 // CHECK:   linalg.add

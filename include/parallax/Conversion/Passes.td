@@ -24,16 +24,23 @@ def ConvertParallaxToLinalg : Pass<"convert-parallax-to-linalg"> {
     normalisations, convolution (grouped, dilated, N-d), pooling and the
     classification losses become `linalg.generic`s.
 
-    Precondition: static shapes (as the importer guarantees).
-    Postcondition: no compute op remains. Variables, row-sparse values and
+    Every index a kernel reads memory with (gather indices, class labels)
+    is checked: a bad one calls `parallax_rt_index_out_of_range` (declared
+    in the enclosing module), which ends the program naming the node.
+
+    Precondition: static shapes (as the importer guarantees), ops inside a
+    module. Postcondition: no compute op remains. Variables, row-sparse values and
     collectives are left for the runtime lowering. Convolutions and matrix
     products are plain loop nests at this point; making them fast (tiling,
     vectorization or BLAS calls) is a separate step.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }

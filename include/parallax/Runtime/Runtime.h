@@ -54,6 +54,23 @@ int64_t parallax_rt_repeat_count();
 PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_IO_DECL)
 #undef PARALLAX_RT_IO_DECL
 
+/// Declares that integer graph input `name` (indices, class labels) must
+/// hold values in [low, high), or `ignored` when `hasIgnored`; `use` says
+/// what the values index ("the indices of node 'emb' into 'table' (1000
+/// rows)"). Inference programs check --inputs files, training programs
+/// every example of --data before the first step; each bad value is an
+/// error naming the file, the example, the value and the range. Called
+/// before the input is read or registered; ranges of several uses add up.
+void parallax_rt_declare_input_range(const char *name, int64_t low,
+                                     int64_t high, int32_t hasIgnored,
+                                     int64_t ignored, const char *use);
+
+/// Generated code calls this when an index it computed is outside
+/// [low, high) (`where` names the node and what it indexes); ends the
+/// program (the job) with that message.
+void parallax_rt_index_out_of_range(const char *where, int64_t value,
+                                    int64_t low, int64_t high);
+
 /// C += A @ B for f32 memrefs of rank 2, or rank 3 (a batch), whose last
 /// dimension has unit stride (C), or either of the last two (A and B: a
 /// unit stride before the last reads a transposed view): the lowering of

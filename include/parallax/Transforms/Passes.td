@@ -114,6 +114,33 @@ def ParallaxAutodiff : Pass<"parallax-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def ParallaxDeclareIndexRanges : Pass<"parallax-declare-index-ranges",
+                                      "::mlir::ModuleOp"> {
+  let summary = "Record the valid range of every graph input used as indices";
+  let description = [{
+    Finds the function arguments (graph inputs) whose values index
+    something, following them through ops that pass on every element
+    (reshape, transpose, expand, tile, concat, integer widening casts; not
+    slices, which use only part of their input), and
+    lists on each argument a `#parallax.index_range` per use in
+    `parallax.index_ranges`:
+
+    * the indices of a `parallax.gather` of a dimension of size n:
+      `[-n, n)` (ONNX counts negative indices from the end);
+    * the labels of a classification loss over C classes: `[0, C)`, or
+      the loss's `ignore_index`.
+
+    The generated entry points check the data of such an input against
+    its ranges before anything runs, so a bad id is reported with the file,
+    the example and the value. Generated kernels check every index as
+    well (an index computed inside the graph has no input to check), so
+    this pass only moves the error earlier and makes it precise.
+
+    Precondition: none. Postcondition: every such argument has
+    `parallax.index_ranges`; the IR is otherwise unchanged.
+  }];
+}
+
 def ParallaxSparsityAnalysis : Pass<"parallax-sparsity-analysis",
                                     "::mlir::ModuleOp"> {
   let summary = "Annotate trained variables with their gradient kind and sparsity";

@@ -7,9 +7,12 @@
 #include "parallax/Conversion/Passes.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 
+#include "../RuntimeCalls.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/AffineMap.h"
@@ -548,7 +551,8 @@ struct ConcatLowering : OpConversionPattern<ConcatOp> {
 };
 
 /// result[o..., j..., i...] = data[o..., indices[j...], i...], with negative
-/// indices counted from the end, as ONNX specifies.
+/// indices counted from the end, as ONNX specifies; any other index ends
+/// the program with a message.
 struct GatherLowering : OpConversionPattern<GatherOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -570,6 +574,8 @@ struct GatherLowering : OpConversionPattern<GatherOp> {
     SmallVector<utils::IteratorType> iterators(type.getRank(),
                                                utils::IteratorType::parallel);
     int64_t dim = dataType.getDimSize(axis);
+    std::string what = "gather index (dimension " + std::to_string(axis) +
+                       " of size " + std::to_string(dim) + ")";
     Value result =
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{type}, indices,
@@ -581,9 +587,14 @@ struct GatherLowering : OpConversionPattern<GatherOp> {
               Value zero = arith::ConstantIndexOp::create(b, nloc, 0);
               Value negative = arith::CmpIOp::create(
                   b, nloc, arith::CmpIPredicate::slt, index, zero);
+              Value raw = index;
               index = arith::SelectOp::create(
                   b, nloc, negative,
                   arith::AddIOp::create(b, nloc, index, size), index);
+              // One unsigned comparison: below -dim stays negative.
+              Value bad = arith::CmpIOp::create(
+                  b, nloc, arith::CmpIPredicate::uge, index, size);
+              emitIndexCheck(b, nloc, op, bad, raw, -dim, dim, what);
               SmallVector<Value> coords;
               for (int64_t d = 0; d < axis; ++d)
                 coords.push_back(linalg::IndexOp::create(b, nloc, d));
@@ -1467,7 +1478,22 @@ struct ClassificationLossLowering : OpConversionPattern<OpT> {
                        b, l, b.getIndexType(), label);
                    Value zero = scalarConstant(b, l, elementType, 0);
                    Value weight = scalarConstant(b, l, elementType, 1);
-                   // Clamp for the read; ignored labels are masked below.
+                   // A label outside [0, C) that is not ignore_index is an
+                   // error, as in PyTorch; ignored labels are clamped for
+                   // the read and masked below.
+                   Value outside = arith::CmpIOp::create(
+                       b, l, arith::CmpIPredicate::uge, index,
+                       arith::ConstantIndexOp::create(b, l, classes));
+                   if (ignore)
+                     outside = arith::AndIOp::create(
+                         b, l, outside,
+                         arith::CmpIOp::create(
+                             b, l, arith::CmpIPredicate::ne, label,
+                             scalarConstant(b, l, label.getType(), *ignore)));
+                   if (!weightOnly)
+                     emitIndexCheck(b, l, op, outside, label, 0, classes,
+                                    "class label (" + std::to_string(classes) +
+                                        " classes)");
                    Value safe = arith::MinSIOp::create(
                        b, l,
                        arith::MaxSIOp::create(

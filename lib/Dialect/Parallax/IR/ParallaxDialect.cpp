@@ -86,6 +86,13 @@ LogicalResult ParallaxDialect::verifyOperationAttribute(Operation *op,
 }
 
 static LogicalResult verifyNameAttr(Operation *op, NamedAttribute attr) {
+  if (attr.getName() == ParallaxDialect::getIndexRangesAttrName()) {
+    auto ranges = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!ranges || !llvm::all_of(ranges, llvm::IsaPred<IndexRangeAttr>))
+      return op->emitError() << "'" << ParallaxDialect::getIndexRangesAttrName()
+                             << "' must be an array of #parallax.index_range";
+    return success();
+  }
   if (attr.getName() != ParallaxDialect::getNameAttrName())
     return op->emitError() << "unknown Parallax argument or result attribute '"
                            << attr.getName().getValue() << "'";
@@ -117,6 +124,19 @@ static WorldAttr worldOf(Operation *op) {
             ParallaxDialect::getWorldAttrName()))
       return world;
   return nullptr;
+}
+
+std::string ParallaxDialect::describeNode(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return "node '" + name.getName().str() + "'";
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (isa<NameLoc>(inner))
+        return describeNode(inner);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "an operation at " << loc;
+  return text;
 }
 
 std::optional<int64_t> ParallaxDialect::getStaticWorkers(Operation *op) {
@@ -154,6 +174,16 @@ LogicalResult WorldAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "workers must be at least 0 (0: any number, "
                           "known at run time), got "
                        << workers;
+  return success();
+}
+
+LogicalResult
+IndexRangeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t low, int64_t high, std::optional<int64_t>,
+                       StringRef) {
+  if (low >= high)
+    return emitError() << "an index range needs low < high, got [" << low
+                       << ", " << high << ")";
   return success();
 }
 

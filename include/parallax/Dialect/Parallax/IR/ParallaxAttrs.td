@@ -134,6 +134,29 @@ def Parallax_WorldAttr : Parallax_Attr<"World", "world"> {
   let genVerifyDecl = 1;
 }
 
+def Parallax_IndexRangeAttr : Parallax_Attr<"IndexRange", "index_range"> {
+  let summary = "the values an integer graph input may hold";
+  let description = [{
+    Set by `--parallax-declare-index-ranges` in the
+    `parallax.index_ranges` array of a step function argument whose values
+    index something: `[low, high)`, or `ignored` (a loss's ignore_index)
+    when present; `use` says what is indexed, for error messages. The
+    generated entry points check every value of the input's data against
+    each range before the first step (training) or before the model runs
+    (inference).
+
+    Example: `#parallax.index_range<low = -1000, high = 1000, use = "the indices of node 'emb' into 'table' (1000 rows)">`
+  }];
+  let parameters = (ins "int64_t":$low, "int64_t":$high,
+                        OptionalParameter<"std::optional<int64_t>">:$ignored,
+                        StringRefParameter<"what the values index">:$use);
+  let assemblyFormat = [{
+    `<` `low` `=` $low `,` `high` `=` $high (`,` `ignored` `=` $ignored^)?
+    `,` `use` `=` $use `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
 /// A real-valued parameter (an APFloat holding a double), written as a
 /// plain float literal.
 class Parallax_RealParameter<string desc>

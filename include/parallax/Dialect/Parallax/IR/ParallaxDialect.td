@@ -56,6 +56,12 @@ def Parallax_Dialect : Dialect {
       return ::llvm::StringLiteral("parallax.name");
     }
 
+    /// Name of the function argument attribute listing the
+    /// `#parallax.index_range`s an integer graph input must satisfy.
+    static constexpr ::llvm::StringLiteral getIndexRangesAttrName() {
+      return ::llvm::StringLiteral("parallax.index_ranges");
+    }
+
     /// Name of the attribute marking the `memref.global` a variable was
     /// lowered to: "trainable" or "state" (registered for checkpoints).
     static constexpr ::llvm::StringLiteral getVariableAttrName() {
@@ -68,6 +74,11 @@ def Parallax_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getShardsAttrName() {
       return ::llvm::StringLiteral("parallax.shards");
     }
+
+    /// "node 'NAME'" for an op imported from ONNX node NAME (its NameLoc),
+    /// else "an operation at LOC": how messages and generated checks name
+    /// where a problem is.
+    static std::string describeNode(::mlir::Location loc);
 
     /// Returns the number of workers fixed on the module enclosing `op`, or
     /// std::nullopt when it is decided at run time.

@@ -1,0 +1,325 @@
+//===- Checkpoint.cpp - Crash-proof checkpoint directories ----------------===//
+//
+// Part of the Parallax project.
+//
+// A save writes DIR.partial.PID beside DIR (a marker file first, the
+// manifest last) and swaps it with DIR in one renameat2(RENAME_EXCHANGE),
+// so DIR always names a complete checkpoint; the old one, now at the
+// staging path, is removed after. Where the file system cannot exchange,
+// DIR moves to DIR.old.PID first and the next start or --restore finds
+// it there. DIR.lock, held with flock for the whole run, keeps a second
+// run from writing the same DIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Checkpoint.h"
+
+#include "parallax/Runtime/Npy.h"
+
+#include "Comm.h"
+#include "FileNames.h"
+#include "ParameterStore.h"
+#include "Support.h"
+#include "Trace.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/file.h>
+#include <unistd.h>
+
+using namespace parallax::runtime;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char *kManifest = "checkpoint.json";
+constexpr const char *kPartialMarker = ".parallax-partial";
+
+/// `dir` without trailing slashes ("ckpt/" and "ckpt" are one checkpoint).
+std::string normalized(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/')
+    dir.pop_back();
+  return dir;
+}
+
+std::string parentOf(const std::string &dir) {
+  std::string parent = fs::path(dir).parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+bool hasManifest(const std::string &dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir + "/" + kManifest, ec);
+}
+
+bool hasMarker(const std::string &dir) {
+  std::error_code ec;
+  return fs::exists(dir + "/" + kPartialMarker, ec);
+}
+
+/// Directories an interrupted save left beside `dir`: DIR.partial.PID and
+/// DIR.old.PID.
+std::vector<std::string> leftoversOf(const std::string &dir) {
+  std::vector<std::string> found;
+  std::string base = fs::path(dir).filename().string();
+  std::error_code ec;
+  for (const fs::directory_entry &entry :
+       fs::directory_iterator(parentOf(dir), ec)) {
+    std::string name = entry.path().filename().string();
+    for (const char *kind : {".partial.", ".old."}) {
+      std::string prefix = base + kind;
+      if (name.size() > prefix.size() &&
+          name.compare(0, prefix.size(), prefix) == 0 &&
+          name.find_first_not_of("0123456789", prefix.size()) ==
+              std::string::npos &&
+          entry.is_directory(ec))
+        found.push_back(entry.path().string());
+    }
+  }
+  return found;
+}
+
+/// The "step" of a manifest; -1 when it has none.
+int64_t manifestStep(const std::string &dir) {
+  std::ifstream in(dir + "/" + kManifest);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string json = text.str();
+  // "step" precedes the variables, whose names may contain anything.
+  size_t at = json.find("\"step\":");
+  long long step = -1;
+  if (at == std::string::npos ||
+      std::sscanf(json.c_str() + at + 7, "%lld", &step) != 1 || step < 0)
+    return -1;
+  return step;
+}
+
+/// The newest complete checkpoint an interrupted save left beside `dir`.
+std::string completeLeftover(const std::string &dir) {
+  std::string best;
+  int64_t bestStep = -1;
+  for (const std::string &path : leftoversOf(dir))
+    if (hasManifest(path) && !hasMarker(path)) {
+      int64_t step = manifestStep(path);
+      if (step > bestStep) {
+        bestStep = step;
+        best = path;
+      }
+    }
+  return best;
+}
+
+/// Removes `path` (a staging directory of ours); errors are ignored, a
+/// later start tries again.
+void removeQuietly(const std::string &path) {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
+
+} // namespace
+
+void parallax::runtime::prepareCheckpointDir(const std::string &saveDir) {
+  std::string dir = normalized(saveDir);
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    die("--save '" + saveDir +
+        "' exists and is not a directory: refusing to replace it (choose "
+        "another path)");
+  if (fs::is_directory(dir, ec) && !fs::is_empty(dir, ec) && !hasManifest(dir))
+    die("--save '" + saveDir +
+        "' is a directory that is not a Parallax checkpoint (it has no " +
+        kManifest +
+        "): refusing to replace what it holds (choose a new path or an "
+        "empty directory)");
+  if (!fs::is_directory(parentOf(dir), ec))
+    die("--save '" + saveDir + "': the directory '" + parentOf(dir) +
+        "' does not exist");
+
+  std::string lock = dir + ".lock";
+  int fd = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    die("cannot create '" + lock + "', the lock of --save '" + saveDir +
+        "': " + std::strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char holder[32] = {0};
+    ssize_t length = pread(fd, holder, sizeof holder - 1, 0);
+    std::string pid = length > 0 ? std::string(holder, length) : "unknown";
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' '))
+      pid.pop_back();
+    die("--save '" + saveDir + "' is being written by another run (process " +
+        pid + " holds '" + lock +
+        "'): wait for it to end or choose another directory");
+  }
+  std::string pid = std::to_string(getpid()) + "\n";
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) < 0)
+    die("cannot write '" + lock + "': " + std::strerror(errno));
+  // The descriptor stays open: the lock lasts until the process ends.
+
+  if (!fs::exists(dir, ec)) {
+    std::string recovered = completeLeftover(dir);
+    if (!recovered.empty()) {
+      fs::rename(recovered, dir, ec);
+      if (ec)
+        die("cannot move the checkpoint '" + recovered + "' back to '" + dir +
+            "': " + ec.message());
+      std::fprintf(stderr,
+                   "recovered the checkpoint of an interrupted save: '%s' "
+                   "-> '%s'\n",
+                   recovered.c_str(), dir.c_str());
+    }
+  }
+  for (const std::string &path : leftoversOf(dir))
+    if (hasMarker(path) || hasManifest(path) || fs::is_empty(path, ec))
+      removeQuietly(path);
+}
+
+int64_t
+parallax::runtime::checkpointBytes(const std::vector<Variable> &variables) {
+  int64_t bytes = 0;
+  for (const Variable &v : variables)
+    bytes += v.bytes;
+  return bytes;
+}
+
+void parallax::runtime::saveCheckpoint(const std::string &saveDir, int64_t step,
+                                       std::vector<Variable> &variables) {
+  TraceScope trace(
+      "io", [&] { return "checkpoint (step " + std::to_string(step) + ")"; });
+  for (Variable &v : variables)
+    if (v.partitions) {
+      int64_t rows = v.shape.empty() ? 1 : v.shape.front();
+      gatherPartitionsToRoot(v.name.c_str(), v.partitions, v.firstServer,
+                             reinterpret_cast<float *>(v.data), rows,
+                             rows ? v.bytes / int64_t(sizeof(float)) / rows
+                                  : 0);
+    }
+  if (world().rank != 0)
+    return;
+  std::string dir = normalized(saveDir);
+  std::string staging = dir + ".partial." + std::to_string(getpid());
+  std::error_code ec;
+  removeQuietly(staging);
+  auto fail = [&](const std::string &problem) {
+    removeQuietly(staging);
+    std::string kept = hasManifest(dir)
+                           ? "; '" + dir +
+                                 "' still holds the checkpoint of step " +
+                                 std::to_string(manifestStep(dir))
+                           : "";
+    die("cannot write the checkpoint of step " + std::to_string(step) + ": " +
+        problem + kept);
+  };
+  if (!fs::create_directories(staging, ec) || ec)
+    fail("cannot create '" + staging + "': " + ec.message());
+  std::string error;
+  if (!writeFileAtomically(staging + "/" + kPartialMarker, {}, error))
+    fail(error);
+
+  std::string manifest = "{\"format\": \"parallax-checkpoint\", \"version\": "
+                         "1, \"step\": " +
+                         std::to_string(step) +
+                         ", \"workers\": " + std::to_string(world().size) +
+                         ", \"variables\": [";
+  bool first = true;
+  for (const Variable &v : variables) {
+    std::string file = encodeFileName(v.name) + ".npy";
+    NpyArray array{v.dtype, v.shape,
+                   std::vector<char>(v.data, v.data + v.bytes)};
+    if (!writeNpy(staging + "/" + file, array, error))
+      fail(error);
+    // Peers waiting for this rank see it is alive.
+    serveProbes();
+    std::string shape;
+    for (int64_t size : v.shape)
+      shape += (shape.empty() ? "" : ", ") + std::to_string(size);
+    manifest += std::string(first ? "" : ", ") +
+                "{\"name\": " + jsonString(v.name) +
+                ", \"file\": " + jsonString(file) +
+                ", \"state\": " + (v.isState ? "true" : "false") +
+                ", \"dtype\": " + jsonString(dtypeName(v.dtype)) +
+                ", \"shape\": [" + shape + "]}";
+    first = false;
+  }
+  manifest += "]}\n";
+  if (!writeFileAtomically(staging + "/" + kManifest, {manifest}, error))
+    fail(error);
+  fs::remove(staging + "/" + kPartialMarker, ec);
+  syncDirectory(staging);
+
+  if (!fs::exists(dir, ec)) {
+    fs::rename(staging, dir, ec);
+    if (ec)
+      fail("cannot rename '" + staging + "' to '" + dir + "': " + ec.message());
+  } else if (renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(),
+                       RENAME_EXCHANGE) == 0) {
+    removeQuietly(staging); // the previous checkpoint
+  } else if (errno == EINVAL || errno == ENOSYS || errno == ENOTSUP) {
+    // No atomic exchange here: DIR.old.PID holds the previous checkpoint
+    // until the new one is in place; a crash in between is recovered
+    // from at the next start or --restore.
+    std::string old = dir + ".old." + std::to_string(getpid());
+    fs::rename(dir, old, ec);
+    if (ec)
+      fail("cannot move '" + dir + "' aside: " + ec.message());
+    fs::rename(staging, dir, ec);
+    if (ec)
+      die("cannot rename '" + staging + "' to '" + dir + "': " + ec.message() +
+          " (the previous checkpoint is in '" + old + "')");
+    removeQuietly(old);
+  } else {
+    fail("cannot swap '" + staging + "' with '" + dir +
+         "': " + std::strerror(errno));
+  }
+  syncDirectory(parentOf(dir));
+}
+
+int64_t parallax::runtime::restoreCheckpoint(const std::string &restoreDir,
+                                             std::vector<Variable> &variables) {
+  std::string dir = normalized(restoreDir);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    std::string leftover = completeLeftover(dir);
+    if (leftover.empty())
+      die("--restore '" + restoreDir + "' is not a directory");
+    std::fprintf(stderr,
+                 "restoring from '%s', the checkpoint an interrupted save "
+                 "left beside '%s'\n",
+                 leftover.c_str(), dir.c_str());
+    dir = leftover;
+  }
+  bool full = hasManifest(dir);
+  int64_t step = 0;
+  if (full) {
+    step = manifestStep(dir);
+    if (step < 0)
+      die("'" + dir + "/" + kManifest + "' has no valid \"step\"");
+  }
+  // Read everything before changing anything: no half-restored model.
+  std::vector<NpyArray> arrays(variables.size());
+  for (size_t i = 0; i < variables.size(); ++i) {
+    const Variable &v = variables[i];
+    std::string path = dir + "/" + encodeFileName(v.name) + ".npy";
+    if (v.isState && !full)
+      continue;
+    std::string error;
+    if (!readNpy(path, arrays[i], error))
+      die(error + (v.isState ? " (optimizer state '" : " (variable '") +
+          v.name + "' must be " + dtypeName(v.dtype) + " of shape " +
+          shapeString(v.shape) +
+          (v.isState ? "; was the checkpoint written with another optimizer?)"
+                     : ")"));
+    if (arrays[i].dtype != v.dtype || arrays[i].shape != v.shape)
+      die("'" + path + "' holds " + dtypeName(arrays[i].dtype) + " of shape " +
+          shapeString(arrays[i].shape) + ", variable '" + v.name + "' is " +
+          dtypeName(v.dtype) + " of shape " + shapeString(v.shape));
+  }
+  for (size_t i = 0; i < variables.size(); ++i)
+    if (!arrays[i].data.empty())
+      std::memcpy(variables[i].data, arrays[i].data.data(), variables[i].bytes);
+  return step;
+}

@@ -1,0 +1,44 @@
+//===- FileNames.h - Names as file names, JSON strings, output guards -*- C++
+//-*-===//
+//
+// Part of the Parallax project. Internal to lib/Runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_LIB_RUNTIME_FILENAMES_H
+#define PARALLAX_LIB_RUNTIME_FILENAMES_H
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+namespace parallax::runtime {
+
+/// The file name (without ".npy") that holds variable, input or output
+/// `name` inside a directory. A plain file name (no '/', '%', control
+/// character or leading '.', not empty, at most 200 bytes) is kept as it
+/// is; any other name has each such byte written as %XX (uppercase hex),
+/// so the file never leaves its directory and decodeFileName gives the
+/// name back. An encoding longer than 200 bytes is cut at 180 and ends in
+/// "%~" and a 16-digit hash: only the manifest maps such a file back.
+std::string encodeFileName(const std::string &name);
+
+/// The name of an encoded file name; "" for a shortened one (%~).
+std::string decodeFileName(const std::string &file);
+
+/// `text` as a JSON string literal, quotes included.
+std::string jsonString(const std::string &text);
+
+/// Writes `parts`, one after the other, to `path` through a temporary file that
+/// is flushed to disk and renamed into place; false with `error` set on any
+/// failure (nothing is left at `path` then but what was there before).
+bool writeFileAtomically(const std::string &path,
+                         std::initializer_list<std::string_view> parts,
+                         std::string &error);
+
+/// fsync of a directory, so that renames inside it survive a crash.
+void syncDirectory(const std::string &dir);
+
+} // namespace parallax::runtime
+
+#endif // PARALLAX_LIB_RUNTIME_FILENAMES_H
