@@ -197,6 +197,19 @@ inline void declareInputRanges(OpBuilder &builder, ModuleOp module,
                    constant(i32, ignored.has_value()),
                    constant(i64, ignored.value_or(0)),
                    runtimeString(builder, module, loc, range.getUse())});
+    DenseI64ArrayAttr region = range.getRegion();
+    if (!region)
+      continue;
+    StringRef regionCallee = declareRuntimeFunction(
+        module, "parallax_rt_declare_input_region",
+        builder.getFunctionType({ptr, i64, i64, i64, i64}, {}));
+    for (size_t d = 0; d < region.size() / 3; ++d)
+      func::CallOp::create(builder, loc, regionCallee, TypeRange{},
+                           ValueRange{runtimeString(builder, module, loc, name),
+                                      constant(i64, d),
+                                      constant(i64, region[3 * d]),
+                                      constant(i64, region[3 * d + 1]),
+                                      constant(i64, region[3 * d + 2])});
   }
 }
 

@@ -114,11 +114,22 @@ std::string completeLeftover(const std::string &dir) {
   return best;
 }
 
-/// Removes `path` (a staging directory of ours); errors are ignored, a
-/// later start tries again.
+/// Removes `path` (a staging directory or a replaced checkpoint) so that
+/// a kill at any moment leaves it recognisable as ours: the marker goes in
+/// first and out last. Errors are ignored; a later start tries again.
 void removeQuietly(const std::string &path) {
   std::error_code ec;
-  fs::remove_all(path, ec);
+  if (!fs::is_directory(path, ec))
+    return;
+  std::string marker = path + "/" + kPartialMarker;
+  int fd = open(marker.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0)
+    close(fd);
+  for (const fs::directory_entry &entry : fs::directory_iterator(path, ec))
+    if (entry.path().filename() != kPartialMarker)
+      fs::remove_all(entry.path(), ec);
+  fs::remove(marker, ec);
+  fs::remove(path, ec);
 }
 
 } // namespace
@@ -151,9 +162,9 @@ void parallax::runtime::prepareCheckpointDir(const std::string &saveDir) {
     std::string pid = length > 0 ? std::string(holder, length) : "unknown";
     while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' '))
       pid.pop_back();
-    die("--save '" + saveDir + "' is being written by another run (process " +
-        pid + " holds '" + lock +
-        "'): wait for it to end or choose another directory");
+    die("--save '" + saveDir + "' is being written by another run ('" + lock +
+        "' is locked; the last run to take it was process " + pid +
+        "): wait for it to end or choose another directory");
   }
   std::string pid = std::to_string(getpid()) + "\n";
   if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) < 0)
@@ -216,9 +227,15 @@ void parallax::runtime::saveCheckpoint(const std::string &saveDir, int64_t step,
   };
   if (!fs::create_directories(staging, ec) || ec)
     fail("cannot create '" + staging + "': " + ec.message());
+  // The marker first, created in place: a staging directory is at every
+  // moment empty, marked, or complete (its manifest), so a later start
+  // knows it for one of ours.
+  int marker = open((staging + "/" + kPartialMarker).c_str(),
+                    O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (marker < 0)
+    fail("cannot write in '" + staging + "': " + std::strerror(errno));
+  close(marker);
   std::string error;
-  if (!writeFileAtomically(staging + "/" + kPartialMarker, {}, error))
-    fail(error);
 
   std::string manifest = "{\"format\": \"parallax-checkpoint\", \"version\": "
                          "1, \"step\": " +

@@ -41,6 +41,31 @@ struct InputRange {
   bool hasIgnored;
   int64_t ignored; // a value allowed besides (a loss's ignore_index)
   std::string use;
+  /// (offset, size, stride) per dimension; empty: every element.
+  std::vector<int64_t> region;
+
+  /// Whether element `flat` of an array of `shape` is in the region;
+  /// dimension 0 counts within a batch of `batch` examples.
+  bool covers(int64_t flat, const std::vector<int64_t> &shape,
+              int64_t batch) const {
+    if (region.empty())
+      return true;
+    for (size_t d = shape.size(); d-- > 0;) {
+      int64_t size = shape[d] ? shape[d] : 1;
+      int64_t index = flat % size;
+      flat /= size;
+      if (d == 0 && batch > 0)
+        index %= batch;
+      if (3 * d + 2 >= region.size())
+        continue;
+      int64_t offset = region[3 * d], count = region[3 * d + 1],
+              stride = region[3 * d + 2];
+      if (index < offset || (index - offset) % stride != 0 ||
+          (index - offset) / stride >= count)
+        return false;
+    }
+    return true;
+  }
 };
 std::map<std::string, std::vector<InputRange>> inputRanges;
 
@@ -80,7 +105,8 @@ std::string elementString(int64_t flat, const std::vector<int64_t> &shape,
 
 template <typename T>
 void checkRanges(const std::string &path, const NpyArray &array,
-                 const std::vector<InputRange> &ranges, bool examples) {
+                 const std::vector<InputRange> &ranges, bool examples,
+                 int64_t batch) {
   const T *values = reinterpret_cast<const T *>(array.data.data());
   int64_t count = array.data.size() / sizeof(T);
   for (const InputRange &range : ranges) {
@@ -96,7 +122,8 @@ void checkRanges(const std::string &path, const NpyArray &array,
     for (int64_t i = 0; i < count; ++i) {
       int64_t v = values[i];
       if ((v >= range.low && v < range.high) ||
-          (range.hasIgnored && v == range.ignored))
+          (range.hasIgnored && v == range.ignored) ||
+          !range.covers(i, array.shape, batch))
         continue;
       die("'" + path + "' " + elementString(i, array.shape, examples) +
           ": value " + std::to_string(v) + " is outside [" +
@@ -144,18 +171,18 @@ void writeOutputsManifest() {
 void parallax::runtime::checkInputValues(const std::string &name,
                                          const std::string &path,
                                          const NpyArray &array, bool examples,
-                                         bool finite) {
+                                         bool finite, int64_t batch) {
   auto it = inputRanges.find(name);
   if (it != inputRanges.end()) {
     const std::string &t = array.dtype;
     if (t == "<i8")
-      checkRanges<int64_t>(path, array, it->second, examples);
+      checkRanges<int64_t>(path, array, it->second, examples, batch);
     else if (t == "<i4")
-      checkRanges<int32_t>(path, array, it->second, examples);
+      checkRanges<int32_t>(path, array, it->second, examples, batch);
     else if (t == "<i2")
-      checkRanges<int16_t>(path, array, it->second, examples);
+      checkRanges<int16_t>(path, array, it->second, examples, batch);
     else if (t == "|i1")
-      checkRanges<int8_t>(path, array, it->second, examples);
+      checkRanges<int8_t>(path, array, it->second, examples, batch);
   }
   if (finite && array.dtype == "<f4")
     checkFinite<float>(path, array, examples);
@@ -169,6 +196,22 @@ extern "C" void parallax_rt_declare_input_range(const char *name, int64_t low,
                                                 int64_t ignored,
                                                 const char *use) {
   inputRanges[name].push_back({low, high, hasIgnored != 0, ignored, use});
+}
+
+extern "C" void parallax_rt_declare_input_region(const char *name,
+                                                 int64_t dimension,
+                                                 int64_t offset, int64_t size,
+                                                 int64_t stride) {
+  auto it = inputRanges.find(name);
+  if (it == inputRanges.end() || it->second.empty() || dimension < 0 ||
+      stride < 1)
+    die(std::string("internal error: bad region for input '") + name + "'");
+  std::vector<int64_t> &region = it->second.back().region;
+  if (region.size() < 3 * size_t(dimension + 1))
+    region.resize(3 * (dimension + 1), 0);
+  region[3 * dimension] = offset;
+  region[3 * dimension + 1] = size;
+  region[3 * dimension + 2] = stride;
 }
 
 extern "C" void parallax_rt_index_out_of_range(const char *where, int64_t value,
@@ -213,13 +256,16 @@ void parallax::runtime::keepFreedMemory() {
 
 void parallax::runtime::checkReplaceableFile(const std::string &flag,
                                              const std::string &path,
-                                             const std::string &signature) {
+                                             const std::string &signature,
+                                             bool streamed) {
   struct stat info;
   if (stat(path.c_str(), &info) != 0)
     return;
-  if (!S_ISREG(info.st_mode))
+  if (S_ISDIR(info.st_mode) || (!S_ISREG(info.st_mode) && !streamed))
     die(flag + " '" + path +
         "' exists and is not a regular file: refusing to replace it");
+  if (!S_ISREG(info.st_mode))
+    return; // a device or a pipe (/dev/stdout): written to, not replaced
   if (info.st_size == 0)
     return;
   std::ifstream in(path, std::ios::binary);
@@ -303,7 +349,8 @@ static void readInput(const char *name, const char *dtype, int64_t rank,
   if (array.shape != d.sizes)
     die("'" + path + "' has shape " + shapeString(array.shape) + ", input '" +
         name + "' must have shape " + shapeString(d.sizes));
-  checkInputValues(name, path, array, /*examples=*/false, /*finite=*/false);
+  checkInputValues(name, path, array, /*examples=*/false, /*finite=*/false,
+                   /*batch=*/0);
   std::memcpy(d.data, array.data.data(), array.data.size());
 }
 

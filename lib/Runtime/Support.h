@@ -35,9 +35,11 @@ void keepFreedMemory();
 
 /// Before writing the single file `path` for `flag` (--metrics, --trace):
 /// dies unless it is absent, empty, or starts with `signature` (a file
-/// this program wrote before). Nothing else is ever overwritten.
+/// this program wrote before). Nothing else is ever overwritten. A file
+/// `streamed` to (not replaced by a rename) may also be a device or a
+/// pipe, such as /dev/stdout.
 void checkReplaceableFile(const std::string &flag, const std::string &path,
-                          const std::string &signature);
+                          const std::string &signature, bool streamed);
 
 struct NpyArray;
 
@@ -46,9 +48,11 @@ struct NpyArray;
 /// (parallax_rt_declare_input_range), floats for NaN and infinity when
 /// `finite`. Dies naming the file, the element (the example and the
 /// position within it when `examples`: the leading dimension counts
-/// examples), the value and the valid range.
+/// examples), the value and the valid range. `batch` > 0: the program's
+/// buffer holds `batch` examples (regions count within one batch).
 void checkInputValues(const std::string &name, const std::string &path,
-                      const NpyArray &array, bool examples, bool finite);
+                      const NpyArray &array, bool examples, bool finite,
+                      int64_t batch);
 
 /// numpy's name of a .npy dtype descr ("<f4" -> "float32").
 std::string dtypeName(const std::string &dtype);

@@ -94,7 +94,7 @@ constexpr const char *kTraceSignature = "{\"displayTimeUnit\"";
 void parallax::runtime::enableTrace(const std::string &path) {
   // Only worker 0 writes the file: find out now, not after training.
   if (world().rank == 0) {
-    checkReplaceableFile("--trace", path, kTraceSignature);
+    checkReplaceableFile("--trace", path, kTraceSignature, /*streamed=*/false);
     std::string probe = path + ".tmp";
     std::FILE *file = std::fopen(probe.c_str(), "w");
     if (!file)

@@ -84,7 +84,7 @@ Buffer view(const char *name, const std::string &dtype, int64_t rank,
 constexpr const char *kMetricsSignature = "{\"step\": ";
 
 std::FILE *openMetrics(const std::string &path) {
-  checkReplaceableFile("--metrics", path, kMetricsSignature);
+  checkReplaceableFile("--metrics", path, kMetricsSignature, /*streamed=*/true);
   std::FILE *file = std::fopen(path.c_str(), "w");
   if (!file)
     die("cannot write --metrics '" + path + "': " + std::strerror(errno));
@@ -270,9 +270,11 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
   if (!options.save.empty() && world().rank == 0)
     prepareCheckpointDir(options.save);
   if (options.metricsAllRanks)
-    checkReplaceableFile("--metrics", rankMetricsPath(), kMetricsSignature);
+    checkReplaceableFile("--metrics", rankMetricsPath(), kMetricsSignature,
+                         /*streamed=*/true);
   if (!options.metrics.empty() && world().rank == 0)
-    checkReplaceableFile("--metrics", options.metrics, kMetricsSignature);
+    checkReplaceableFile("--metrics", options.metrics, kMetricsSignature,
+                         /*streamed=*/true);
 }
 
 extern "C" void parallax_rt_set_workers(int64_t workers) {
@@ -355,7 +357,7 @@ extern "C" int64_t parallax_rt_begin() {
     examples = count;
     examplesFrom = path;
     checkInputValues(input.name, path, input.file, /*examples=*/true,
-                     /*finite=*/true);
+                     /*finite=*/true, batch);
   }
   checkSameDataOnEveryWorker();
   const World &w = world();

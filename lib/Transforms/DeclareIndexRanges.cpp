@@ -21,21 +21,51 @@ using namespace mlir::parallax;
 
 namespace {
 
-/// The function arguments every element of which reaches `value`
-/// unchanged: through ops that move or copy all their elements, and casts
-/// that widen integers. (A slice uses only part of its input, so a range
-/// of the slice says nothing of the rest: its indices are left to the
-/// kernels' own checks.)
-void collectSources(Value value, SmallVectorImpl<BlockArgument> &sources) {
+/// A strided part of a tensor: (offset, size, stride) per dimension.
+using Region = SmallVector<int64_t>;
+
+/// A function argument that indexes, and the part of it that does.
+struct Source {
+  BlockArgument argument;
+  std::optional<Region> region;
+};
+
+/// The function arguments whose elements (all of them, or the `region` of
+/// a slice) reach `value` unchanged. Ops that pass on every element
+/// (reshape, transpose, expand, tile, concat, integer widening casts) are
+/// followed only while no slice has been seen: after one, elements move
+/// in ways a region cannot describe. The indices not traced to an input
+/// are left to the kernels' own checks.
+void collectSources(Value value, std::optional<Region> region,
+                    SmallVectorImpl<Source> &sources) {
   if (auto argument = dyn_cast<BlockArgument>(value)) {
     if (isa<func::FuncOp>(argument.getOwner()->getParentOp()))
-      sources.push_back(argument);
+      sources.push_back({argument, region});
     return;
   }
   Operation *op = value.getDefiningOp();
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    Region composed;
+    for (size_t d = 0; d < slice.getOffsets().size(); ++d) {
+      int64_t offset = slice.getOffsets()[d], stride = slice.getStrides()[d];
+      int64_t size = cast<RankedTensorType>(slice.getType()).getDimSize(d);
+      if (stride < 1)
+        return; // reversed: not a region
+      if (region) {
+        offset += (*region)[3 * d] * stride;
+        size = (*region)[3 * d + 1];
+        stride *= (*region)[3 * d + 2];
+      }
+      composed.append({offset, size, stride});
+    }
+    collectSources(slice.getInput(), composed, sources);
+    return;
+  }
+  if (region)
+    return;
   if (isa<ReshapeOp, TransposeOp, ExpandOp, TileOp, ConcatOp>(op)) {
     for (Value operand : op->getOperands())
-      collectSources(operand, sources);
+      collectSources(operand, std::nullopt, sources);
     return;
   }
   if (auto castOp = dyn_cast<CastOp>(op)) {
@@ -43,7 +73,7 @@ void collectSources(Value value, SmallVectorImpl<BlockArgument> &sources) {
         getElementTypeOrSelf(castOp.getInput().getType()));
     auto to = dyn_cast<IntegerType>(getElementTypeOrSelf(castOp.getType()));
     if (from && to && from.getWidth() <= to.getWidth() && from.getWidth() > 1)
-      collectSources(castOp.getInput(), sources);
+      collectSources(castOp.getInput(), std::nullopt, sources);
   }
 }
 
@@ -61,11 +91,13 @@ struct DeclareIndexRangesPass
     llvm::MapVector<BlockArgument, llvm::SetVector<Attribute>> ranges;
     auto declare = [&](Value indices, int64_t low, int64_t high,
                        std::optional<int64_t> ignored, const std::string &use) {
-      SmallVector<BlockArgument> sources;
-      collectSources(indices, sources);
-      for (BlockArgument argument : sources)
-        ranges[argument].insert(
-            IndexRangeAttr::get(ctx, low, high, ignored, use));
+      SmallVector<Source> sources;
+      collectSources(indices, std::nullopt, sources);
+      for (const Source &source : sources)
+        ranges[source.argument].insert(IndexRangeAttr::get(
+            ctx, low, high, ignored, use,
+            source.region ? DenseI64ArrayAttr::get(ctx, *source.region)
+                          : DenseI64ArrayAttr()));
     };
     getOperation().walk([&](Operation *op) {
       if (auto gather = dyn_cast<GatherOp>(op)) {

@@ -75,8 +75,9 @@ struct SparsityAnalysisPass
     if (result.wasInterrupted())
       return signalPassFailure();
     if (!any) {
-      module.emitError("no gradients to analyse: run --parallax-autodiff "
-                       "first");
+      module.emitError("no variable has a gradient: the loss depends on no "
+                       "trainable variable, so there is nothing to train (or "
+                       "--parallax-autodiff has not run)");
       return signalPassFailure();
     }
   }

@@ -1,6 +1,6 @@
 // RUN: parallax-opt %s --split-input-file --parallax-sparsity-analysis --verify-diagnostics
 
-// expected-error @+1 {{no gradients to analyse: run --parallax-autodiff first}}
+// expected-error @+1 {{no variable has a gradient: the loss depends on no trainable variable, so there is nothing to train (or --parallax-autodiff has not run)}}
 module {
   parallax.variable trainable @w : tensor<4xf32> = dense<0.5>
 }

@@ -12,7 +12,7 @@
 #include "parallax/Analysis/Plan.h"
 #include "parallax/Analysis/ProfileSparsity.h"
 #include "parallax/Conversion/Passes.h"
-#include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
+#include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 #include "parallax/InitAll.h"
 #include "parallax/Target/ONNX/ONNXImporter.h"
 
@@ -31,15 +31,19 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+
+#include <cmath>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -261,9 +265,18 @@ void optimize(llvm::Module &module, llvm::TargetMachine *machine) {
 /// as `kind` to `path` (an executable links the object with the runtime).
 int emitProgram(ModuleOp module, StringRef path, Emit kind, const char *argv0) {
   std::string error;
-  std::string objectPath = (path + ".o").str();
-  auto output =
-      openOutputFile(kind == Emit::Exe ? objectPath : path.str(), &error);
+  // An executable's object is a private temporary file (never PATH.o, which
+  // may be the user's), and it is linked to a temporary beside PATH that
+  // replaces PATH only once complete.
+  SmallString<128> objectPath;
+  if (kind == Emit::Exe) {
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "parallax-program", "o", objectPath))
+      return fail("cannot create a temporary object file: " + ec.message());
+  }
+  llvm::FileRemover removeObject(objectPath);
+  auto output = openOutputFile(
+      kind == Emit::Exe ? objectPath.str().str() : path.str(), &error);
   if (!output)
     return fail(error);
   if (kind == Emit::MLIR) {
@@ -308,12 +321,22 @@ int emitProgram(ModuleOp module, StringRef path, Emit kind, const char *argv0) {
     return 0;
   }
   output->keep();
-  int status = link(objectPath,
-                    runtimeLib.empty() ? defaultRuntimeLib(argv0)
-                                       : std::string(runtimeLib),
-                    path);
-  llvm::sys::fs::remove(objectPath);
-  return status;
+  SmallString<128> linked;
+  int fd = -1;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, linked))
+    return fail("cannot create a file beside '" + path + "': " + ec.message());
+  llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  llvm::FileRemover removeLinked(linked);
+  if (int status = link(objectPath,
+                        runtimeLib.empty() ? defaultRuntimeLib(argv0)
+                                           : std::string(runtimeLib),
+                        linked))
+    return status;
+  if (std::error_code ec = llvm::sys::fs::rename(linked, path))
+    return fail("cannot move the program to '" + path + "': " + ec.message());
+  removeLinked.releaseFile();
+  return 0;
 }
 
 /// --search-partitions: builds and times the program with every
@@ -437,8 +460,25 @@ int main(int argc, char **argv) {
       return fail("--cluster: " + problem);
     cluster = *parsed;
   }
-  if (workers < 0)
-    return fail("--workers must be positive, got " + Twine(workers));
+  if (workers.getNumOccurrences() && workers < 1)
+    return fail("--workers must be at least 1, got " + Twine(workers) +
+                " (leave it out to read the number of workers when the "
+                "program runs)");
+  for (auto [option, flag] :
+       {std::pair{&lr, "lr"},
+        {&momentum, "momentum"},
+        {&beta1, "beta1"},
+        {&beta2, "beta2"},
+        {&epsilon, "epsilon"},
+        {&weightDecay, "weight-decay"},
+        {&lrDecay, "lr-decay"},
+        {&initialAccumulator, "initial-accumulator-value"}})
+    if (!std::isfinite(option->getValue()))
+      return fail("--" + Twine(flag) + " must be a finite number, got " +
+                  llvm::formatv("{0}", option->getValue()).str());
+  if (lr < 0)
+    return fail("--lr must not be negative, got " +
+                llvm::formatv("{0}", lr.getValue()).str());
   if (workers > 0) {
     if (clusterSpec.empty())
       cluster.machines = workers; // one worker per machine
@@ -484,6 +524,18 @@ int main(int argc, char **argv) {
       &context, options);
   if (!module)
     return 1;
+  if (mode == Mode::Train) {
+    bool trainable = false;
+    module->walk([&](parallax::VariableOp variable) {
+      trainable |= variable.getTrainable();
+    });
+    if (!trainable)
+      return fail("'" + inputFile + "' has no trainable variable (" +
+                  (freeze.empty() ? "the model has no float initializer"
+                                  : "--freeze froze every float initializer") +
+                  "): there is nothing to train (--mode inference builds a "
+                  "program that runs the model)");
+  }
 
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))

@@ -65,6 +65,14 @@ void parallax_rt_declare_input_range(const char *name, int64_t low,
                                      int64_t high, int32_t hasIgnored,
                                      int64_t ignored, const char *use);
 
+/// Limits the range `name` declared last to a strided region of the
+/// input: along `dimension`, the elements offset + k * stride for
+/// 0 <= k < size (dimension 0 counts within a batch). Only elements in
+/// the region are checked (a column of ids that indexes one table).
+void parallax_rt_declare_input_region(const char *name, int64_t dimension,
+                                      int64_t offset, int64_t size,
+                                      int64_t stride);
+
 /// Generated code calls this when an index it computed is outside
 /// [low, high) (`where` names the node and what it indexes); ends the
 /// program (the job) with that message.

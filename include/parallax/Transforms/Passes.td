@@ -120,8 +120,9 @@ def ParallaxDeclareIndexRanges : Pass<"parallax-declare-index-ranges",
   let description = [{
     Finds the function arguments (graph inputs) whose values index
     something, following them through ops that pass on every element
-    (reshape, transpose, expand, tile, concat, integer widening casts; not
-    slices, which use only part of their input), and
+    (reshape, transpose, expand, tile, concat, integer widening casts) and
+    through slices taken of the input itself (then only the sliced region
+    of the input is constrained: a column of a table of ids), and
     lists on each argument a `#parallax.index_range` per use in
     `parallax.index_ranges`:
 

@@ -180,10 +180,15 @@ LogicalResult WorldAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 IndexRangeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t low, int64_t high, std::optional<int64_t>,
-                       StringRef) {
+                       StringRef, DenseI64ArrayAttr region) {
   if (low >= high)
     return emitError() << "an index range needs low < high, got [" << low
                        << ", " << high << ")";
+  if (region && (region.size() % 3 != 0 ||
+                 llvm::any_of(region.asArrayRef(),
+                              [](int64_t v) { return v < 0; })))
+    return emitError() << "an index range's region holds (offset, size, "
+                          "stride) triples of non-negative numbers";
   return success();
 }
 

@@ -140,19 +140,24 @@ def Parallax_IndexRangeAttr : Parallax_Attr<"IndexRange", "index_range"> {
     Set by `--parallax-declare-index-ranges` in the
     `parallax.index_ranges` array of a step function argument whose values
     index something: `[low, high)`, or `ignored` (a loss's ignore_index)
-    when present; `use` says what is indexed, for error messages. The
+    when present; `use` says what is indexed, for error messages. When
+    only a strided part of the input indexes (a column sliced off it),
+    `region` holds one (offset, size, stride) triple per dimension of the
+    argument, and only those elements are checked. The
     generated entry points check every value of the input's data against
     each range before the first step (training) or before the model runs
     (inference).
 
-    Example: `#parallax.index_range<low = -1000, high = 1000, use = "the indices of node 'emb' into 'table' (1000 rows)">`
+    Example: `#parallax.index_range<low = -1000, high = 1000, use = "the indices of node 'emb' into 'table' (1000 rows)", region = array<i64: 0, 4, 1, 2, 1, 1>>`
+    (column 2 of a 4 x 3 input)
   }];
   let parameters = (ins "int64_t":$low, "int64_t":$high,
                         OptionalParameter<"std::optional<int64_t>">:$ignored,
-                        StringRefParameter<"what the values index">:$use);
+                        StringRefParameter<"what the values index">:$use,
+                        OptionalParameter<"::mlir::DenseI64ArrayAttr">:$region);
   let assemblyFormat = [{
     `<` `low` `=` $low `,` `high` `=` $high (`,` `ignored` `=` $ignored^)?
-    `,` `use` `=` $use `>`
+    `,` `use` `=` $use (`,` `region` `=` $region^)? `>`
   }];
   let genVerifyDecl = 1;
 }
