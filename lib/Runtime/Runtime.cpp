@@ -207,8 +207,9 @@ extern "C" void parallax_rt_declare_input_region(const char *name,
       stride < 1)
     die(std::string("internal error: bad region for input '") + name + "'");
   std::vector<int64_t> &region = it->second.back().region;
-  if (region.size() < 3 * size_t(dimension + 1))
-    region.resize(3 * (dimension + 1), 0);
+  // Dimensions not limited (yet) take every index.
+  while (region.size() < 3 * size_t(dimension + 1))
+    region.insert(region.end(), {0, std::numeric_limits<int64_t>::max(), 1});
   region[3 * dimension] = offset;
   region[3 * dimension + 1] = size;
   region[3 * dimension + 2] = stride;

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+#===- fuzz-runtime.sh - Fuzz what training programs read from disk -------===#
+#
+# Usage: scripts/fuzz-runtime.sh [RUNS]   (default 1000000 executions)
+#
+# Builds parallax-runtime-fuzzer (tools/parallax-runtime-fuzzer) and the
+# runtime it links with clang-22, libFuzzer, AddressSanitizer and
+# UndefinedBehaviorSanitizer into build-fuzz-runtime/ (plain clang++: the
+# runtime needs no MLIR), seeds a corpus with the example models' data and
+# a checkpoint, and runs RUNS executions. Crashing inputs are kept in
+# build-fuzz-runtime/artifacts/ (the runtime's own error messages, the
+# expected outcome for bad input, are hidden: -close_fd_mask=2; rerun an
+# input without it to see them); turn each into a regression test
+# (unittests/Runtime/NpyTest.cpp holds the ones found so far).
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${1:-1000000}
+
+if ! ls /usr/lib/llvm-22/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
+  >/dev/null 2>&1; then
+  apt-get install -y -qq --no-install-recommends libclang-rt-22-dev
+fi
+
+BUILD=build-fuzz-runtime
+mkdir -p "$BUILD/corpus" "$BUILD/artifacts"
+FLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+  -Iinclude -Ilib/Runtime -DOMPI_SKIP_MPICXX
+  $(pkg-config --cflags ompi-c))
+/usr/lib/llvm-22/bin/clang++ "${FLAGS[@]}" \
+  tools/parallax-runtime-fuzzer/parallax-runtime-fuzzer.cpp \
+  lib/Runtime/{Blas,Checkpoint,Collectives,Comm,FileNames,Npy,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp \
+  $(pkg-config --libs ompi-c) -lopenblas -o "$BUILD/parallax-runtime-fuzzer"
+
+# Seeds: each example's data files (case 0), a checkpoint (case 1), names
+# (case 2).
+n=0
+for file in examples/models/data/*/train/*.npy examples/models/data/*/inputs/*.npy; do
+  { printf '\x00'; head -c 4096 "$file"; } > "$BUILD/corpus/data$((n++))"
+done
+/usr/bin/python3 - "$BUILD/corpus/checkpoint" <<'PY'
+import io, sys
+import numpy as np
+def npy(a):
+    b = io.BytesIO(); np.save(b, a); return b.getvalue()
+manifest = b'{"format": "parallax-checkpoint", "version": 1, "step": 3, "variables": []}'
+w = npy(np.ones((4, 3), np.float32))
+open(sys.argv[1], "wb").write(b"\x01" + manifest + b"\0" + w + b"\0" + w)
+PY
+printf '\x02dense/kernel:0' > "$BUILD/corpus/name"
+
+ASAN_OPTIONS=detect_leaks=0 "$BUILD/parallax-runtime-fuzzer" "$BUILD/corpus" \
+  -runs="$RUNS" -max_len=8192 -rss_limit_mb=2048 -close_fd_mask=2 \
+  -artifact_prefix="$BUILD/artifacts/" -print_final_stats=1
