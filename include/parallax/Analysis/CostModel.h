@@ -2,8 +2,8 @@
 //
 // Part of the Parallax project.
 //
-// The per-machine transfer formulas of the Parallax paper (EuroSys 2019,
-// ../shared/PARALLAX-PAPER.md), with a per-message latency term. Plain C++:
+// The per-machine transfer formulas of the Parallax paper (Kim et al.,
+// EuroSys 2019), with a per-message latency term. Plain C++:
 // the compiler plans with it and the runtime can too. docs/cost-model.md
 // derives every formula.
 //
