@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 #===- fuzz-runtime.sh - Fuzz what training programs read from disk -------===#
 #
-# Usage: scripts/fuzz-runtime.sh [RUNS]   (default 1000000 executions)
+# Usage: scripts/fuzz-runtime.sh [RUNS]   (default 1000000 executions;
+# ctest runs 200000 as `fuzz-runtime`, in PARALLAX_FUZZ_DIR)
 #
 # Builds parallax-runtime-fuzzer (tools/parallax-runtime-fuzzer) and the
 # runtime it links with clang-22, libFuzzer, AddressSanitizer and
@@ -23,16 +24,16 @@ if ! ls /usr/lib/llvm-22/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
   apt-get install -y -qq --no-install-recommends libclang-rt-22-dev
 fi
 
-BUILD=build-fuzz-runtime
+BUILD=${PARALLAX_FUZZ_DIR:-build-fuzz-runtime}
 mkdir -p "$BUILD/corpus" "$BUILD/artifacts"
 FLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -Iinclude -Ilib/Runtime -DOMPI_SKIP_MPICXX
-  $(pkg-config --cflags ompi-c))
+  $(mpicc --showme:compile))
 /usr/lib/llvm-22/bin/clang++ "${FLAGS[@]}" \
   tools/parallax-runtime-fuzzer/parallax-runtime-fuzzer.cpp \
   lib/Runtime/{Blas,Checkpoint,Collectives,Comm,FileNames,Npy,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp \
-  $(pkg-config --libs ompi-c) -lopenblas -o "$BUILD/parallax-runtime-fuzzer"
+  $(mpicc --showme:link) -lopenblas -o "$BUILD/parallax-runtime-fuzzer"
 
 # Seeds: each example's data files (case 0), a checkpoint (case 1), names
 # (case 2).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 #===- sanitize-runtime.sh - The runtime under ASan and UBSan -------------===#
 #
-# Usage: scripts/sanitize-runtime.sh   (after scripts/build.sh)
+# Usage: scripts/sanitize-runtime.sh   (after scripts/build.sh; ctest runs
+# it as `sanitize-runtime`)
 #
 # Builds the runtime and its unit tests with clang-22, AddressSanitizer and
 # UndefinedBehaviorSanitizer (any report is fatal) into build-sanitize/,
@@ -11,13 +12,15 @@
 # through the parameter store and AllReduce, checkpoints and restores,
 # inference), and feeds them bad data that must be refused cleanly.
 # Prints "sanitize-runtime: N runs clean" or the first report and fails.
+# PARALLAX_BUILD_DIR (default build) has parallax-compile;
+# PARALLAX_SANITIZE_DIR (default build-sanitize) receives the builds.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-BUILD=$ROOT/build-sanitize
-COMPILE=$ROOT/build/bin/parallax-compile
+BUILD=${PARALLAX_SANITIZE_DIR:-$ROOT/build-sanitize}
+COMPILE=${PARALLAX_BUILD_DIR:-$ROOT/build}/bin/parallax-compile
 [[ -x $COMPILE ]] || { echo "build parallax-compile first (scripts/build.sh)"; exit 1; }
 if ! ls /usr/lib/llvm-22/lib/clang/*/lib/linux/libclang_rt.asan-x86_64.a \
   >/dev/null 2>&1; then
@@ -27,8 +30,8 @@ mkdir -p "$BUILD/obj"
 CXX=/usr/lib/llvm-22/bin/clang++
 SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all
   -fno-omit-frame-pointer -g)
-MPI_CFLAGS=$(pkg-config --cflags ompi-c)
-MPI_LIBS=$(pkg-config --libs ompi-c)
+MPI_CFLAGS=$(mpicc --showme:compile)
+MPI_LIBS=$(mpicc --showme:link)
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
