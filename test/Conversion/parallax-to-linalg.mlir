@@ -83,15 +83,44 @@ func.func @mean(%a: tensor<4x8xf32>) -> tensor<4x1xf32> {
 
 // -----
 
-// Gather reads the table with tensor.extract at the looked-up row.
+// Gather reads the table with tensor.extract at the looked-up row;
+// negative indices count from the end, and any index outside [-10, 10)
+// ends the program through the runtime, naming the node.
+// CHECK: llvm.mlir.global internal constant @[[WHERE:__parallax_str_[0-9]+]]("node 'emb': gather index (dimension 0 of size 10)\00")
+// CHECK: func.func private @parallax_rt_index_out_of_range(!llvm.ptr, i64, i64, i64) attributes {passthrough = ["noreturn", "cold"]}
 // CHECK-LABEL: func.func @gather
 // CHECK: linalg.generic
-// CHECK: arith.index_cast
-// CHECK: arith.select
-// CHECK: tensor.extract %arg0
+// CHECK: %[[RAW:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK-DAG: %[[C10:.*]] = arith.constant 10 : index
+// CHECK-DAG: %[[NEG:.*]] = arith.cmpi slt, %[[RAW]]
+// CHECK: %[[ROW:.*]] = arith.select %[[NEG]], %{{.*}}, %[[RAW]] : index
+// CHECK: %[[BAD:.*]] = arith.cmpi uge, %[[ROW]], %[[C10]] : index
+// CHECK: scf.if %[[BAD]] {
+// CHECK:   %[[VALUE:.*]] = arith.index_cast %[[RAW]] : index to i64
+// CHECK:   %[[TEXT:.*]] = llvm.mlir.addressof @[[WHERE]]
+// CHECK:   func.call @parallax_rt_index_out_of_range(%[[TEXT]], %[[VALUE]], %c-10_i64, %c10_i64)
+// CHECK: }
+// CHECK: tensor.extract %arg0[%[[ROW]],
 func.func @gather(%t: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
-  %0 = parallax.gather %t[%i] axis = 0 : tensor<10x4xf32>, tensor<3xi64>
+  %0 = parallax.gather %t[%i] axis = 0 : tensor<10x4xf32>, tensor<3xi64> loc("emb")
   return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// A class label outside [0, C) that is not the ignore_index ends the
+// program (PyTorch raises); it is no longer clamped into range.
+// CHECK-LABEL: func.func @label_check
+// CHECK: linalg.generic {{.*}} ins(%arg1 : tensor<4xi64>)
+// CHECK: %[[LABEL:.*]] = arith.index_cast %[[IN:.*]] : i64 to index
+// CHECK: %[[OUTSIDE:.*]] = arith.cmpi uge, %[[LABEL]], %c8 : index
+// CHECK: %[[KEPT:.*]] = arith.cmpi ne, %[[IN]], %c-100_i64 : i64
+// CHECK: %[[BAD:.*]] = arith.andi %[[OUTSIDE]], %[[KEPT]] : i1
+// CHECK: scf.if %[[BAD]] {
+// CHECK:   func.call @parallax_rt_index_out_of_range(%{{.*}}, %[[IN]], %c0_i64, %c8_i64)
+func.func @label_check(%x: tensor<4x8xf32>, %l: tensor<4xi64>) -> tensor<f32> {
+  %0 = parallax.softmax_cross_entropy mean %x, %l {ignore_index = -100 : i64} : tensor<4x8xf32>, tensor<4xi64> loc("ce")
+  return %0 : tensor<f32>
 }
 
 

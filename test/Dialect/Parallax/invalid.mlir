@@ -403,3 +403,18 @@ func.func @f(%i: tensor<2xi32>) -> tensor<2x4xf32> {
   %0 = parallax.pull @w[%i : tensor<2xi32>] : tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{an index range needs low < high, got [5, 5)}}
+func.func private @empty(tensor<4xi64> {parallax.index_ranges = [#parallax.index_range<low = 5, high = 5, use = "x">]})
+
+// -----
+
+// expected-error @+1 {{an index range's region holds (offset, size, stride) triples of non-negative numbers}}
+func.func private @region(tensor<4xi64> {parallax.index_ranges = [#parallax.index_range<low = 0, high = 5, use = "x", region = [0, 4]>]})
+
+// -----
+
+// expected-error @+1 {{'parallax.index_ranges' must be an array of #parallax.index_range}}
+func.func private @ranges(tensor<4xi64> {parallax.index_ranges = [1 : i64]})

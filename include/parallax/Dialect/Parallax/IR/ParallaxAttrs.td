@@ -148,7 +148,7 @@ def Parallax_IndexRangeAttr : Parallax_Attr<"IndexRange", "index_range"> {
     each range before the first step (training) or before the model runs
     (inference).
 
-    Example: `#parallax.index_range<low = -1000, high = 1000, use = "the indices of node 'emb' into 'table' (1000 rows)", region = array<i64: 0, 4, 1, 2, 1, 1>>`
+    Example: `#parallax.index_range<low = -1000, high = 1000, use = "the indices of node 'emb' into 'table' (1000 rows)", region = [0, 4, 1, 2, 1, 1]>`
     (column 2 of a 4 x 3 input)
   }];
   let parameters = (ins "int64_t":$low, "int64_t":$high,
@@ -156,8 +156,9 @@ def Parallax_IndexRangeAttr : Parallax_Attr<"IndexRange", "index_range"> {
                         StringRefParameter<"what the values index">:$use,
                         OptionalParameter<"::mlir::DenseI64ArrayAttr">:$region);
   let assemblyFormat = [{
-    `<` `low` `=` $low `,` `high` `=` $high (`,` `ignored` `=` $ignored^)?
-    `,` `use` `=` $use (`,` `region` `=` $region^)? `>`
+    `<` `low` `=` $low `,` `high` `=` $high `,`
+    (`ignored` `=` $ignored^ `,`)? `use` `=` $use (`,` `region` `=` $region^)?
+    `>`
   }];
   let genVerifyDecl = 1;
 }
