@@ -51,7 +51,12 @@ struct ConvertParallaxCollectivesPass
   SmallVector<Operation *> lowered;
 
   void runOnOperation() override {
+    // A pass instance may run on several modules (a pass manager reused,
+    // parallax-compile's trial runs): nothing carries over.
     module = getOperation();
+    nextBucket = 0;
+    started.clear();
+    lowered.clear();
     WalkResult result = module.walk([&](Operation *op) -> WalkResult {
       OpBuilder builder(op);
       if (auto start = dyn_cast<AllReduceStartOp>(op)) {

@@ -44,6 +44,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -261,6 +262,42 @@ void optimize(llvm::Module &module, llvm::TargetMachine *machine) {
   pipeline.run(module, modules);
 }
 
+/// Why -o `path` must not be replaced, or "": a program or object file
+/// replaces only what could be one (absent, empty, or an ELF file), so a
+/// mistyped -o never destroys data; text output (MLIR, LLVM IR) replaces
+/// any regular file, as compilers do.
+std::string unreplaceableOutput(StringRef path, Emit kind) {
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(path, status))
+    return "";
+  if (!llvm::sys::fs::is_regular_file(status))
+    return ("-o '" + path +
+            "' exists and is not a regular file: refusing to "
+            "replace it")
+        .str();
+  if (kind != Emit::Exe && kind != Emit::Obj || status.getSize() == 0)
+    return "";
+  char magic[4] = {0, 0, 0, 0};
+  int fd = -1;
+  if (!llvm::sys::fs::openFileForRead(path, fd)) {
+    llvm::sys::fs::file_t file = llvm::sys::fs::convertFDToNativeFile(fd);
+    llvm::Expected<size_t> read =
+        llvm::sys::fs::readNativeFile(file, llvm::MutableArrayRef(magic, 4));
+    if (!read)
+      llvm::consumeError(read.takeError());
+    llvm::sys::fs::closeFile(file);
+  }
+  if (std::memcmp(magic,
+                  "\x7f"
+                  "ELF",
+                  4) == 0)
+    return "";
+  return ("-o '" + path +
+          "' exists and is not a program or object file: refusing to replace "
+          "it (choose another path or remove it)")
+      .str();
+}
+
 /// Translates the lowered `module` to LLVM IR, optimizes it, and writes it
 /// as `kind` to `path` (an executable links the object with the runtime).
 int emitProgram(ModuleOp module, StringRef path, Emit kind, const char *argv0) {
@@ -433,6 +470,10 @@ int main(int argc, char **argv) {
       planOnly || printPlanTable || !planReport.empty() || !profileData.empty();
   if (outputFile.empty() && !planOnly)
     return fail("-o PROGRAM is required (unless --plan-only)");
+  if (!outputFile.empty() && !planOnly)
+    if (std::string problem = unreplaceableOutput(outputFile, emit);
+        !problem.empty())
+      return fail(problem);
   if (searchPartitions && (planOnly || profileData.empty() ||
                            (workers == 0 && clusterSpec.empty())))
     return fail("--search-partitions times trial runs of the program: it "

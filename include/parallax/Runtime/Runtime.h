@@ -8,16 +8,19 @@
 // descriptor {allocated, aligned, offset, sizes[rank], strides[rank]}.
 // Every failure prints a message naming the file, the expected and the
 // found dtype or shape, and exits with status 1: generated code never has
-// to check for errors.
+// to check for errors. The header is C as well as C++ (test/Tools/
+// runtime-header.test compiles it as C99).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PARALLAX_RUNTIME_RUNTIME_H
 #define PARALLAX_RUNTIME_RUNTIME_H
 
-#include <cstdint>
+#include <stdint.h>
 
+#ifdef __cplusplus
 extern "C" {
+#endif
 
 /// Parses the program's command line (`--inputs DIR --outputs DIR
 /// [--repeat N]`); prints usage and exits on anything else.
@@ -199,6 +202,9 @@ double parallax_rt_now();
 /// Prints "WHAT: SECONDS s" on stderr when the environment variable
 /// PARALLAX_TIMING is set; programs report the model's run time with it.
 void parallax_rt_report_time(const char *what, double start, double end);
+
+#ifdef __cplusplus
 }
+#endif
 
 #endif // PARALLAX_RUNTIME_RUNTIME_H
