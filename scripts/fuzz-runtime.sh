@@ -26,7 +26,7 @@ fi
 
 BUILD=${PARALLAX_FUZZ_DIR:-build-fuzz-runtime}
 mkdir -p "$BUILD/corpus" "$BUILD/artifacts"
-FLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer
+FLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer -Wno-deprecated-declarations
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -Iinclude -Ilib/Runtime -DOMPI_SKIP_MPICXX
   $(mpicc --showme:compile))
@@ -52,6 +52,17 @@ open(sys.argv[1], "wb").write(b"\x01" + manifest + b"\0" + w + b"\0" + w)
 PY
 printf '\x02dense/kernel:0' > "$BUILD/corpus/name"
 
+# libFuzzer's progress goes to a log; the summary (or a crash's report)
+# is printed.
+status=0
 ASAN_OPTIONS=detect_leaks=0 "$BUILD/parallax-runtime-fuzzer" "$BUILD/corpus" \
   -runs="$RUNS" -max_len=8192 -rss_limit_mb=2048 -close_fd_mask=2 \
-  -artifact_prefix="$BUILD/artifacts/" -print_final_stats=1
+  -artifact_prefix="$BUILD/artifacts/" -print_final_stats=1 \
+  > "$BUILD/fuzz.log" 2>&1 || status=$?
+if ((status != 0)); then
+  tail -n 60 "$BUILD/fuzz.log"
+  echo "fuzz-runtime: FAILED (inputs in $BUILD/artifacts/)"
+  exit "$status"
+fi
+grep -E '^(Done|stat::)' "$BUILD/fuzz.log"
+echo "fuzz-runtime: $RUNS executions, no crash"

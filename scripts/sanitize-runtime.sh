@@ -28,7 +28,7 @@ if ! ls /usr/lib/llvm-22/lib/clang/*/lib/linux/libclang_rt.asan-x86_64.a \
 fi
 mkdir -p "$BUILD/obj"
 CXX=/usr/lib/llvm-22/bin/clang++
-SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all
+SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all -Wno-deprecated-declarations
   -fno-omit-frame-pointer -g)
 MPI_CFLAGS=$(mpicc --showme:compile)
 MPI_LIBS=$(mpicc --showme:link)
