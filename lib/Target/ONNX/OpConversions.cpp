@@ -134,17 +134,12 @@ LogicalResult convertClip(NodeContext &ctx) {
     return failure();
   auto type = cast<RankedTensorType>(x.getType());
   std::optional<double> min, max;
-  if (ctx.opset < 11) {
-    if (ctx.attr("min"))
-      min = ctx.attrFloat("min", 0);
-    if (ctx.attr("max"))
-      max = ctx.attrFloat("max", 0);
-  }
-  // Since opset 11 the bounds are inputs: constant bounds become
-  // attributes, run-time bounds a max/min with the (scalar) bound tensor.
+  // The bounds are inputs (models before opset 11 were converted at
+  // import): constant bounds become attributes, run-time bounds a max/min
+  // with the (scalar) bound tensor.
   Value clipped = x;
   for (auto [index, bound] : {std::pair(1u, &min), std::pair(2u, &max)}) {
-    if (ctx.opset < 11 || !ctx.hasInput(index))
+    if (!ctx.hasInput(index))
       continue;
     if (const Const *c = ctx.constInput(index)) {
       if (c->size() != 1)
@@ -294,8 +289,6 @@ LogicalResult convertSlice(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
-  if (ctx.opset < 10)
-    return ctx.emitError() << "Slice before opset 10 is not supported";
   std::optional<SliceParams> params =
       sliceParams(ctx, cast<RankedTensorType>(x.getType()).getShape());
   if (!params)
@@ -364,25 +357,22 @@ LogicalResult convertPad(NodeContext &ctx) {
     return failure();
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
+  // Pads and the value are inputs (models before opset 11 were converted
+  // at import).
   Shape pads;
   double value = 0;
-  if (ctx.opset < 11) {
-    pads = ctx.attrInts("pads").value_or(Shape());
-    value = ctx.attrFloat("value", 0);
-  } else {
-    const Const *c = ctx.requireConstInput(1, "pads");
-    if (!c)
+  const Const *c = ctx.requireConstInput(1, "pads");
+  if (!c)
+    return failure();
+  pads.assign(c->ints.begin(), c->ints.end());
+  if (ctx.hasInput(2)) {
+    const Const *v = ctx.requireConstInput(2, "constant_value");
+    if (!v)
       return failure();
-    pads.assign(c->ints.begin(), c->ints.end());
-    if (ctx.hasInput(2)) {
-      const Const *v = ctx.requireConstInput(2, "constant_value");
-      if (!v)
-        return failure();
-      value = v->size() ? v->at(0) : 0;
-    }
-    if (ctx.hasInput(3))
-      return ctx.emitError() << "the 'axes' input is not supported";
+    value = v->size() ? v->at(0) : 0;
   }
+  if (ctx.hasInput(3))
+    return ctx.emitError() << "the 'axes' input is not supported";
   if (static_cast<int64_t>(pads.size()) != 2 * rank)
     return ctx.emitError() << "needs " << 2 * rank << " pads, got "
                            << pads.size();
