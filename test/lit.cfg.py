@@ -17,6 +17,7 @@ config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%parallax_src", config.parallax_src_root))
+config.substitutions.append(("%parallax_obj", config.parallax_obj_root))
 config.substitutions.append(("%python", sys.executable))
 # ONNX text has `#` comments: split .onnxtext test files on "# -----". The
 # marker cannot appear literally in a RUN line, which would be split too.

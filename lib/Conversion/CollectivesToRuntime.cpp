@@ -101,11 +101,9 @@ struct ConvertParallaxCollectivesPass
     }
   }
 
-  func::CallOp call(OpBuilder &b, Location loc, StringRef callee,
+  func::CallOp call(OpBuilder &b, Location loc, abi::Function callee,
                     ValueRange args) {
-    declareRuntimeFunction(module, callee,
-                           b.getFunctionType(args.getTypes(), {}));
-    return func::CallOp::create(b, loc, callee, TypeRange{}, args);
+    return callRuntime(b, module, loc, callee, args);
   }
 
   FailureOr<int64_t> startAllReduce(OpBuilder &b, Operation *op,
@@ -131,13 +129,13 @@ struct ConvertParallaxCollectivesPass
             consumer = wait.getResult(i);
       std::string name =
           consumer ? trafficName(consumer, "allreduce") : "allreduce";
-      call(b, loc, "parallax_rt_allreduce_add_f32",
+      call(b, loc, abi::Function::allreduce_add_f32,
            {id, runtimeString(b, module, loc, name),
             readOnlyBuffer(b, loc, input), unrankedMemRef(b, loc, result)});
     }
     Value kind = arith::ConstantOp::create(
         b, loc, b.getI32IntegerAttr(static_cast<int32_t>(reduction)));
-    call(b, loc, "parallax_rt_allreduce_start", {id, kind});
+    call(b, loc, abi::Function::allreduce_start, {id, kind});
     started[key] = {bucket, buffers};
     return bucket;
   }
@@ -147,7 +145,7 @@ struct ConvertParallaxCollectivesPass
     Location loc = op->getLoc();
     auto &[bucket, buffers] = started[key];
     Value id = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bucket));
-    call(b, loc, "parallax_rt_allreduce_wait", {id});
+    call(b, loc, abi::Function::allreduce_wait, {id});
     for (auto [result, buffer] : llvm::zip_equal(results, buffers))
       result.replaceAllUsesWith(bufferContents(b, loc, buffer));
     started.erase(key);
@@ -156,14 +154,14 @@ struct ConvertParallaxCollectivesPass
   WalkResult lowerAllGather(OpBuilder &b, AllGatherOp gather) {
     Location loc = gather.getLoc();
     auto type = cast<RankedTensorType>(gather.getType());
-    StringRef suffix = runtimeSuffix(type.getElementType());
-    if (!type.hasStaticShape() || suffix.empty())
+    std::optional<abi::Function> callee = abi::allGather(type.getElementType());
+    if (!type.hasStaticShape() || !callee)
       return gather.emitError()
              << "the runtime gathers statically shaped tensors of f32, f64, "
                 "f16 or integers only, not "
              << type;
     Value result = freshBuffer(b, loc, type);
-    call(b, loc, ("parallax_rt_allgather_" + suffix).str(),
+    call(b, loc, *callee,
          {runtimeString(b, module, loc,
                         trafficName(gather.getResult(), "allgather")),
           readOnlyBuffer(b, loc, gather.getInput()),
@@ -176,8 +174,8 @@ struct ConvertParallaxCollectivesPass
   WalkResult lowerBroadcast(OpBuilder &b, BroadcastOp broadcast) {
     Location loc = broadcast.getLoc();
     auto type = cast<RankedTensorType>(broadcast.getType());
-    StringRef suffix = runtimeSuffix(type.getElementType());
-    if (suffix.empty())
+    std::optional<abi::Function> callee = abi::broadcast(type.getElementType());
+    if (!callee)
       return broadcast.emitError()
              << "the runtime broadcasts tensors of f32, f64, f16 or integers "
                 "only, not "
@@ -185,7 +183,7 @@ struct ConvertParallaxCollectivesPass
     Value result = freshBuffer(b, loc, type);
     Value root = arith::ConstantOp::create(
         b, loc, b.getI64IntegerAttr(broadcast.getRoot()));
-    call(b, loc, ("parallax_rt_broadcast_" + suffix).str(),
+    call(b, loc, *callee,
          {readOnlyBuffer(b, loc, broadcast.getInput()),
           unrankedMemRef(b, loc, result), root});
     broadcast.replaceAllUsesWith(bufferContents(b, loc, result));

@@ -42,8 +42,8 @@ struct GenerateInferenceMainPass
     Location loc = target.getLoc();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
 
-    auto declare = [&](StringRef name, FunctionType type) {
-      return declareRuntimeFunction(module, name, type);
+    auto call = [&](OpBuilder &b, abi::Function function, ValueRange args) {
+      return callRuntime(b, module, loc, function, args);
     };
     auto cString = [&](OpBuilder &b, StringRef text) {
       return runtimeString(b, module, loc, text);
@@ -52,23 +52,19 @@ struct GenerateInferenceMainPass
     auto io = [&](Value value, StringRef what, unsigned index, StringRef name,
                   bool read) -> LogicalResult {
       auto type = dyn_cast<MemRefType>(value.getType());
-      StringRef suffix = type ? runtimeSuffix(type.getElementType()) : "";
+      std::optional<abi::Function> callee;
+      if (type)
+        callee = read ? abi::readInput(type.getElementType())
+                      : abi::writeOutput(type.getElementType());
       if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
-          suffix.empty())
+          !callee)
         return target.emitError()
                << what << " " << index << " (" << value.getType()
                << ") is not supported as a program input or output: .npy "
                   "files hold statically shaped, contiguous f32, f64, f16, "
                   "i64, i32, i16, i8 or i1 data";
-      auto unranked = UnrankedMemRefType::get(type.getElementType(), 0);
-      std::string callee = (Twine(read ? "parallax_rt_read_input_"
-                                       : "parallax_rt_write_output_") +
-                            suffix)
-                               .str();
-      declare(callee, builder.getFunctionType({ptr, unranked}, {}));
-      Value cast = memref::CastOp::create(builder, loc, unranked, value);
-      func::CallOp::create(builder, loc, callee, TypeRange{},
-                           ValueRange{cString(builder, name), cast});
+      call(builder, *callee,
+           {cString(builder, name), unrankedMemRef(builder, loc, value)});
       return success();
     };
     auto nameOf = [&](DictionaryAttr attrs, StringRef what, unsigned i) {
@@ -84,11 +80,7 @@ struct GenerateInferenceMainPass
     auto main = func::FuncOp::create(builder, loc, "main", mainType);
     Block *body = main.addEntryBlock();
     builder.setInsertionPointToEnd(body);
-    func::CallOp::create(
-        builder, loc,
-        declare("parallax_rt_init",
-                builder.getFunctionType({builder.getI32Type(), ptr}, {})),
-        TypeRange{}, body->getArguments());
+    call(builder, abi::Function::init, body->getArguments());
 
     SmallVector<Value> arguments;
     for (auto [i, type] : llvm::enumerate(target.getArgumentTypes())) {
@@ -105,30 +97,14 @@ struct GenerateInferenceMainPass
     // The model's own time, reported by the runtime when PARALLAX_TIMING
     // is set (benchmarks time compute apart from .npy I/O). With --repeat N
     // the first N-1 runs' results are dropped; the last run's are written.
-    auto f64 = builder.getF64Type();
-    StringRef now =
-        declare("parallax_rt_now", builder.getFunctionType({}, {f64}));
-    StringRef report = declare("parallax_rt_report_time",
-                               builder.getFunctionType({ptr, f64, f64}, {}));
     auto timedCall = [&](OpBuilder &b) {
-      Value start =
-          func::CallOp::create(b, loc, now, TypeRange{f64}, ValueRange{})
-              .getResult(0);
-      auto call = func::CallOp::create(b, loc, target, arguments);
-      Value end =
-          func::CallOp::create(b, loc, now, TypeRange{f64}, ValueRange{})
-              .getResult(0);
-      func::CallOp::create(b, loc, report, TypeRange{},
-                           ValueRange{cString(b, function), start, end});
-      return call;
+      Value start = call(b, abi::Function::now, {}).getResult(0);
+      auto run = func::CallOp::create(b, loc, target, arguments);
+      Value end = call(b, abi::Function::now, {}).getResult(0);
+      call(b, abi::Function::report_time, {cString(b, function), start, end});
+      return run;
     };
-    Value repeat =
-        func::CallOp::create(
-            builder, loc,
-            declare("parallax_rt_repeat_count",
-                    builder.getFunctionType({}, {builder.getI64Type()})),
-            TypeRange{builder.getI64Type()}, ValueRange{})
-            .getResult(0);
+    Value repeat = call(builder, abi::Function::repeat_count, {}).getResult(0);
     repeat = arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
                                         repeat);
     Value one = arith::ConstantIndexOp::create(builder, loc, 1);
@@ -137,8 +113,8 @@ struct GenerateInferenceMainPass
                          timedCall(b);
                          scf::YieldOp::create(b, loc);
                        });
-    auto call = timedCall(builder);
-    for (auto [i, result] : llvm::enumerate(call.getResults()))
+    auto run = timedCall(builder);
+    for (auto [i, result] : llvm::enumerate(run.getResults()))
       if (failed(io(result, "result", i,
                     nameOf(target.getResultAttrDict(i), "output", i), false)))
         return signalPassFailure();

@@ -46,25 +46,23 @@ struct GenerateTrainingMainPass
     Location loc = step.getLoc();
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     auto ptr = LLVM::LLVMPointerType::get(ctx);
-    Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
-    auto call = [&](StringRef name, TypeRange results, ValueRange args) {
-      declareRuntimeFunction(module, name,
-                             builder.getFunctionType(args.getTypes(), results));
-      return func::CallOp::create(builder, loc, name, results, args);
+    Type i32 = builder.getI32Type();
+    auto call = [&](abi::Function function, ValueRange args) {
+      return callRuntime(builder, module, loc, function, args);
     };
 
     auto main = func::FuncOp::create(
         builder, loc, "main", builder.getFunctionType({i32, ptr}, {i32}));
     Block *body = main.addEntryBlock();
     builder.setInsertionPointToEnd(body);
-    call("parallax_rt_train_init", {}, body->getArguments());
+    call(abi::Function::train_init, body->getArguments());
     // The plan's world size: 0 for one worker (nothing distributed), -1
     // for any number of workers (read at run time).
     int64_t workers =
         ParallaxDialect::hasWorldAtRunTime(module)
             ? -1
             : ParallaxDialect::getStaticWorkers(module).value_or(0);
-    call("parallax_rt_set_workers", {},
+    call(abi::Function::set_workers,
          {arith::ConstantOp::create(builder, loc,
                                     builder.getI64IntegerAttr(workers))});
 
@@ -83,7 +81,7 @@ struct GenerateTrainingMainPass
         return arith::ConstantOp::create(builder, loc,
                                          builder.getI64IntegerAttr(value));
       };
-      call("parallax_rt_register_variable", {},
+      call(abi::Function::register_variable,
            {runtimeString(builder, module, loc, global.getSymName()), isState,
             i64Constant(shards ? shards[0] : 0),
             i64Constant(shards ? shards[1] : 0),
@@ -93,10 +91,11 @@ struct GenerateTrainingMainPass
     SmallVector<Value> buffers;
     for (auto [i, type] : llvm::enumerate(step.getArgumentTypes())) {
       auto memrefType = dyn_cast<MemRefType>(type);
-      StringRef suffix =
-          memrefType ? runtimeSuffix(memrefType.getElementType()) : "";
+      std::optional<abi::Function> registerInput;
+      if (memrefType)
+        registerInput = abi::registerInput(memrefType.getElementType());
       if (!memrefType || !memrefType.hasStaticShape() ||
-          !memrefType.getLayout().isIdentity() || suffix.empty()) {
+          !memrefType.getLayout().isIdentity() || !registerInput) {
         step.emitError() << "argument " << i << " (" << type
                          << ") cannot be a training input: .npy data holds "
                             "statically shaped, contiguous f32, f64, f16, "
@@ -109,14 +108,13 @@ struct GenerateTrainingMainPass
         name = attr.getValue().str();
       declareInputRanges(builder, module, loc, step, i, name);
       Value buffer = memref::AllocOp::create(builder, loc, memrefType);
-      call(("parallax_rt_register_input_" + suffix).str(), {},
-           {runtimeString(builder, module, loc, name),
-            unrankedMemRef(builder, loc, buffer)});
+      call(*registerInput, {runtimeString(builder, module, loc, name),
+                            unrankedMemRef(builder, loc, buffer)});
       buffers.push_back(buffer);
     }
 
-    Value first = call("parallax_rt_begin", {i64}, {}).getResult(0);
-    Value last = call("parallax_rt_end_step", {i64}, {}).getResult(0);
+    Value first = call(abi::Function::begin, {}).getResult(0);
+    Value last = call(abi::Function::end_step, {}).getResult(0);
     Value one =
         arith::ConstantOp::create(builder, loc, builder.getI64IntegerAttr(1));
     scf::ForOp::create(
@@ -125,14 +123,14 @@ struct GenerateTrainingMainPass
           OpBuilder::InsertionGuard guard(builder);
           builder.setInsertionPoint(b.getInsertionBlock(),
                                     b.getInsertionPoint());
-          call("parallax_rt_load_batch", {}, {index});
+          call(abi::Function::load_batch, {index});
           auto result = func::CallOp::create(builder, nloc, step, buffers);
           Value loss = memref::LoadOp::create(
               builder, nloc, result.getResult(0), ValueRange{});
-          call("parallax_rt_step_end", {}, {index, loss});
+          call(abi::Function::step_end, {index, loss});
           scf::YieldOp::create(builder, nloc);
         });
-    Value status = call("parallax_rt_finish", {i32}, {}).getResult(0);
+    Value status = call(abi::Function::finish, {}).getResult(0);
     func::ReturnOp::create(builder, loc, status);
 
     dropEntryAttributes(step);

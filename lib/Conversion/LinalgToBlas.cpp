@@ -4,6 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeCalls.h"
+
 #include "parallax/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,8 +23,6 @@ namespace mlir::parallax {
 using namespace mlir;
 
 namespace {
-
-constexpr StringLiteral kMatmul = "parallax_rt_matmul_f32";
 
 /// f32, static shape, unit stride along the last dimension.
 bool hasContiguousRows(Value value) {
@@ -134,13 +134,6 @@ struct LinalgToBlasPass
       return;
     MLIRContext *ctx = &getContext();
     auto unranked = UnrankedMemRefType::get(Float32Type::get(ctx), 0);
-    if (!module.lookupSymbol(kMatmul)) {
-      OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-      func::FuncOp::create(
-          builder, module.getLoc(), kMatmul,
-          builder.getFunctionType({unranked, unranked, unranked}, {}))
-          .setPrivate();
-    }
     SmallVector<linalg::TransposeOp> copies;
     for (linalg::LinalgOp op : products) {
       OpBuilder builder(op);
@@ -152,8 +145,8 @@ struct LinalgToBlasPass
         operands.push_back(memref::CastOp::create(
             builder, op.getLoc(), unranked, view ? view : operand));
       }
-      func::CallOp::create(builder, op.getLoc(), kMatmul, TypeRange{},
-                           operands);
+      parallax::callRuntime(builder, module, op.getLoc(),
+                            parallax::abi::Function::matmul_f32, operands);
       op->erase();
     }
     for (linalg::TransposeOp copy : copies) {

@@ -7,6 +7,8 @@
 #ifndef PARALLAX_LIB_CONVERSION_RUNTIMECALLS_H
 #define PARALLAX_LIB_CONVERSION_RUNTIMECALLS_H
 
+#include "RuntimeABI.h"
+
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -19,27 +21,6 @@
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::parallax {
-
-/// The runtime's suffix for an element type, or "" if it has no .npy I/O.
-inline StringRef runtimeSuffix(Type type) {
-  if (type.isF32())
-    return "f32";
-  if (type.isF64())
-    return "f64";
-  if (type.isInteger(64))
-    return "i64";
-  if (type.isInteger(32))
-    return "i32";
-  if (type.isInteger(1))
-    return "i1";
-  if (type.isF16())
-    return "f16";
-  if (type.isInteger(16))
-    return "i16";
-  if (type.isInteger(8))
-    return "i8";
-  return "";
-}
 
 /// The function `name` a generated `main` will call, or null after an
 /// error (no such function, or the module already has a `main`).
@@ -68,6 +49,26 @@ declareRuntimeFunction(ModuleOp module, StringRef name, FunctionType type,
     func::FuncOp::create(builder, module.getLoc(), name, type).setPrivate();
   }
   return name;
+}
+
+/// Declares runtime entry point `function` in `module` (once, with its
+/// type from RuntimeABI.def) and calls it with `args`, whose types must be
+/// the ABI's: a mismatch is a compiler bug, reported as such.
+inline func::CallOp callRuntime(OpBuilder &builder, ModuleOp module,
+                                Location loc, abi::Function function,
+                                ValueRange args) {
+  FunctionType type = abi::type(function, builder.getContext());
+  StringRef name = abi::symbol(function);
+  declareRuntimeFunction(module, name, type, builder.getListener());
+  if (TypeRange(args) != type.getInputs()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "internal error: a call of " << name << " with (";
+    llvm::interleaveComma(TypeRange(args), os);
+    os << ") does not match the runtime ABI's " << type;
+    llvm::report_fatal_error(llvm::StringRef(text));
+  }
+  return func::CallOp::create(builder, loc, name, type.getResults(), args);
 }
 
 /// A pointer to a NUL-terminated copy of `text` in a private global of
@@ -141,13 +142,11 @@ inline void emitIndexCheck(OpBuilder &b, Location loc, Operation *op, Value bad,
                            Value raw, int64_t low, int64_t high,
                            StringRef what) {
   auto module = op->getParentOfType<ModuleOp>();
-  MLIRContext *ctx = b.getContext();
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
   Type i64 = b.getI64Type();
-  StringRef callee = declareRuntimeFunction(
-      module, "parallax_rt_index_out_of_range",
-      b.getFunctionType({ptr, i64, i64, i64}, {}), b.getListener());
-  auto function = module.lookupSymbol<func::FuncOp>(callee);
+  abi::Function callee = abi::Function::index_out_of_range;
+  declareRuntimeFunction(module, abi::symbol(callee),
+                         abi::type(callee, b.getContext()), b.getListener());
+  auto function = module.lookupSymbol<func::FuncOp>(abi::symbol(callee));
   if (!function->hasAttr("passthrough"))
     function->setAttr("passthrough", b.getStrArrayAttr({"noreturn", "cold"}));
   std::string where =
@@ -161,9 +160,9 @@ inline void emitIndexCheck(OpBuilder &b, Location loc, Operation *op, Value bad,
       value = arith::IndexCastOp::create(t, l, i64, value);
     else if (value.getType() != i64)
       value = arith::ExtSIOp::create(t, l, i64, value);
-    func::CallOp::create(t, l, callee, TypeRange{},
-                         ValueRange{runtimeString(t, module, l, where), value,
-                                    constant(low), constant(high)});
+    callRuntime(t, module, l, callee,
+                {runtimeString(t, module, l, where), value, constant(low),
+                 constant(high)});
     scf::YieldOp::create(t, l);
   });
 }
@@ -177,39 +176,28 @@ inline void declareInputRanges(OpBuilder &builder, ModuleOp module,
       index, ParallaxDialect::getIndexRangesAttrName());
   if (!ranges)
     return;
-  MLIRContext *ctx = builder.getContext();
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
   Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
-  StringRef callee = declareRuntimeFunction(
-      module, "parallax_rt_declare_input_range",
-      builder.getFunctionType({ptr, i64, i64, i32, i64, ptr}, {}));
   auto constant = [&](Type type, int64_t value) -> Value {
     return arith::ConstantOp::create(builder, loc,
                                      builder.getIntegerAttr(type, value));
   };
   for (auto range : ranges.getAsRange<IndexRangeAttr>()) {
     std::optional<int64_t> ignored = range.getIgnored();
-    func::CallOp::create(
-        builder, loc, callee, TypeRange{},
-        ValueRange{runtimeString(builder, module, loc, name),
-                   constant(i64, range.getLow()),
-                   constant(i64, range.getHigh()),
-                   constant(i32, ignored.has_value()),
-                   constant(i64, ignored.value_or(0)),
-                   runtimeString(builder, module, loc, range.getUse())});
+    callRuntime(builder, module, loc, abi::Function::declare_input_range,
+                {runtimeString(builder, module, loc, name),
+                 constant(i64, range.getLow()), constant(i64, range.getHigh()),
+                 constant(i32, ignored.has_value()),
+                 constant(i64, ignored.value_or(0)),
+                 runtimeString(builder, module, loc, range.getUse())});
     DenseI64ArrayAttr region = range.getRegion();
     if (!region)
       continue;
-    StringRef regionCallee = declareRuntimeFunction(
-        module, "parallax_rt_declare_input_region",
-        builder.getFunctionType({ptr, i64, i64, i64, i64}, {}));
-    for (size_t d = 0; d < region.size() / 3; ++d)
-      func::CallOp::create(builder, loc, regionCallee, TypeRange{},
-                           ValueRange{runtimeString(builder, module, loc, name),
-                                      constant(i64, d),
-                                      constant(i64, region[3 * d]),
-                                      constant(i64, region[3 * d + 1]),
-                                      constant(i64, region[3 * d + 2])});
+    for (int64_t d = 0; d < region.size() / 3; ++d)
+      callRuntime(builder, module, loc, abi::Function::declare_input_region,
+                  {runtimeString(builder, module, loc, name), constant(i64, d),
+                   constant(i64, region[3 * d]),
+                   constant(i64, region[3 * d + 1]),
+                   constant(i64, region[3 * d + 2])});
   }
 }
 

@@ -202,7 +202,7 @@ struct ConvertParallaxVariablesPass
       }
       if (auto update = dyn_cast<UpdateOp>(op))
         return lowerOptimizerCall(builder, module, globals, update, {},
-                                  "update", update.getVariable(),
+                                  /*push=*/false, update.getVariable(),
                                   update.getOptimizer(), update.getStateAttr(),
                                   update.getGradient());
       if (auto push = dyn_cast<PushOp>(op))
@@ -249,12 +249,13 @@ struct ConvertParallaxVariablesPass
             builder, loc, builder.getI64IntegerAttr(it->second.firstServer))};
   }
 
-  /// parallax_rt_<verb>_<kind>[_sparse]_f32(name, leading..., variable,
-  /// state..., gradient | indices + rows, lr, momentum, beta1, beta2,
-  /// epsilon, weight_decay, lr_decay, nesterov), replacing `op`.
+  /// The rule's update (or, with `push`, its push) entry point (name,
+  /// leading..., variable, state..., gradient | ids + rows, lr, momentum,
+  /// beta1, beta2, epsilon, weight_decay, lr_decay, nesterov), replacing
+  /// `op`.
   WalkResult lowerOptimizerCall(OpBuilder &builder, ModuleOp module,
                                 SymbolTable &globals, Operation *op,
-                                ArrayRef<Value> leading, StringRef verb,
+                                ArrayRef<Value> leading, bool push,
                                 StringRef variable, OptimizerAttr config,
                                 ArrayAttr state, Value gradient) {
     Location loc = op->getLoc();
@@ -290,14 +291,8 @@ struct ConvertParallaxVariablesPass
           config.getLrDecay(), APFloat(config.getNesterov() ? 1.0 : 0.0)})
       args.push_back(arith::ConstantOp::create(
           builder, loc, builder.getF64FloatAttr(value.convertToDouble())));
-    std::string callee = ("parallax_rt_" + verb + "_" +
-                          stringifyOptimizerKind(config.getKind()) +
-                          (sparse ? "_sparse" : "") + "_f32")
-                             .str();
-    declareRuntimeFunction(
-        module, callee,
-        builder.getFunctionType(ValueRange(args).getTypes(), {}));
-    func::CallOp::create(builder, loc, callee, TypeRange{}, args);
+    callRuntime(builder, module, loc,
+                abi::optimizer(config.getKind(), push, sparse), args);
     op->erase();
     return WalkResult::advance();
   }
@@ -313,9 +308,10 @@ struct ConvertParallaxVariablesPass
         shardArguments(builder, push, push.getVariable());
     if (failed(leading))
       return WalkResult::interrupt();
-    return lowerOptimizerCall(builder, module, globals, push, *leading, "push",
-                              push.getVariable(), *push.getOptimizer(),
-                              push.getStateAttr(), push.getGradient());
+    return lowerOptimizerCall(builder, module, globals, push, *leading,
+                              /*push=*/true, push.getVariable(),
+                              *push.getOptimizer(), push.getStateAttr(),
+                              push.getGradient());
   }
 
   /// Rows: a fresh buffer filled by parallax_rt_pull_rows_f32. The whole
@@ -348,13 +344,11 @@ struct ConvertParallaxVariablesPass
                                                  /*restrict=*/true,
                                                  /*writable=*/false);
     }
-    StringRef callee = declareRuntimeFunction(
-        module,
-        pull.getIndices() ? "parallax_rt_pull_rows_f32"
-                          : "parallax_rt_pull_f32",
-        builder.getFunctionType(ValueRange(*args).getTypes(), {}));
     // The call fills the buffer the tensor views: it goes before the view.
-    func::CallOp::create(builder, loc, callee, TypeRange{}, *args)
+    callRuntime(builder, module, loc,
+                pull.getIndices() ? abi::Function::pull_rows_f32
+                                  : abi::Function::pull_f32,
+                *args)
         ->moveBefore(result.getDefiningOp());
     pull.replaceAllUsesWith(result);
     pull.erase();

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parallax/Runtime/Runtime.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -1,0 +1,52 @@
+//===- RuntimeABI.h - The runtime's entry points, for the compiler -*- C++
+//-*-===//
+//
+// Part of the Parallax project. Internal to lib/Conversion.
+//
+// The compiler's view of include/parallax/Runtime/RuntimeABI.def: one
+// enumerator per entry point, its symbol and its MLIR function type.
+// Lowerings declare and call runtime functions only through here
+// (RuntimeCalls.h: callRuntime), so a callee's name and signature come
+// from the one list the runtime is declared from.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_LIB_CONVERSION_RUNTIMEABI_H
+#define PARALLAX_LIB_CONVERSION_RUNTIMEABI_H
+
+#include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
+#include "parallax/Runtime/Runtime.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <optional>
+
+namespace mlir::parallax::abi {
+
+/// Every entry point of the runtime.
+enum class Function : unsigned {
+#define PARALLAX_RT_FUNCTION(name, result, parameters) name,
+#include "parallax/Runtime/RuntimeABI.def"
+};
+
+/// The C symbol of `function` ("parallax_rt_...").
+StringRef symbol(Function function);
+
+/// The MLIR type of `function`: strings and argv as !llvm.ptr, memrefs as
+/// memref<*xT>, numbers as themselves.
+FunctionType type(Function function, MLIRContext *context);
+
+/// The typed families, by element type (std::nullopt: no .npy dtype).
+std::optional<Function> readInput(Type element);
+std::optional<Function> writeOutput(Type element);
+std::optional<Function> registerInput(Type element);
+std::optional<Function> allGather(Type element);
+std::optional<Function> broadcast(Type element);
+
+/// The update (push = false) or push of an optimizer rule, dense or
+/// row-sparse.
+Function optimizer(OptimizerKind kind, bool push, bool sparse);
+
+} // namespace mlir::parallax::abi
+
+#endif // PARALLAX_LIB_CONVERSION_RUNTIMEABI_H
