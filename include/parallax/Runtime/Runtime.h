@@ -54,25 +54,7 @@ extern "C" {
 #define PARALLAX_RT_FUNCTION(name, result, parameters)                         \
   result parallax_rt_##name parameters;
 #include "parallax/Runtime/RuntimeABI.def"
-#undef RT_RESULT_VOID
-#undef RT_RESULT_I32
-#undef RT_RESULT_I64
-#undef RT_RESULT_F64
-#undef RT_NONE
-#undef RT_STR
-#undef RT_ARGV
-#undef RT_I32
-#undef RT_I64
-#undef RT_F32
-#undef RT_F64
-#undef RT_MEMREF_f32
-#undef RT_MEMREF_f64
-#undef RT_MEMREF_i64
-#undef RT_MEMREF_i32
-#undef RT_MEMREF_i1
-#undef RT_MEMREF_f16
-#undef RT_MEMREF_i16
-#undef RT_MEMREF_i8
+#include "parallax/Runtime/RuntimeABIEnd.def"
 
 #ifdef __cplusplus
 }
