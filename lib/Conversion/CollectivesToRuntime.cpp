@@ -135,6 +135,12 @@ struct ConvertParallaxCollectivesPass
     }
     Value kind = arith::ConstantOp::create(
         b, loc, b.getI32IntegerAttr(static_cast<int32_t>(reduction)));
+    static_assert(
+        static_cast<int>(ReductionKind::Sum) == PARALLAX_RT_REDUCE_SUM &&
+            static_cast<int>(ReductionKind::Mean) == PARALLAX_RT_REDUCE_MEAN &&
+            static_cast<int>(ReductionKind::Max) == PARALLAX_RT_REDUCE_MAX &&
+            static_cast<int>(ReductionKind::Min) == PARALLAX_RT_REDUCE_MIN,
+        "#parallax.reduction's values are the runtime's");
     call(b, loc, abi::Function::allreduce_start, {id, kind});
     started[key] = {bucket, buffers};
     return bucket;

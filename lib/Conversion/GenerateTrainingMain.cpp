@@ -56,12 +56,12 @@ struct GenerateTrainingMainPass
     Block *body = main.addEntryBlock();
     builder.setInsertionPointToEnd(body);
     call(abi::Function::train_init, body->getArguments());
-    // The plan's world size: 0 for one worker (nothing distributed), -1
-    // for any number of workers (read at run time).
-    int64_t workers =
-        ParallaxDialect::hasWorldAtRunTime(module)
-            ? -1
-            : ParallaxDialect::getStaticWorkers(module).value_or(0);
+    // The plan's world size: one worker when nothing was distributed, any
+    // number when it is read at run time.
+    int64_t workers = PARALLAX_RT_WORKERS_ANY;
+    if (!ParallaxDialect::hasWorldAtRunTime(module))
+      workers = ParallaxDialect::getStaticWorkers(module).value_or(
+          PARALLAX_RT_WORKERS_ONE);
     call(abi::Function::set_workers,
          {arith::ConstantOp::create(builder, loc,
                                     builder.getI64IntegerAttr(workers))});

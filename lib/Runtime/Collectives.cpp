@@ -39,7 +39,7 @@ struct Bucket {
   std::vector<BucketEntry> entries;
   int64_t used = 0;
   MPI_Request request = MPI_REQUEST_NULL;
-  int32_t reduction = 0; // ReductionKind: sum, mean, max, min
+  int32_t reduction = PARALLAX_RT_REDUCE_SUM;
   bool started = false;
   double startedAt = 0; // parallax_rt_now(), when tracing
 };
@@ -94,7 +94,7 @@ extern "C" void parallax_rt_allreduce_add_f32(int64_t id, const char *name,
 
 extern "C" void parallax_rt_allreduce_start(int64_t id, int32_t reduction) {
   Bucket &bucket = bucketAt(id);
-  if (reduction < 0 || reduction > 3)
+  if (reduction < PARALLAX_RT_REDUCE_SUM || reduction > PARALLAX_RT_REDUCE_MIN)
     die("internal error: reduction kind " + std::to_string(reduction));
   bucket.reduction = reduction;
   bucket.started = true;
@@ -111,9 +111,9 @@ extern "C" void parallax_rt_allreduce_start(int64_t id, int32_t reduction) {
   }
   checkMPI(MPI_Iallreduce(MPI_IN_PLACE, bucket.buffer.data(),
                           mpiCount(bucket.used, "allreduce bucket"), MPI_FLOAT,
-                          reduction == 2   ? MPI_MAX
-                          : reduction == 3 ? MPI_MIN
-                                           : MPI_SUM,
+                          reduction == PARALLAX_RT_REDUCE_MAX   ? MPI_MAX
+                          : reduction == PARALLAX_RT_REDUCE_MIN ? MPI_MIN
+                                                                : MPI_SUM,
                           w.comm, &bucket.request),
            "MPI_Iallreduce");
 }
@@ -137,7 +137,8 @@ extern "C" void parallax_rt_allreduce_wait(int64_t id) {
     traceInFlight("allreduce (bucket " + std::to_string(id) + ")", "comm",
                   bucket.startedAt, parallax_rt_now(), variables);
   }
-  float scale = bucket.reduction == 1 ? 1.0f / w.size : 1.0f;
+  float scale =
+      bucket.reduction == PARALLAX_RT_REDUCE_MEAN ? 1.0f / w.size : 1.0f;
   for (const BucketEntry &entry : bucket.entries) {
     const float *from = bucket.buffer.data() + entry.offset;
     if (scale == 1.0f)

@@ -280,13 +280,14 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
 extern "C" void parallax_rt_set_workers(int64_t workers) {
   int size = world().size;
   // -1: distributed for any number of workers.
-  if (workers == 0 && size > 1)
+  if (workers == PARALLAX_RT_WORKERS_ONE && size > 1)
     dieTogether("this program trains as one worker (its training step was "
                 "not distributed) but was launched with " +
                 std::to_string(size) +
                 " ranks: compile it with "
                 "parallax-compile, which distributes every training step");
-  if (workers > 0 && workers != size)
+  if (workers != PARALLAX_RT_WORKERS_ANY &&
+      workers != PARALLAX_RT_WORKERS_ONE && workers != size)
     dieTogether(
         "this program was compiled for " + std::to_string(workers) +
         " workers (--workers " + std::to_string(workers) +

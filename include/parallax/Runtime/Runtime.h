@@ -28,6 +28,24 @@
   X(i16, "<i2", "int16")                                                       \
   X(i8, "|i1", "int8")
 
+/// parallax_rt_set_workers' sentinels: a step that was not distributed
+/// (one worker), and one distributed for any number of workers (read from
+/// the MPI world at run time). Any other value is the one world size the
+/// program was planned for.
+enum {
+  PARALLAX_RT_WORKERS_ONE = 0,
+  PARALLAX_RT_WORKERS_ANY = -1,
+};
+
+/// parallax_rt_allreduce_start's reductions (#parallax.reduction's
+/// values, checked by the compiler).
+enum {
+  PARALLAX_RT_REDUCE_SUM = 0,
+  PARALLAX_RT_REDUCE_MEAN = 1,
+  PARALLAX_RT_REDUCE_MAX = 2,
+  PARALLAX_RT_REDUCE_MIN = 3,
+};
+
 #ifdef __cplusplus
 extern "C" {
 #endif
