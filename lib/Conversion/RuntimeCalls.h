@@ -167,6 +167,24 @@ inline void emitIndexCheck(OpBuilder &b, Location loc, Operation *op, Value bad,
   });
 }
 
+/// `raw` (an index) as a position along a dimension of `size`: negative
+/// ones count from the end (ONNX's Gather), and any other outside
+/// [-size, size) ends the program (emitIndexCheck, naming `op` and `what`).
+inline Value checkedIndex(OpBuilder &b, Location loc, Operation *op, Value raw,
+                          int64_t size, StringRef what) {
+  Value count = arith::ConstantIndexOp::create(b, loc, size);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, raw, zero);
+  Value index = arith::SelectOp::create(
+      b, loc, negative, arith::AddIOp::create(b, loc, raw, count), raw);
+  // One unsigned comparison: below -size stays negative.
+  Value bad =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, index, count);
+  emitIndexCheck(b, loc, op, bad, raw, -size, size, what);
+  return index;
+}
+
 /// Tells the runtime the valid ranges (`parallax.index_ranges`) of
 /// argument `index` of `step`, graph input `name`, before it is read.
 inline void declareInputRanges(OpBuilder &builder, ModuleOp module,

@@ -57,18 +57,9 @@ Value scatterAddRows(OpBuilder &b, Location loc, Operation *op,
             nb, nloc, nb.getIndexType(),
             tensor::ExtractOp::create(nb, nloc, indices, ValueRange{i}));
         int64_t size = denseType.getDimSize(0);
-        Value count = arith::ConstantIndexOp::create(nb, nloc, size);
-        Value row = arith::SelectOp::create(
-            nb, nloc,
-            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, raw,
-                                  lower),
-            arith::AddIOp::create(nb, nloc, raw, count), raw);
-        emitIndexCheck(
-            nb, nloc, op,
-            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::uge, row,
-                                  count),
-            raw, -size, size,
-            "row id of a sparse gradient (" + std::to_string(size) + " rows)");
+        Value row = checkedIndex(nb, nloc, op, raw, size,
+                                 "row id of a sparse gradient (" +
+                                     std::to_string(size) + " rows)");
         SmallVector<OpFoldResult> sourceOffsets(rank, nb.getIndexAttr(0));
         SmallVector<OpFoldResult> targetOffsets(rank, nb.getIndexAttr(0));
         sourceOffsets[0] = i;

@@ -35,10 +35,11 @@ func.func @train_step(%ids: tensor<2xi64>, %rows: tensor<2x4xf32>) -> tensor<4xf
 // other outside the rows ends the program).
 // CHECK-LABEL: func.func @densify
 // CHECK: %[[ZERO:.*]] = linalg.fill
-// CHECK: scf.for %[[I:.*]] = %[[C0:.*]] to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (tensor<10x4xf32>)
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (tensor<10x4xf32>)
 // CHECK:   %[[ID:.*]] = tensor.extract %arg0[%[[I]]] : tensor<3xi64>
 // CHECK:   %[[RAW:.*]] = arith.index_cast %[[ID]] : i64 to index
 // CHECK:   %[[C10:.*]] = arith.constant 10 : index
+// CHECK:   %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG:   %[[NEG:.*]] = arith.cmpi slt, %[[RAW]], %[[C0]] : index
 // CHECK-DAG:   %[[WRAPPED:.*]] = arith.addi %[[RAW]], %[[C10]] : index
 // CHECK:   %[[ROW:.*]] = arith.select %[[NEG]], %[[WRAPPED]], %[[RAW]] : index

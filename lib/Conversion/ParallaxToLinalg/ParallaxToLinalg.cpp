@@ -581,20 +581,11 @@ struct GatherLowering : OpConversionPattern<GatherOp> {
             rewriter, loc, TypeRange{type}, indices,
             ValueRange{emptyTensor(rewriter, loc, type)}, maps, iterators,
             [&](OpBuilder &b, Location nloc, ValueRange args) {
-              Value index = arith::IndexCastOp::create(
-                  b, nloc, b.getIndexType(), args[0]);
-              Value size = arith::ConstantIndexOp::create(b, nloc, dim);
-              Value zero = arith::ConstantIndexOp::create(b, nloc, 0);
-              Value negative = arith::CmpIOp::create(
-                  b, nloc, arith::CmpIPredicate::slt, index, zero);
-              Value raw = index;
-              index = arith::SelectOp::create(
-                  b, nloc, negative,
-                  arith::AddIOp::create(b, nloc, index, size), index);
-              // One unsigned comparison: below -dim stays negative.
-              Value bad = arith::CmpIOp::create(
-                  b, nloc, arith::CmpIPredicate::uge, index, size);
-              emitIndexCheck(b, nloc, op, bad, raw, -dim, dim, what);
+              Value index =
+                  checkedIndex(b, nloc, op,
+                               arith::IndexCastOp::create(
+                                   b, nloc, b.getIndexType(), args[0]),
+                               dim, what);
               SmallVector<Value> coords;
               for (int64_t d = 0; d < axis; ++d)
                 coords.push_back(linalg::IndexOp::create(b, nloc, d));
