@@ -194,6 +194,15 @@ int64_t parallax::runtime::sumRepeatedRows(std::vector<int64_t> &ids,
   return ids.size();
 }
 
+int64_t parallax::runtime::rowIndex(const std::string &name, int64_t id,
+                                    int64_t rows) {
+  int64_t row = id < 0 ? id + rows : id;
+  if (row < 0 || row >= rows)
+    die("row index " + std::to_string(id) + " is out of range for '" + name +
+        "', which has " + std::to_string(rows) + " rows");
+  return row;
+}
+
 void parallax::runtime::applyRows(Kernel kernel, const std::string &name,
                                   const Slots &base, int64_t rows,
                                   int64_t width, const int64_t *ids, int64_t k,
@@ -201,10 +210,7 @@ void parallax::runtime::applyRows(Kernel kernel, const std::string &name,
                                   const Hyper &h) {
   std::vector<float> scaled(scale == 1.0f ? 0 : width);
   for (int64_t i = 0; i < k; ++i) {
-    int64_t row = ids[i] < 0 ? ids[i] + rows : ids[i];
-    if (row < 0 || row >= rows)
-      die("row index " + std::to_string(ids[i]) + " is out of range for '" +
-          name + "', which has " + std::to_string(rows) + " rows");
+    int64_t row = rowIndex(name, ids[i], rows);
     const float *gradient = values + i * width;
     if (scale != 1.0f) {
       for (int64_t j = 0; j < width; ++j)

@@ -59,9 +59,13 @@ Slots slotsOf(const char *name, int64_t rankW, void *w, int states,
 int64_t sumRepeatedRows(std::vector<int64_t> &ids, std::vector<float> &values,
                         int64_t width);
 
+/// Row `id` of a variable `name` of `rows` rows, a negative id counted
+/// from the end (as the gather it comes from allows); dies on any other.
+int64_t rowIndex(const std::string &name, int64_t id, int64_t rows);
+
 /// Applies `kernel` to rows `ids[i]` (distinct) of `base`, a variable of
 /// `rows` rows of `width` floats, with gradient rows `values[i]` times
-/// `scale`. Row ids outside [0, rows) are an error naming `name`.
+/// `scale`. Each id goes through rowIndex.
 void applyRows(Kernel kernel, const std::string &name, const Slots &base,
                int64_t rows, int64_t width, const int64_t *ids, int64_t k,
                const float *values, float scale, const Hyper &h);

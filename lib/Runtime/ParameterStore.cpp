@@ -88,19 +88,12 @@ int64_t remoteBytes(const std::vector<int> &counts, int64_t bytesPerItem) {
   return sum;
 }
 
-/// The row ids `ids` of a variable of `rows` rows, negative ones counted
-/// from the end (as the gather they come from allows); dies on any other.
+/// The row ids `ids` of a variable of `rows` rows (rowIndex of each).
 std::vector<int64_t> rowIdsOf(const char *name, const int64_t *ids, int64_t k,
                               int64_t rows) {
   std::vector<int64_t> result(ids, ids + k);
-  for (int64_t &id : result) {
-    int64_t original = id;
-    if (id < 0)
-      id += rows;
-    if (id < 0 || id >= rows)
-      die("row index " + std::to_string(original) + " is out of range for '" +
-          name + "', which has " + std::to_string(rows) + " rows");
-  }
+  for (int64_t &id : result)
+    id = rowIndex(name, id, rows);
   return result;
 }
 
