@@ -111,12 +111,19 @@ void checkRanges(const std::string &path, const NpyArray &array,
   int64_t count = array.data.size() / sizeof(T);
   for (const InputRange &range : ranges) {
     // One pass that the compiler vectorizes; the rare bad element is
-    // looked for only when there is one.
+    // looked for only when there is one (the ignored label, padding in
+    // most data, is no reason to look).
+    // v is outside [low, high) when v - low, as unsigned, is at least
+    // high - low: one compare per element.
+    uint64_t low = range.low, span = uint64_t(range.high) - low;
     bool bad = false;
-    for (int64_t i = 0; i < count; ++i) {
-      int64_t v = values[i];
-      bad |= (v < range.low) | (v >= range.high);
-    }
+    if (range.hasIgnored)
+      for (int64_t i = 0; i < count; ++i)
+        bad |= (uint64_t(int64_t(values[i])) - low >= span) &
+               (int64_t(values[i]) != range.ignored);
+    else
+      for (int64_t i = 0; i < count; ++i)
+        bad |= uint64_t(int64_t(values[i])) - low >= span;
     if (!bad)
       continue;
     for (int64_t i = 0; i < count; ++i) {
