@@ -47,6 +47,7 @@ struct Input : Buffer {
 
 struct Options {
   std::string data, metrics, save, restore, trace;
+  std::string rankMetrics; // --metrics-all-ranks: FILE.<rank>
   int64_t steps = -1, saveEvery = 0, logEvery = 10, commTimeout = 60;
   bool metricsAllRanks = false;
 };
@@ -83,8 +84,8 @@ Buffer view(const char *name, const std::string &dtype, int64_t rank,
 
 constexpr const char *kMetricsSignature = "{\"step\": ";
 
+/// `path` was checked at start-up (checkReplaceableFile).
 std::FILE *openMetrics(const std::string &path) {
-  checkReplaceableFile("--metrics", path, kMetricsSignature, /*streamed=*/true);
   std::FILE *file = std::fopen(path.c_str(), "w");
   if (!file)
     die("cannot write --metrics '" + path + "': " + std::strerror(errno));
@@ -169,10 +170,6 @@ void printTrafficSummary(int64_t steps) {
     std::fprintf(stderr, "  worker %d (machine %lld): %.0f / %.0f\n", r,
                  static_cast<long long>(all[3 * r + 2]), all[3 * r] * perStep,
                  all[3 * r + 1] * perStep);
-}
-
-std::string rankMetricsPath() {
-  return options.metrics + "." + std::to_string(world().rank);
 }
 
 /// Every worker: the others wait in their next communication while
@@ -269,9 +266,11 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
   // checkpoint, or that another run is writing, is refused now.
   if (!options.save.empty() && world().rank == 0)
     prepareCheckpointDir(options.save);
-  if (options.metricsAllRanks)
-    checkReplaceableFile("--metrics", rankMetricsPath(), kMetricsSignature,
+  if (options.metricsAllRanks) {
+    options.rankMetrics = options.metrics + "." + std::to_string(world().rank);
+    checkReplaceableFile("--metrics", options.rankMetrics, kMetricsSignature,
                          /*streamed=*/true);
+  }
   if (!options.metrics.empty() && world().rank == 0)
     checkReplaceableFile("--metrics", options.metrics, kMetricsSignature,
                          /*streamed=*/true);
@@ -279,7 +278,6 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
 
 extern "C" void parallax_rt_set_workers(int64_t workers) {
   int size = world().size;
-  // -1: distributed for any number of workers.
   if (workers == PARALLAX_RT_WORKERS_ONE && size > 1)
     dieTogether("this program trains as one worker (its training step was "
                 "not distributed) but was launched with " +
@@ -386,7 +384,7 @@ extern "C" int64_t parallax_rt_begin() {
   if (!options.metrics.empty() && w.rank == 0)
     metricsFile = openMetrics(options.metrics);
   if (options.metricsAllRanks)
-    rankMetricsFile = openMetrics(rankMetricsPath());
+    rankMetricsFile = openMetrics(options.rankMetrics);
   setTraceOrigin();
   runStart = stepStart = parallax_rt_now();
   return firstStep;
@@ -433,7 +431,7 @@ extern "C" void parallax_rt_step_end(int64_t step, float loss) {
     writeMetrics(metricsFile, options.metrics, step, meanLoss, seconds, rate,
                  traffic);
   if (rankMetricsFile)
-    writeMetrics(rankMetricsFile, rankMetricsPath(), step, localLoss, seconds,
+    writeMetrics(rankMetricsFile, options.rankMetrics, step, localLoss, seconds,
                  rate, traffic);
   int64_t done = step + 1;
   if (w.rank == 0 && (done % options.logEvery == 0 || done == endStep))
