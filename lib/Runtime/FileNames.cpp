@@ -112,10 +112,31 @@ std::string parallax::runtime::jsonString(const std::string &text) {
   return out + "\"";
 }
 
+namespace {
+/// A temporary name beside `path`, private to this process.
+std::string temporaryFor(const std::string &path) {
+  return path + ".tmp." + std::to_string(getpid());
+}
+} // namespace
+
+bool parallax::runtime::canWriteBeside(const std::string &path,
+                                       std::string &error) {
+  std::string temporary = temporaryFor(path);
+  int fd =
+      open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    error = "cannot write '" + temporary + "': " + std::strerror(errno);
+    return false;
+  }
+  close(fd);
+  unlink(temporary.c_str());
+  return true;
+}
+
 bool parallax::runtime::writeFileAtomically(
     const std::string &path, std::initializer_list<std::string_view> parts,
     std::string &error) {
-  std::string temporary = path + ".tmp." + std::to_string(getpid());
+  std::string temporary = temporaryFor(path);
   int fd =
       open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {

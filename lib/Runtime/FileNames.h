@@ -36,6 +36,11 @@ bool writeFileAtomically(const std::string &path,
                          std::initializer_list<std::string_view> parts,
                          std::string &error);
 
+/// Whether a file can be created beside `path` (where writeFileAtomically
+/// would put its temporary); false with `error` set otherwise. Creates
+/// and removes only a file of its own.
+bool canWriteBeside(const std::string &path, std::string &error);
+
 /// fsync of a directory, so that renames inside it survive a crash.
 void syncDirectory(const std::string &dir);
 

@@ -13,7 +13,6 @@
 #include "Support.h"
 
 #include <cstdio>
-#include <filesystem>
 #include <vector>
 
 using namespace parallax::runtime;
@@ -30,24 +29,6 @@ struct Event {
 std::string tracePath;
 double origin = 0;
 std::vector<Event> events;
-
-/// `text` as the contents of a JSON string.
-std::string escaped(const std::string &text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char code[8];
-      std::snprintf(code, sizeof code, "\\u%04x",
-                    static_cast<unsigned>(static_cast<unsigned char>(c)));
-      out += code;
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
 
 /// This rank's events (and its process and timeline names) as JSON objects
 /// separated by commas.
@@ -69,13 +50,13 @@ std::string serialize(int rank) {
   for (const Event &e : events) {
     std::snprintf(buffer, sizeof buffer,
                   ",{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
-                  "\"dur\":%.3f,\"cat\":\"%s\",\"name\":\"",
+                  "\"dur\":%.3f,\"cat\":\"%s\",\"name\":",
                   rank, e.timeline, (e.start - origin) * 1e6,
                   (e.end - e.start) * 1e6, e.category);
     out += buffer;
-    out += escaped(e.name) + "\"";
+    out += jsonString(e.name);
     if (!e.detail.empty())
-      out += ",\"args\":{\"detail\":\"" + escaped(e.detail) + "\"}";
+      out += ",\"args\":{\"detail\":" + jsonString(e.detail) + "}";
     out += "}";
   }
   return out;
@@ -95,12 +76,9 @@ void parallax::runtime::enableTrace(const std::string &path) {
   // Only worker 0 writes the file: find out now, not after training.
   if (world().rank == 0) {
     checkReplaceableFile("--trace", path, kTraceSignature, /*streamed=*/false);
-    std::string probe = path + ".tmp";
-    std::FILE *file = std::fopen(probe.c_str(), "w");
-    if (!file)
-      die("cannot write --trace '" + path + "'");
-    std::fclose(file);
-    std::filesystem::remove(probe);
+    std::string error;
+    if (!canWriteBeside(path, error))
+      die("cannot write --trace '" + path + "': " + error);
   }
   tracePath = path;
   origin = parallax_rt_now();
