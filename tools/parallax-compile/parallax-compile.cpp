@@ -24,6 +24,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/BinaryFormat/Magic.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -44,7 +45,6 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <cmath>
-#include <cstring>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -275,22 +275,15 @@ std::string unreplaceableOutput(StringRef path, Emit kind) {
             "' exists and is not a regular file: refusing to "
             "replace it")
         .str();
-  if (kind != Emit::Exe && kind != Emit::Obj || status.getSize() == 0)
+  if ((kind != Emit::Exe && kind != Emit::Obj) || status.getSize() == 0)
     return "";
-  char magic[4] = {0, 0, 0, 0};
-  int fd = -1;
-  if (!llvm::sys::fs::openFileForRead(path, fd)) {
-    llvm::sys::fs::file_t file = llvm::sys::fs::convertFDToNativeFile(fd);
-    llvm::Expected<size_t> read =
-        llvm::sys::fs::readNativeFile(file, llvm::MutableArrayRef(magic, 4));
-    if (!read)
-      llvm::consumeError(read.takeError());
-    llvm::sys::fs::closeFile(file);
-  }
-  if (std::memcmp(magic,
-                  "\x7f"
-                  "ELF",
-                  4) == 0)
+  llvm::file_magic magic;
+  if (!llvm::identify_magic(path, magic) &&
+      llvm::is_contained(
+          {llvm::file_magic::elf, llvm::file_magic::elf_relocatable,
+           llvm::file_magic::elf_executable,
+           llvm::file_magic::elf_shared_object, llvm::file_magic::elf_core},
+          magic))
     return "";
   return ("-o '" + path +
           "' exists and is not a program or object file: refusing to replace "
@@ -505,17 +498,10 @@ int main(int argc, char **argv) {
     return fail("--workers must be at least 1, got " + Twine(workers) +
                 " (leave it out to read the number of workers when the "
                 "program runs)");
-  for (auto [option, flag] :
-       {std::pair{&lr, "lr"},
-        {&momentum, "momentum"},
-        {&beta1, "beta1"},
-        {&beta2, "beta2"},
-        {&epsilon, "epsilon"},
-        {&weightDecay, "weight-decay"},
-        {&lrDecay, "lr-decay"},
-        {&initialAccumulator, "initial-accumulator-value"}})
+  for (cl::opt<double> *option : {&lr, &momentum, &beta1, &beta2, &epsilon,
+                                  &weightDecay, &lrDecay, &initialAccumulator})
     if (!std::isfinite(option->getValue()))
-      return fail("--" + Twine(flag) + " must be a finite number, got " +
+      return fail("--" + option->ArgStr + " must be a finite number, got " +
                   llvm::formatv("{0}", option->getValue()).str());
   if (lr < 0)
     return fail("--lr must not be negative, got " +
