@@ -54,14 +54,7 @@ const std::vector<Entry> &entries() {
 #define RT_I64(n) I64
 #define RT_F32(n) F32
 #define RT_F64(n) F64
-#define RT_MEMREF_f32(n) MemRef_f32
-#define RT_MEMREF_f64(n) MemRef_f64
-#define RT_MEMREF_i64(n) MemRef_i64
-#define RT_MEMREF_i32(n) MemRef_i32
-#define RT_MEMREF_i1(n) MemRef_i1
-#define RT_MEMREF_f16(n) MemRef_f16
-#define RT_MEMREF_i16(n) MemRef_i16
-#define RT_MEMREF_i8(n) MemRef_i8
+#define RT_MEMREF(T, n) MemRef_##T
 #define PARALLAX_RT_FUNCTION(name, result, parameters)                         \
   {"parallax_rt_" #name, result,                                               \
    std::vector<Kind>{PARALLAX_ABI_UNPAREN parameters}},

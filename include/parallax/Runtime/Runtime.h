@@ -61,14 +61,7 @@ extern "C" {
 #define RT_I64(n) int64_t n
 #define RT_F32(n) float n
 #define RT_F64(n) double n
-#define RT_MEMREF_f32(n) int64_t n##Rank, void *n
-#define RT_MEMREF_f64(n) int64_t n##Rank, void *n
-#define RT_MEMREF_i64(n) int64_t n##Rank, void *n
-#define RT_MEMREF_i32(n) int64_t n##Rank, void *n
-#define RT_MEMREF_i1(n) int64_t n##Rank, void *n
-#define RT_MEMREF_f16(n) int64_t n##Rank, void *n
-#define RT_MEMREF_i16(n) int64_t n##Rank, void *n
-#define RT_MEMREF_i8(n) int64_t n##Rank, void *n
+#define RT_MEMREF(T, n) int64_t n##Rank, void *n
 #define PARALLAX_RT_FUNCTION(name, result, parameters)                         \
   result parallax_rt_##name parameters;
 #include "parallax/Runtime/RuntimeABI.def"
