@@ -62,6 +62,17 @@ bool hasMarker(const std::string &dir) {
   return fs::exists(dir + "/" + kPartialMarker, ec);
 }
 
+/// Creates the marker that says `dir` is a checkpoint of ours being
+/// written or removed; false when it cannot.
+bool mark(const std::string &dir) {
+  int fd = open((dir + "/" + kPartialMarker).c_str(),
+                O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return false;
+  close(fd);
+  return true;
+}
+
 /// Directories an interrupted save left beside `dir`: DIR.partial.PID and
 /// DIR.old.PID.
 std::vector<std::string> leftoversOf(const std::string &dir) {
@@ -121,14 +132,11 @@ void removeQuietly(const std::string &path) {
   std::error_code ec;
   if (!fs::is_directory(path, ec))
     return;
-  std::string marker = path + "/" + kPartialMarker;
-  int fd = open(marker.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd >= 0)
-    close(fd);
+  mark(path);
   for (const fs::directory_entry &entry : fs::directory_iterator(path, ec))
     if (entry.path().filename() != kPartialMarker)
       fs::remove_all(entry.path(), ec);
-  fs::remove(marker, ec);
+  fs::remove(path + "/" + kPartialMarker, ec);
   fs::remove(path, ec);
 }
 
@@ -230,11 +238,8 @@ void parallax::runtime::saveCheckpoint(const std::string &saveDir, int64_t step,
   // The marker first, created in place: a staging directory is at every
   // moment empty, marked, or complete (its manifest), so a later start
   // knows it for one of ours.
-  int marker = open((staging + "/" + kPartialMarker).c_str(),
-                    O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (marker < 0)
+  if (!mark(staging))
     fail("cannot write in '" + staging + "': " + std::strerror(errno));
-  close(marker);
   std::string error;
 
   std::string manifest = "{\"format\": \"parallax-checkpoint\", \"version\": "
