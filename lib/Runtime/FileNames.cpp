@@ -55,9 +55,7 @@ std::string parallax::runtime::encodeFileName(const std::string &name) {
   for (size_t back = 1; back <= 2 && cut >= back; ++back)
     if (file[cut - back] == '%')
       cut -= back;
-  uint64_t hash = 1469598103934665603ull;
-  for (unsigned char c : name)
-    hash = (hash ^ c) * 1099511628211ull;
+  uint64_t hash = fnv1a(name);
   char digits[17];
   std::snprintf(digits, sizeof digits, "%016llx",
                 static_cast<unsigned long long>(hash));

@@ -8,6 +8,7 @@
 #ifndef PARALLAX_LIB_RUNTIME_FILENAMES_H
 #define PARALLAX_LIB_RUNTIME_FILENAMES_H
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -25,6 +26,14 @@ std::string encodeFileName(const std::string &name);
 
 /// The name of an encoded file name; "" for a shortened one (%~).
 std::string decodeFileName(const std::string &file);
+
+/// 64-bit FNV-1a of `bytes`, continuing from `hash`.
+inline uint64_t fnv1a(std::string_view bytes,
+                      uint64_t hash = 1469598103934665603ull) {
+  for (unsigned char c : bytes)
+    hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
 
 /// `text` as a JSON string literal, quotes included.
 std::string jsonString(const std::string &text);

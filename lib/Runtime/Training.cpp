@@ -120,12 +120,11 @@ void writeMetrics(std::FILE *file, const std::string &path, int64_t step,
 /// 64-bit FNV-1a of a file's examples, to check every worker reads the
 /// same data.
 uint64_t fingerprint(const NpyArray &array) {
-  uint64_t hash = 1469598103934665603ull;
-  for (char byte : array.data)
-    hash = (hash ^ static_cast<unsigned char>(byte)) * 1099511628211ull;
-  for (int64_t size : array.shape)
-    hash = (hash ^ static_cast<uint64_t>(size)) * 1099511628211ull;
-  return hash;
+  uint64_t hash = fnv1a(std::string_view(array.data.data(), array.data.size()));
+  return fnv1a(
+      std::string_view(reinterpret_cast<const char *>(array.shape.data()),
+                       array.shape.size() * sizeof(int64_t)),
+      hash);
 }
 
 /// Worker 0 stops the job when another worker's data differs from its own.
