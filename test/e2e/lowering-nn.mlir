@@ -36,10 +36,22 @@ func.func @main() {
     scf.yield
   }
 
-  // A filter gradient as the autodiff rule writes it (the convolution of
-  // the transposed input with the transposed dy of a stride-2 convolution;
-  // lowered as per-image products of the forward's patches): PyTorch's
-  // conv2d(x^T, dy^T, dilation=2).
+  // The filter gradient of a stride-2 convolution (conv_filter_grad, as
+  // autodiff writes it; lowered as per-image products of the forward's
+  // patches), as [M, C, K...]: PyTorch's conv2d(x^T, dy^T, dilation=2)^T.
+  // CHECK: [24.5, 27, 34.5, 37, 64.5, 67, 74.5, 77, 12, 14, 20, 22, 44, 46, 52, 54, 12.75, 12.5, 11.75, 11.5, 8.75, 8.5, 7.75, 7.5]
+  scf.execute_region {
+    %dy = arith.constant dense<[[[[1.0, -1.0], [0.5, 2.0]], [[0.0, 1.0], [1.0, 0.0]], [[-2.0, 0.5], [0.25, 1.0]]]]> : tensor<1x3x2x2xf32>
+    %r = parallax.conv_filter_grad %x, %dy kernel = [2, 2] strides = [2, 2] dilations = [1, 1] : tensor<1x2x4x4xf32>, tensor<1x3x2x2xf32>
+    %flat = parallax.reshape %r : tensor<3x2x2x2xf32> -> tensor<24xf32>
+    %buf = bufferization.to_buffer %flat read_only : tensor<24xf32> to memref<24xf32>
+    %any = memref.cast %buf : memref<24xf32> to memref<*xf32>
+    func.call @printMemrefF32(%any) : (memref<*xf32>) -> ()
+    scf.yield
+  }
+
+  // The same gradient as a plain convolution of the transposed input with
+  // the transposed dy (the general convolution lowering).
   // CHECK: [24.5, 27, 34.5, 37, 12, 14, 20, 22, 12.75, 12.5, 11.75, 11.5, 64.5, 67, 74.5, 77, 44, 46, 52, 54, 8.75, 8.5, 7.75, 7.5]
   scf.execute_region {
     %dy = arith.constant dense<[[[[1.0, -1.0], [0.5, 2.0]], [[0.0, 1.0], [1.0, 0.0]], [[-2.0, 0.5], [0.25, 1.0]]]]> : tensor<1x3x2x2xf32>

@@ -783,21 +783,17 @@ static std::pair<Value, Value> convGradients(GradBuilder &g, Value x, Value w,
   Value dx = ConvOp::create(g.b, g.loc, dilated, flipped, Value(), ones, zeros,
                             dilations, 1);
 
-  // dw: correlate the padded input (batch as channels) with dy (batch as
-  // channels): strides and dilations trade places.
+  // dw: the padded input's patches against dy (conv_filter_grad).
   Shape padLow(rank, 0), padHigh(rank, 0);
   for (int64_t d = 0; d < spatial; ++d) {
     padLow[d + 2] = pads[d];
     padHigh[d + 2] = pads[d + spatial];
   }
   Value padded = g.padOrCrop(x, padLow, padHigh);
-  Value dw = ConvOp::create(g.b, g.loc, g.transpose(padded, swap01),
-                            g.transpose(dy, swap01), Value(), dilations, zeros,
-                            strides, 1);
-  Shape sizes(wType.getShape());
-  std::swap(sizes[0], sizes[1]);
-  dw = g.slice(dw, Shape(rank, 0), sizes, Shape(rank, 1));
-  return {dx, g.transpose(dw, swap01)};
+  Value dw = ConvFilterGradOp::create(g.b, g.loc, padded, dy,
+                                      wType.getShape().drop_front(2), strides,
+                                      dilations);
+  return {dx, dw};
 }
 
 LogicalResult ConvOp::buildGradients(OpBuilder &builder, ValueRange grads,

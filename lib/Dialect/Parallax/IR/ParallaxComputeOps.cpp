@@ -424,6 +424,36 @@ LogicalResult inferConv(MLIRContext *, std::optional<Location> loc,
 }
 
 template <typename Adaptor>
+LogicalResult inferConvFilterGrad(MLIRContext *, std::optional<Location> loc,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &types) {
+  RankedTensorType input = getTensor(adaptor.getInput());
+  RankedTensorType grad = getTensor(adaptor.getOutputGrad());
+  if (!input || !grad || input.getRank() < 3 ||
+      grad.getRank() != input.getRank() ||
+      grad.getDimSize(0) != input.getDimSize(0))
+    return fail(loc, "input must be N x C x D1.. (rank >= 3) and the output "
+                     "gradient N x M x O1.. of the same rank and batch");
+  int64_t k = input.getRank() - 2;
+  ArrayRef<int64_t> kernel = adaptor.getKernel();
+  if (failed(checkPerDim(loc, "kernel", kernel, k, 1)))
+    return failure();
+  Shape spatial;
+  if (failed(inferWindowed(loc, input, kernel, adaptor.getStrides(),
+                           Shape(2 * k, 0), adaptor.getDilations(),
+                           /*ceilMode=*/false, spatial)))
+    return failure();
+  if (ArrayRef<int64_t>(spatial) != grad.getShape().drop_front(2))
+    return fail(loc, "output gradient " + str(grad) +
+                         " does not have the spatial shape of the forward "
+                         "convolution's result");
+  Shape shape{grad.getDimSize(1), input.getDimSize(1)};
+  llvm::append_range(shape, kernel);
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+template <typename Adaptor>
 LogicalResult inferPool(MLIRContext *, std::optional<Location> loc,
                         Adaptor adaptor, SmallVectorImpl<Type> &types) {
   RankedTensorType input = getTensor(adaptor.getInput());

@@ -486,6 +486,39 @@ def Parallax_ConvOp : Parallax_Op<"conv", [Pure, Parallax_Differentiable, SameOp
   let extraClassDefinition = Parallax_InferWith<"inferConv">.body;
 }
 
+def Parallax_ConvFilterGradOp : Parallax_Op<"conv_filter_grad",
+    [Pure, SameOperandsElementType, InferTypeOpAdaptor]> {
+  let summary = "the filter gradient of an ungrouped, unpadded convolution";
+  let description = [{
+    The gradient of `conv(input, filter)` (groups 1, no pads) with respect
+    to a `M x C x K1 x ... x Kk` filter, given the gradient `output_grad`
+    (`N x M x O1 x ... x Ok`) of its result:
+    `dW[m, c, k...] = sum over n, o... of
+    input[n, c, o * strides + k * dilations] * output_grad[n, m, o...]`.
+    `kernel` is the filter's spatial shape; `output_grad`'s spatial shape
+    must be the forward convolution's. Autodiff writes it for every
+    convolution (on the padded input, once per group); the lowering computes
+    it from the forward convolution's own patches. Not differentiable.
+
+    Example:
+
+    ```mlir
+    %dw = parallax.conv_filter_grad %x, %dy kernel = [3, 3] strides = [1, 1] dilations = [1, 1]
+        : tensor<2x3x10x10xf32>, tensor<2x16x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Parallax_FloatTensor:$input,
+                       Parallax_FloatTensor:$output_grad,
+                       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$dilations);
+  let results = (outs Parallax_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $output_grad `kernel` `=` $kernel `strides` `=` $strides
+    `dilations` `=` $dilations attr-dict `:` type($input) `,` type($output_grad)
+  }];
+  let extraClassDefinition = Parallax_InferWith<"inferConvFilterGrad">.body;
+}
+
 def Parallax_PoolOp : Parallax_Op<"pool", [Pure, Parallax_Differentiable, InferTypeOpAdaptor]> {
   let summary = "N-d max or average pooling, NC... layout (ONNX MaxPool, AveragePool)";
   let description = [{

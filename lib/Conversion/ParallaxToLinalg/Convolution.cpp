@@ -1,0 +1,390 @@
+//===- Convolution.cpp - Convolutions and pooling to linalg
+//-----------------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Ungrouped f32 convolutions as matrix products (im2col), grouped ones as
+// a linalg.generic, the filter gradient (conv_filter_grad) as a batched
+// product of the forward patches, pooling as windowed loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Builders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace mlir::parallax;
+using namespace mlir::parallax::to_linalg;
+
+namespace {
+
+/// A matrix product's [A*S, M] (S the product of `spatial`, rows A-major)
+/// as [A, M, spatial...]: a reshape to [A, spatial..., M], then a
+/// transpose.
+Value rowsToChannelFirst(OpBuilder &b, Location loc, Value rows, int64_t lead,
+                         ArrayRef<int64_t> spatial) {
+  int64_t k = spatial.size();
+  Shape unflat{lead};
+  llvm::append_range(unflat, spatial);
+  unflat.push_back(tensorTypeOf(rows).getDimSize(1));
+  SmallVector<int64_t> perm{0, k + 1};
+  for (int64_t d = 0; d < k; ++d)
+    perm.push_back(1 + d);
+  return transposed(b, loc, reshapeTo(b, loc, rows, unflat), perm);
+}
+
+/// The channel-major patches of `input` (already padded) as [N, C*K, O]:
+/// P[n, c, k..., o...] = in[n, c, o * s + k * d], K the product of `kernel`
+/// and O of `outSpatial`.
+Value channelMajorPatches(OpBuilder &b, Location loc, Value input,
+                          ArrayRef<int64_t> kernel,
+                          ArrayRef<int64_t> outSpatial,
+                          ArrayRef<int64_t> strides,
+                          ArrayRef<int64_t> dilations) {
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType inputType = tensorTypeOf(input);
+  int64_t n = inputType.getDimSize(0), c = inputType.getDimSize(1);
+  int64_t k = kernel.size();
+  auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  // Loops (n, c, k_1..k_k, o_1..o_k); the patch tensor has that shape.
+  Shape patchShape{n, c};
+  llvm::append_range(patchShape, kernel);
+  llvm::append_range(patchShape, outSpatial);
+  SmallVector<AffineExpr> in{dim(0), dim(1)};
+  for (int64_t d = 0; d < k; ++d)
+    in.push_back(dim(2 + k + d) * strides[d] + dim(2 + d) * dilations[d]);
+  Value patches =
+      remap(b, loc, input, AffineMap::get(patchShape.size(), 0, in, ctx),
+            RankedTensorType::get(patchShape, inputType.getElementType()));
+  return reshapeTo(b, loc, patches,
+                   {n, c * ShapedType::getNumElements(kernel),
+                    ShapedType::getNumElements(outSpatial)});
+}
+
+/// dW [M, C, K...] from the forward convolution's own patches of the padded
+/// input X [N, C, ...] (the same copy, which CSE merges with the
+/// forward's): per image P[n] [C*K, O] times DY[n]^T [O, M], summed over
+/// images, transposed to [M, C*K]. No transposed copies of X and DY and no
+/// second patch tensor.
+struct ConvFilterGradLowering : OpConversionPattern<ConvFilterGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvFilterGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = tensorTypeOf(op.getResult());
+    Value dy = adaptor.getOutputGrad();
+    RankedTensorType dyType = tensorTypeOf(dy);
+    int64_t n = dyType.getDimSize(0), m = dyType.getDimSize(1);
+    ArrayRef<int64_t> kernel = op.getKernel();
+    ArrayRef<int64_t> outSpatial = dyType.getShape().drop_front(2);
+    int64_t ck = type.getDimSize(1) * ShapedType::getNumElements(kernel);
+    int64_t o = ShapedType::getNumElements(outSpatial);
+    Value columns =
+        channelMajorPatches(rewriter, loc, adaptor.getInput(), kernel,
+                            outSpatial, op.getStrides(), op.getDilations());
+    Value dyRows = transposed(
+        rewriter, loc, reshapeTo(rewriter, loc, dy, {n, m, o}), {0, 2, 1});
+    Type elementType = type.getElementType();
+    auto productType = RankedTensorType::get({n, ck, m}, elementType);
+    Value perImage = linalg::BatchMatmulOp::create(
+                         rewriter, loc, ValueRange{columns, dyRows},
+                         ValueRange{filledTensor(
+                             rewriter, loc, productType,
+                             scalarConstant(rewriter, loc, elementType, 0))})
+                         .getResult(0);
+    Value sum = reduce(rewriter, loc, perImage, {0}, 0, addOf);
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc,
+                                     transposed(rewriter, loc, sum, {1, 0}),
+                                     type.getShape()));
+    return success();
+  }
+};
+
+/// An ungrouped convolution as matrix products (im2col), which
+/// --parallax-linalg-to-blas sends to BLAS. Two layouts of the patches of
+/// the padded input, chosen so that the copy's innermost loop is the longer
+/// of the last output and kernel dimensions (a contiguous, vectorizable run
+/// of the input for unit strides and dilations):
+/// - channel-major (outputs at least as wide as the kernel, the usual
+///   case): P[n, c, k..., o...] = in[n, c, o * s + k * d] as [N, C*K, O],
+///   and per image the filter [M, C*K] times P[n] gives the output
+///   [N, M, O] directly (a linalg.batch_matmul);
+/// - pixel-major (kernels wider than the output): P[n, o..., c, k...] as
+///   [N*O, C*K] times the filter as [C*K, M] gives [N*O, M]; a transpose
+///   restores N x M x O.
+Value convolveAsMatmul(OpBuilder &b, Location loc, ConvOp op, Value input,
+                       Value filter, RankedTensorType type) {
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType filterType = tensorTypeOf(filter);
+  Type elementType = type.getElementType();
+  int64_t k = type.getRank() - 2;
+  int64_t n = type.getDimSize(0), m = type.getDimSize(1);
+  int64_t c = filterType.getDimSize(1);
+  ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
+  ArrayRef<int64_t> kernel = filterType.getShape().drop_front(2);
+  int64_t o = ShapedType::getNumElements(outSpatial);
+  int64_t ck = c * ShapedType::getNumElements(kernel);
+  auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  Value zero = scalarConstant(b, loc, elementType, 0);
+  if (outSpatial.back() >= kernel.back()) {
+    Value columns = channelMajorPatches(b, loc, input, kernel, outSpatial,
+                                        op.getStrides(), op.getDilations());
+    // The filter, one copy per image (batch_matmul has no broadcasting).
+    Value weights = remap(b, loc, reshapeTo(b, loc, filter, {m, ck}),
+                          AffineMap::get(3, 0, {dim(1), dim(2)}, ctx),
+                          RankedTensorType::get({n, m, ck}, elementType));
+    auto productType = RankedTensorType::get({n, m, o}, elementType);
+    Value product = linalg::BatchMatmulOp::create(
+                        b, loc, ValueRange{weights, columns},
+                        ValueRange{filledTensor(b, loc, productType, zero)})
+                        .getResult(0);
+    return reshapeTo(b, loc, product, type.getShape());
+  }
+  // Loops (n, o_1..o_k, c, k_1..k_k); the patch tensor has that shape.
+  Shape patchShape{n};
+  llvm::append_range(patchShape, outSpatial);
+  patchShape.push_back(c);
+  llvm::append_range(patchShape, kernel);
+  SmallVector<AffineExpr> in{dim(0), dim(k + 1)};
+  for (int64_t d = 0; d < k; ++d)
+    in.push_back(dim(1 + d) * op.getStrides()[d] +
+                 dim(k + 2 + d) * op.getDilations()[d]);
+  auto patchType = RankedTensorType::get(patchShape, elementType);
+  Value patches = remap(
+      b, loc, input, AffineMap::get(patchShape.size(), 0, in, ctx), patchType);
+  Value lhs = reshapeTo(b, loc, patches, {n * o, ck});
+  Value rhs = transposed(b, loc, reshapeTo(b, loc, filter, {m, ck}), {1, 0});
+  auto productType = RankedTensorType::get({n * o, m}, elementType);
+  Value product = linalg::MatmulOp::create(
+                      b, loc, ValueRange{lhs, rhs},
+                      ValueRange{filledTensor(b, loc, productType, zero)})
+                      .getResult(0);
+  return rowsToChannelFirst(b, loc, product, n, outSpatial);
+}
+
+/// Loops (n, f, o_1..o_k, c, k_1..k_k) of a grouped N-d convolution:
+/// out[n, f, o] += in[n, group(f) * C/g + c, o * s + k * d] * w[f, c, k].
+/// Ungrouped convolutions go through convolveAsMatmul instead.
+struct ConvLowering : OpConversionPattern<ConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    Location loc = op.getLoc();
+    RankedTensorType type = tensorTypeOf(op.getResult());
+    RankedTensorType filterType = tensorTypeOf(adaptor.getFilter());
+    Type elementType = type.getElementType();
+    int64_t k = type.getRank() - 2;
+    int64_t groups = op.getGroups();
+    int64_t featuresPerGroup = filterType.getDimSize(0) / groups;
+    int64_t channelsPerGroup = filterType.getDimSize(1);
+    Value input =
+        padSpatial(rewriter, loc, adaptor.getInput(), op.getPads(), 0);
+    if (groups == 1 && type.getElementType().isF32()) {
+      Value result =
+          convolveAsMatmul(rewriter, loc, op, input, adaptor.getFilter(), type);
+      if (Value bias = adaptor.getBias()) {
+        Shape biasShape(k + 1, 1);
+        biasShape[0] = type.getDimSize(1);
+        result = elementwise(
+            rewriter, loc, type,
+            ValueRange{result, reshapeTo(rewriter, loc, bias, biasShape)},
+            [](OpBuilder &b, Location l, ValueRange v) -> Value {
+              return arith::AddFOp::create(b, l, v[0], v[1]);
+            });
+      }
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+    // Loop dimensions: 0 = n, 1 = f, 2..k+1 = o, k+2 = c, k+3.. = kernel.
+    int64_t loops = 2 * k + 3;
+    auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> in{
+        dim(0),
+        dim(1).floorDiv(featuresPerGroup) * channelsPerGroup + dim(k + 2)};
+    SmallVector<AffineExpr> filter{dim(1), dim(k + 2)};
+    SmallVector<AffineExpr> out{dim(0), dim(1)};
+    for (int64_t d = 0; d < k; ++d) {
+      in.push_back(dim(2 + d) * op.getStrides()[d] +
+                   dim(k + 3 + d) * op.getDilations()[d]);
+      filter.push_back(dim(k + 3 + d));
+      out.push_back(dim(2 + d));
+    }
+    SmallVector<AffineMap> maps{AffineMap::get(loops, 0, in, ctx),
+                                AffineMap::get(loops, 0, filter, ctx),
+                                AffineMap::get(loops, 0, out, ctx)};
+    SmallVector<utils::IteratorType> iterators(k + 2,
+                                               utils::IteratorType::parallel);
+    iterators.append(k + 1, utils::IteratorType::reduction);
+    Value init;
+    if (Value bias = adaptor.getBias()) {
+      Shape biasShape(k + 1, 1);
+      biasShape[0] = type.getDimSize(1);
+      init =
+          broadcastTo(rewriter, loc, reshapeTo(rewriter, loc, bias, biasShape),
+                      type.getShape());
+    } else {
+      init = filledTensor(rewriter, loc, type,
+                          scalarConstant(rewriter, loc, elementType, 0));
+    }
+    rewriter.replaceOp(
+        op, linalg::GenericOp::create(
+                rewriter, loc, TypeRange{type},
+                ValueRange{input, adaptor.getFilter()}, ValueRange{init}, maps,
+                iterators,
+                [](OpBuilder &b, Location l, ValueRange v) {
+                  Value product = arith::MulFOp::create(b, l, v[0], v[1]);
+                  linalg::YieldOp::create(
+                      b, l,
+                      arith::AddFOp::create(b, l, v[2], product).getResult());
+                })
+                .getResult(0));
+    return success();
+  }
+};
+
+/// Windows over the padded input: max with -inf padding, or a sum divided
+/// by the window size (count_include_pad) or by the number of input
+/// elements in the window (the same window sum over a padded tensor of ones).
+struct PoolLowering : OpConversionPattern<PoolOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  /// Windows of at most this many elements are unrolled into the loop
+  /// body.
+  static constexpr int64_t kUnrolledWindow = 16;
+
+  Value window(OpBuilder &b, Location loc, PoolOp op, Value input,
+               RankedTensorType type, bool isMax) const {
+    MLIRContext *ctx = b.getContext();
+    ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides();
+    int64_t k = type.getRank() - 2;
+    auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    auto combine = [&](OpBuilder &nb, Location l, Value acc, Value v) {
+      return isMax ? maxOf(nb, l, acc, v) : addOf(nb, l, acc, v);
+    };
+    Type elementType = type.getElementType();
+    int64_t size = ShapedType::getNumElements(kernel);
+    if (size <= kUnrolledWindow) {
+      // One operand per window position, a strided slice of the input (a
+      // view after bufferization): an elementwise loop nest over the
+      // output whose innermost loop vectorizes, instead of a short
+      // reduction loop per element.
+      SmallVector<Value> windows;
+      SmallVector<OpFoldResult> sizes, strideAttrs;
+      for (int64_t extent : type.getShape())
+        sizes.push_back(b.getIndexAttr(extent));
+      strideAttrs.assign(2, b.getIndexAttr(1));
+      for (int64_t stride : strides)
+        strideAttrs.push_back(b.getIndexAttr(stride));
+      for (int64_t i = 0; i < size; ++i) {
+        SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
+        for (int64_t d = 0, rest = i; d < k; ++d) {
+          int64_t inner = ShapedType::getNumElements(kernel.drop_front(d + 1));
+          offsets.push_back(b.getIndexAttr(rest / inner));
+          rest %= inner;
+        }
+        windows.push_back(tensor::ExtractSliceOp::create(
+            b, loc, type, input, offsets, sizes, strideAttrs));
+      }
+      return elementwise(b, loc, type, windows,
+                         [&](OpBuilder &nb, Location l, ValueRange v) {
+                           Value r = v[0];
+                           for (Value next : v.drop_front())
+                             r = combine(nb, l, r, next);
+                           return r;
+                         });
+    }
+    int64_t loops = 2 * k + 2;
+    SmallVector<AffineExpr> in{dim(0), dim(1)}, out{dim(0), dim(1)};
+    for (int64_t d = 0; d < k; ++d) {
+      in.push_back(dim(2 + d) * strides[d] + dim(2 + k + d));
+      out.push_back(dim(2 + d));
+    }
+    // The kernel extent enters through a shape-only operand.
+    Value kernelShape = tensor::EmptyOp::create(b, loc, kernel, elementType);
+    SmallVector<AffineExpr> kernelExprs;
+    for (int64_t d = 0; d < k; ++d)
+      kernelExprs.push_back(dim(2 + k + d));
+    SmallVector<AffineMap> maps{AffineMap::get(loops, 0, in, ctx),
+                                AffineMap::get(loops, 0, kernelExprs, ctx),
+                                AffineMap::get(loops, 0, out, ctx)};
+    SmallVector<utils::IteratorType> iterators(k + 2,
+                                               utils::IteratorType::parallel);
+    iterators.append(k, utils::IteratorType::reduction);
+    Value init = filledTensor(b, loc, type,
+                              isMax ? lowest(b, loc, elementType)
+                                    : scalarConstant(b, loc, elementType, 0));
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{type}, ValueRange{input, kernelShape},
+               ValueRange{init}, maps, iterators,
+               [&](OpBuilder &nb, Location l, ValueRange v) {
+                 linalg::YieldOp::create(nb, l, combine(nb, l, v[2], v[0]));
+               })
+        .getResult(0);
+  }
+
+  LogicalResult
+  matchAndRewrite(PoolOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = tensorTypeOf(op.getResult());
+    RankedTensorType inputType = tensorTypeOf(adaptor.getInput());
+    Type elementType = type.getElementType();
+    // ceil_mode windows may start in the trailing padding: pad enough for
+    // the last window to fit.
+    Shape pads(op.getPads());
+    int64_t k = type.getRank() - 2;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t needed =
+          (type.getDimSize(2 + d) - 1) * op.getStrides()[d] + op.getKernel()[d];
+      int64_t have = inputType.getDimSize(2 + d) + pads[d] + pads[d + k];
+      pads[d + k] += std::max<int64_t>(needed - have, 0);
+    }
+    bool isMax = op.getKind() == PoolKind::Max;
+    Value input =
+        padSpatial(rewriter, loc, adaptor.getInput(), pads,
+                   isMax ? -std::numeric_limits<double>::infinity() : 0);
+    Value result = window(rewriter, loc, op, input, type, isMax);
+    if (!isMax) {
+      Value divisor;
+      if (op.getCountIncludePad()) {
+        int64_t size = 1;
+        for (int64_t e : op.getKernel())
+          size *= e;
+        divisor =
+            filledTensor(rewriter, loc, type,
+                         scalarConstant(rewriter, loc, elementType, size));
+      } else {
+        Value ones =
+            filledTensor(rewriter, loc, inputType,
+                         scalarConstant(rewriter, loc, elementType, 1));
+        divisor =
+            window(rewriter, loc, op, padSpatial(rewriter, loc, ones, pads, 0),
+                   type, /*isMax=*/false);
+      }
+      result = elementwise(rewriter, loc, type, ValueRange{result, divisor},
+                           [](OpBuilder &b, Location l, ValueRange v) -> Value {
+                             return arith::DivFOp::create(b, l, v[0], v[1]);
+                           });
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::parallax::populateParallaxConvolutionToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<ConvLowering, ConvFilterGradLowering, PoolLowering>(
+      patterns.getContext());
+}

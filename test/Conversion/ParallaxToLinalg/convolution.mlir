@@ -1,0 +1,133 @@
+// RUN: parallax-opt %s --split-input-file --convert-parallax-to-linalg | FileCheck %s
+
+// A pooling window of at most 16 elements is unrolled into the loop body:
+// one strided slice of the input per window position, combined
+// elementwise; no reduction loop and no initial fill. A stride-1 window
+// (output smaller than the input) works the same way.
+// CHECK-LABEL: func.func @max_pool_small_window
+// CHECK-NOT: linalg.fill
+// CHECK-DAG: %[[A:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK-DAG: %[[B:.*]] = tensor.extract_slice %arg0[0, 0, 0, 1] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK-DAG: %[[C:.*]] = tensor.extract_slice %arg0[0, 0, 1, 0] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK-DAG: %[[D:.*]] = tensor.extract_slice %arg0[0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[A]], %[[B]], %[[C]], %[[D]] : {{.*}}) outs(%{{.*}} : tensor<2x3x4x4xf32>)
+// CHECK: ^bb0(%[[VA:.*]]: f32, %[[VB:.*]]: f32, %[[VC:.*]]: f32, %[[VD:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[AB:.*]] = arith.maximumf %[[VA]], %[[VB]]
+// CHECK: %[[ABC:.*]] = arith.maximumf %[[AB]], %[[VC]]
+// CHECK: %[[ABCD:.*]] = arith.maximumf %[[ABC]], %[[VD]]
+// CHECK: linalg.yield %[[ABCD]]
+// CHECK-LABEL: func.func @max_pool_stride_one
+// CHECK: tensor.extract_slice %arg0[0, 0, 1, 1] [1, 1, 7, 7] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x7x7xf32>)
+func.func @max_pool_small_window(%x: tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32> {
+  %0 = parallax.pool max %x kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] : tensor<2x3x8x8xf32>
+  return %0 : tensor<2x3x4x4xf32>
+}
+func.func @max_pool_stride_one(%x: tensor<1x1x8x8xf32>) -> tensor<1x1x7x7xf32> {
+  %0 = parallax.pool max %x kernel = [2, 2] strides = [1, 1] pads = [0, 0, 0, 0] : tensor<1x1x8x8xf32>
+  return %0 : tensor<1x1x7x7xf32>
+}
+
+// -----
+// A larger window keeps its reduction loops over a shape-only kernel
+// operand, starting from a filled result (-inf for max, 0 for sums).
+// CHECK-LABEL: func.func @average_pool_large_window
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<1x1x8x8xf32>, tensor<5x5xf32>) outs(%[[INIT]] : tensor<1x1x4x4xf32>)
+// CHECK: arith.addf
+// CHECK: linalg.generic
+// CHECK: arith.divf
+func.func @average_pool_large_window(%x: tensor<1x1x8x8xf32>) -> tensor<1x1x4x4xf32> {
+  %0 = parallax.pool average %x kernel = [5, 5] strides = [1, 1] pads = [0, 0, 0, 0] count_include_pad : tensor<1x1x8x8xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Average pooling without count_include_pad divides by the same window
+// sum over padded ones; ceil_mode pads the end for the last window.
+// CHECK-LABEL: func.func @average_pool_exclude_pad
+// CHECK: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 2, 2]
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK: %[[ONES:.*]] = linalg.fill
+// CHECK: tensor.pad %[[ONES]] low[0, 0, 1, 1] high[0, 0, 2, 2]
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK: arith.divf
+func.func @average_pool_exclude_pad(%x: tensor<1x1x5x5xf32>) -> tensor<1x1x4x4xf32> {
+  %0 = parallax.pool average %x kernel = [2, 2] strides = [2, 2] pads = [1, 1, 1, 1] ceil_mode : tensor<1x1x5x5xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+// -----
+
+// An ungrouped f32 convolution whose output is at least as wide as its
+// kernel: channel-major patches of the padded input [N, C*K, O] and one
+// product per image with the filter [M, C*K], then the bias.
+// CHECK-LABEL: func.func @conv_channel_major
+// CHECK: %[[PAD:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[PAD]] : tensor<2x3x10x10xf32>) outs(%{{.*}} : tensor<2x3x3x3x8x8xf32>)
+// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x16x27xf32>, tensor<2x27x64xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x16x8x8xf32>, tensor<16x1x1xf32>)
+// CHECK: arith.addf
+func.func @conv_channel_major(%x: tensor<2x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf32>) -> tensor<2x16x8x8xf32> {
+  %0 = parallax.conv %x, %w, %b strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : tensor<2x3x8x8xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>
+  return %0 : tensor<2x16x8x8xf32>
+}
+
+// -----
+
+// A kernel wider than the output: pixel-major patches [N*O, C*K] times the
+// filter as [C*K, M], transposed back to N x M x O.
+// CHECK-LABEL: func.func @conv_pixel_major
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x2x3x5x5xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x75xf32>, tensor<75x4xf32>)
+// CHECK: linalg.transpose {{.*}} permutation = [0, 3, 1, 2]
+func.func @conv_pixel_major(%x: tensor<1x3x6x6xf32>, %w: tensor<4x3x5x5xf32>) -> tensor<1x4x2x2xf32> {
+  %0 = parallax.conv %x, %w strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : tensor<1x3x6x6xf32>, tensor<4x3x5x5xf32>
+  return %0 : tensor<1x4x2x2xf32>
+}
+
+// -----
+
+// A grouped (here depthwise) convolution is one linalg.generic; the input
+// channel of output feature f is group(f) * C/g + c.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 + d4, d2 * 2 + d5, d3 * 2 + d6)>
+// CHECK-LABEL: func.func @conv_depthwise
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @conv_depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = parallax.conv %x, %w strides = [2, 2] pads = [1, 1, 0, 0] dilations = [1, 1] groups = 4 : tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// The filter gradient reuses the forward's patch layout of the padded
+// input: per-image products with dy^T, summed over the images, then one
+// transpose to the filter's [M, C*K].
+// CHECK-LABEL: func.func @filter_gradient
+// CHECK: %[[PATCHES:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x3x6x6xf32>) outs(%{{.*}} : tensor<2x3x3x3x4x4xf32>)
+// CHECK: %[[COLUMNS:.*]] = tensor.collapse_shape %[[PATCHES]]
+// CHECK: %[[DYT:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x4x16xf32>) outs(%{{.*}} : tensor<2x16x4xf32>) permutation = [0, 2, 1]
+// CHECK: %[[PER:.*]] = linalg.batch_matmul ins(%{{.*}}, %[[DYT]] : tensor<2x27x16xf32>, tensor<2x16x4xf32>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[PER]] : tensor<2x27x4xf32>) outs(%{{.*}} : tensor<27x4xf32>)
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[SUM]] : tensor<27x4xf32>) outs(%{{.*}} : tensor<4x27xf32>) permutation = [1, 0]
+// CHECK: tensor.expand_shape {{.*}} : tensor<108xf32> into tensor<4x3x3x3xf32>
+func.func @filter_gradient(%x: tensor<2x3x6x6xf32>, %dy: tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32> {
+  %0 = parallax.conv_filter_grad %x, %dy kernel = [3, 3] strides = [1, 1] dilations = [1, 1] : tensor<2x3x6x6xf32>, tensor<2x4x4x4xf32>
+  return %0 : tensor<4x3x3x3xf32>
+}
+
+// -----
+
+// Strides and dilations of the forward convolution place the patches.
+// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2 * 2, d5 * 2 + d3 * 2)>
+// CHECK-LABEL: func.func @filter_gradient_strided
+// CHECK: linalg.generic {indexing_maps = [#[[P]], #{{.*}}], {{.*}} ins(%arg0 : tensor<1x2x9x9xf32>)
+func.func @filter_gradient_strided(%x: tensor<1x2x9x9xf32>, %dy: tensor<1x3x3x3xf32>) -> tensor<3x2x3x3xf32> {
+  %0 = parallax.conv_filter_grad %x, %dy kernel = [3, 3] strides = [2, 2] dilations = [2, 2] : tensor<1x2x9x9xf32>, tensor<1x3x3x3xf32>
+  return %0 : tensor<3x2x3x3xf32>
+}

@@ -1,0 +1,96 @@
+// RUN: parallax-opt %s --split-input-file --convert-parallax-to-linalg | FileCheck %s
+
+// Reductions: a generic with reduction iterators, then the mean's divide.
+// CHECK-LABEL: func.func @mean
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "reduction"]}
+// CHECK: arith.addf
+// CHECK: arith.divf
+// CHECK: tensor.expand_shape
+func.func @mean(%a: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  %0 = parallax.reduce mean %a axes = [1] keepdims : tensor<4x8xf32>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+// Batch normalisation computes m = scale / sqrt(var + eps) and
+// o = bias - mean * m per channel, then x * m + o over the tensor: no
+// square root or division per element.
+// CHECK-LABEL: func.func @batch_norm
+// CHECK: %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} ins(%arg1, %arg4 : tensor<3xf32>, tensor<3xf32>)
+// CHECK: arith.addf %{{.*}}, %[[EPS]]
+// CHECK: math.sqrt
+// CHECK: arith.divf
+// CHECK: %[[O:.*]] = linalg.generic {{.*}} ins(%arg2, %arg3, %[[M]] : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.subf
+// CHECK: linalg.generic {{.*}} ins(%arg0, %{{.*}}, %{{.*}} : tensor<2x3x4x4xf32>, tensor<3x1x1xf32>, tensor<3x1x1xf32>)
+// CHECK: ^bb0(%[[X:.*]]: f32, %[[MC:.*]]: f32, %[[OC:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[X]], %[[MC]]
+// CHECK-NEXT: %[[R:.*]] = arith.addf %[[P]], %[[OC]]
+// CHECK-NEXT: linalg.yield %[[R]]
+func.func @batch_norm(%x: tensor<2x3x4x4xf32>, %scale: tensor<3xf32>, %bias: tensor<3xf32>, %mean: tensor<3xf32>, %var: tensor<3xf32>) -> tensor<2x3x4x4xf32> {
+  %0 = parallax.batch_norm %x, %scale, %bias, %mean, %var epsilon = 1.0e-5 : tensor<2x3x4x4xf32>, tensor<3xf32>
+  return %0 : tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// The other reductions start from their identity: 1 for prod, the
+// lowest and highest value for max and min (exactly: the largest i64 is
+// not a double).
+// CHECK-LABEL: func.func @reductions
+// CHECK: arith.constant 1.000000e+00 : f32
+// CHECK: arith.mulf
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: arith.maximumf
+// CHECK: arith.constant 9223372036854775807 : i64
+// CHECK: arith.minsi
+func.func @reductions(%a: tensor<4x8xf32>, %i: tensor<4x8xi64>) -> (tensor<4xf32>, tensor<8xf32>, tensor<i64>) {
+  %0 = parallax.reduce prod %a axes = [1] : tensor<4x8xf32>
+  %1 = parallax.reduce max %a axes = [0] : tensor<4x8xf32>
+  %2 = parallax.reduce min %i axes = [0, 1] : tensor<4x8xi64>
+  return %0, %1, %2 : tensor<4xf32>, tensor<8xf32>, tensor<i64>
+}
+
+// -----
+
+// Softmax: the max, the exponentials of x - max in a pass of their own,
+// their sum, then the division; log_softmax is x - max - log(sum).
+// CHECK-LABEL: func.func @softmax
+// CHECK: arith.maximumf
+// CHECK: arith.subf
+// CHECK-NEXT: math.exp
+// CHECK: arith.addf
+// CHECK: arith.divf
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: math.log
+// CHECK-NEXT: arith.subf
+// CHECK-NEXT: arith.subf
+func.func @softmax(%a: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = parallax.softmax %a axis = 1 : tensor<4x8xf32>
+  %1 = parallax.log_softmax %a axis = 1 : tensor<4x8xf32>
+  return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Layer normalisation: the mean, the centred values, the mean of their
+// squares, then (x - mean) / sqrt(var + eps) * scale + bias in one loop.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK: iterator_types = ["parallel", "reduction"]
+// CHECK: arith.subf
+// CHECK: arith.mulf
+// CHECK: iterator_types = ["parallel", "reduction"]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %arg1, %arg2 : tensor<4x8xf32>, tensor<4x1xf32>, tensor<8xf32>, tensor<8xf32>)
+// CHECK: arith.addf
+// CHECK-NEXT: math.sqrt
+// CHECK-NEXT: arith.divf
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.addf
+func.func @layer_norm(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = parallax.layer_norm %x, %g, %b axis = 1 epsilon = 1.0e-5 : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  return %0 : tensor<4x8xf32>
+}
