@@ -6,8 +6,10 @@
 
 #include "parallax/InitAll.h"
 
+#include "parallax/Codegen/CPU/Passes.h"
 #include "parallax/Conversion/Passes.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
+#include "parallax/Pipelines/Pipelines.h"
 #include "parallax/Target/ONNX/ONNXImporter.h"
 #include "parallax/Transforms/Passes.h"
 
@@ -72,7 +74,8 @@ void mlir::parallax::registerAllDialects(DialectRegistry &registry) {
 void mlir::parallax::registerAllPasses() {
   registerParallaxPasses();
   registerParallaxConversionPasses();
-  registerParallaxLoweringPipelines();
+  registerParallaxCPUPasses();
+  registerParallaxPipelines();
 
   mlir::registerTransformsPasses();
   mlir::registerConversionPasses();

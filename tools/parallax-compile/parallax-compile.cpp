@@ -11,7 +11,7 @@
 #include "parallax/Analysis/PartitionFit.h"
 #include "parallax/Analysis/Plan.h"
 #include "parallax/Analysis/ProfileSparsity.h"
-#include "parallax/Conversion/Passes.h"
+#include "parallax/Pipelines/Pipelines.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 #include "parallax/InitAll.h"
 #include "parallax/Target/ONNX/ONNXImporter.h"

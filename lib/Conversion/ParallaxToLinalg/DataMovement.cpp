@@ -12,7 +12,7 @@
 
 #include "Builders.h"
 
-#include "../RuntimeCalls.h"
+#include "parallax/Conversion/ParallaxToRuntime/RuntimeCalls.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -1,9 +1,11 @@
-//===- Pipelines.cpp - Parallax lowering pipelines ------------------------===//
+//===- Pipelines.cpp - Parallax's pass pipelines, per target --------------===//
 //
 // Part of the Parallax project.
 //
 //===----------------------------------------------------------------------===//
 
+#include "parallax/Pipelines/Pipelines.h"
+#include "parallax/Codegen/CPU/Passes.h"
 #include "parallax/Conversion/Passes.h"
 #include "parallax/Transforms/Passes.h"
 
@@ -13,15 +15,18 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::parallax;
 
-/// Compute ops to linalg, fused and bufferized.
-static void addTensorToBufferPasses(OpPassManager &pm) {
+//===----------------------------------------------------------------------===//
+// Front half (target-independent)
+//===----------------------------------------------------------------------===//
+
+/// Compute ops to linalg, variables and collectives to runtime calls.
+static void addParallaxToLinalgPasses(OpPassManager &pm) {
   pm.addPass(createConvertParallaxCollectives());
   pm.addPass(createConvertParallaxToLinalg());
   pm.addPass(createConvertParallaxVariables());
@@ -29,6 +34,44 @@ static void addTensorToBufferPasses(OpPassManager &pm) {
   // The backward pass recomputes forward values (a softmax's statistics
   // for its gradient): the same linalg ops on the same operands, once.
   pm.addPass(createCSEPass());
+}
+
+void mlir::parallax::buildGradientPipeline(
+    OpPassManager &pm, const TrainingPipelineOptions &options) {
+  ParallaxAutodiffOptions autodiff;
+  autodiff.loss = options.loss;
+  pm.addPass(createParallaxAutodiff(autodiff));
+  ParallaxSparsityAnalysisOptions analysis;
+  analysis.workers = options.workers;
+  pm.addPass(createParallaxSparsityAnalysis(analysis));
+}
+
+void mlir::parallax::buildTrainingToLinalgPipeline(
+    OpPassManager &pm, const TrainingPipelineOptions &options) {
+  pm.addPass(createParallaxDeclareIndexRanges());
+  if (options.distribute) {
+    pm.addPass(createParallaxDistribute(options.distribution));
+    pm.addPass(createParallaxPartition(options.partition));
+  }
+  pm.addPass(createParallaxOptimizer(options.optimizer));
+  pm.addPass(createParallaxInlineVariables());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  addParallaxToLinalgPasses(pm);
+}
+
+void mlir::parallax::buildInferenceToLinalgPipeline(OpPassManager &pm) {
+  pm.addPass(createParallaxDeclareIndexRanges());
+  pm.addPass(createParallaxInlineVariables());
+  addParallaxToLinalgPasses(pm);
+}
+
+//===----------------------------------------------------------------------===//
+// CPU back half
+//===----------------------------------------------------------------------===//
+
+/// Loop shaping for LLVM's vectorizer, then one-shot bufferization.
+static void addCPUTensorPasses(OpPassManager &pm) {
   pm.addPass(createParallaxFuseElementwise());
   pm.addPass(createParallaxCollapseLoopDims());
   pm.addPass(createCanonicalizerPass());
@@ -41,7 +84,7 @@ static void addTensorToBufferPasses(OpPassManager &pm) {
 }
 
 /// Deallocation, loops and the conversion of everything to LLVM.
-static void addBufferToLLVMPasses(OpPassManager &pm) {
+static void addCPUBufferToLLVMPasses(OpPassManager &pm) {
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createConvertBufferizationToMemRefPass());
@@ -64,42 +107,26 @@ static void addBufferToLLVMPasses(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void mlir::parallax::buildInferencePipeline(OpPassManager &pm, bool useBlas) {
-  pm.addPass(createParallaxDeclareIndexRanges());
-  pm.addPass(createParallaxInlineVariables());
-  addTensorToBufferPasses(pm);
+void mlir::parallax::buildCPUCodegenPipeline(OpPassManager &pm,
+                                             ProgramKind kind, bool useBlas) {
+  addCPUTensorPasses(pm);
   if (useBlas)
     pm.addPass(createParallaxLinalgToBlas());
-  pm.addPass(createParallaxGenerateInferenceMain());
-  addBufferToLLVMPasses(pm);
+  if (kind == ProgramKind::Training)
+    pm.addPass(createParallaxGenerateTrainingMain());
+  else
+    pm.addPass(createParallaxGenerateInferenceMain());
+  addCPUBufferToLLVMPasses(pm);
 }
 
-void mlir::parallax::buildGradientPipeline(
-    OpPassManager &pm, const TrainingPipelineOptions &options) {
-  ParallaxAutodiffOptions autodiff;
-  autodiff.loss = options.loss;
-  pm.addPass(createParallaxAutodiff(autodiff));
-  ParallaxSparsityAnalysisOptions analysis;
-  analysis.workers = options.workers;
-  pm.addPass(createParallaxSparsityAnalysis(analysis));
-}
+//===----------------------------------------------------------------------===//
+// Whole pipelines
+//===----------------------------------------------------------------------===//
 
 void mlir::parallax::buildTrainingLoweringPipeline(
     OpPassManager &pm, const TrainingPipelineOptions &options) {
-  pm.addPass(createParallaxDeclareIndexRanges());
-  if (options.distribute) {
-    pm.addPass(createParallaxDistribute(options.distribution));
-    pm.addPass(createParallaxPartition(options.partition));
-  }
-  pm.addPass(createParallaxOptimizer(options.optimizer));
-  pm.addPass(createParallaxInlineVariables());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  addTensorToBufferPasses(pm);
-  if (options.useBlas)
-    pm.addPass(createParallaxLinalgToBlas());
-  pm.addPass(createParallaxGenerateTrainingMain());
-  addBufferToLLVMPasses(pm);
+  buildTrainingToLinalgPipeline(pm, options);
+  buildCPUCodegenPipeline(pm, ProgramKind::Training, options.useBlas);
 }
 
 void mlir::parallax::buildTrainingPipeline(
@@ -108,14 +135,20 @@ void mlir::parallax::buildTrainingPipeline(
   buildTrainingLoweringPipeline(pm, options);
 }
 
-void mlir::parallax::registerParallaxLoweringPipelines() {
+void mlir::parallax::buildInferencePipeline(OpPassManager &pm, bool useBlas) {
+  buildInferenceToLinalgPipeline(pm);
+  buildCPUCodegenPipeline(pm, ProgramKind::Inference, useBlas);
+}
+
+void mlir::parallax::registerParallaxPipelines() {
   PassPipelineRegistration<>(
       "parallax-lower-to-llvm",
       "Lower Parallax compute ops through linalg, one-shot bufferization and "
-      "loops to the LLVM dialect",
+      "loops to the LLVM dialect (CPU)",
       [](OpPassManager &pm) {
-        addTensorToBufferPasses(pm);
-        addBufferToLLVMPasses(pm);
+        addParallaxToLinalgPasses(pm);
+        addCPUTensorPasses(pm);
+        addCPUBufferToLLVMPasses(pm);
       });
   PassPipelineRegistration<>(
       "parallax-inference-pipeline",

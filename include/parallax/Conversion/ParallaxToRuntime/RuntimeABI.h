@@ -1,7 +1,6 @@
-//===- RuntimeABI.h - The runtime's entry points, for the compiler -*- C++
-//-*-===//
+//===- RuntimeABI.h - The runtime's entry points, for the compiler -*- C++ -*-//
 //
-// Part of the Parallax project. Internal to lib/Conversion.
+// Part of the Parallax project.
 //
 // The compiler's view of include/parallax/Runtime/RuntimeABI.def: one
 // enumerator per entry point, its symbol and its MLIR function type.
@@ -11,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PARALLAX_LIB_CONVERSION_RUNTIMEABI_H
-#define PARALLAX_LIB_CONVERSION_RUNTIMEABI_H
+#ifndef PARALLAX_CONVERSION_PARALLAXTORUNTIME_RUNTIMEABI_H
+#define PARALLAX_CONVERSION_PARALLAXTORUNTIME_RUNTIMEABI_H
 
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
 #include "parallax/Runtime/Runtime.h"
@@ -49,4 +48,4 @@ Function optimizer(OptimizerKind kind, bool push, bool sparse);
 
 } // namespace mlir::parallax::abi
 
-#endif // PARALLAX_LIB_CONVERSION_RUNTIMEABI_H
+#endif // PARALLAX_CONVERSION_PARALLAXTORUNTIME_RUNTIMEABI_H

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Conversion/Passes.h"
+#include "parallax/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -12,7 +12,7 @@
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_PARALLAXAPPROXIMATEMATH
-#include "parallax/Conversion/Passes.h.inc"
+#include "parallax/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::parallax
 
 using namespace mlir;

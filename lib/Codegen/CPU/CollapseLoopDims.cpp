@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Conversion/Passes.h"
+#include "parallax/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -13,7 +13,7 @@
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_PARALLAXCOLLAPSELOOPDIMS
-#include "parallax/Conversion/Passes.h.inc"
+#include "parallax/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::parallax
 
 using namespace mlir;

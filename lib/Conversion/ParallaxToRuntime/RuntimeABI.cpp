@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RuntimeABI.h"
+#include "parallax/Conversion/ParallaxToRuntime/RuntimeABI.h"
 
 #include "parallax/Runtime/Runtime.h"
 

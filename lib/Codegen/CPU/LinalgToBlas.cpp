@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RuntimeCalls.h"
+#include "parallax/Conversion/ParallaxToRuntime/RuntimeCalls.h"
 
-#include "parallax/Conversion/Passes.h"
+#include "parallax/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -17,7 +17,7 @@
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_PARALLAXLINALGTOBLAS
-#include "parallax/Conversion/Passes.h.inc"
+#include "parallax/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::parallax
 
 using namespace mlir;

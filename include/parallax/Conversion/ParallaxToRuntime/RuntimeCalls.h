@@ -4,10 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PARALLAX_LIB_CONVERSION_RUNTIMECALLS_H
-#define PARALLAX_LIB_CONVERSION_RUNTIMECALLS_H
+#ifndef PARALLAX_CONVERSION_PARALLAXTORUNTIME_RUNTIMECALLS_H
+#define PARALLAX_CONVERSION_PARALLAXTORUNTIME_RUNTIMECALLS_H
 
-#include "RuntimeABI.h"
+#include "parallax/Conversion/ParallaxToRuntime/RuntimeABI.h"
 
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
 
@@ -233,4 +233,4 @@ inline void dropEntryAttributes(func::FuncOp step) {
 
 } // namespace mlir::parallax
 
-#endif // PARALLAX_LIB_CONVERSION_RUNTIMECALLS_H
+#endif // PARALLAX_CONVERSION_PARALLAXTORUNTIME_RUNTIMECALLS_H

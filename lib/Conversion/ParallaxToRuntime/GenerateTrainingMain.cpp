@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RuntimeCalls.h"
+#include "parallax/Conversion/ParallaxToRuntime/RuntimeCalls.h"
 
 #include "parallax/Conversion/Passes.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"

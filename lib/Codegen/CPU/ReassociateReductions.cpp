@@ -4,14 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Conversion/Passes.h"
+#include "parallax/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_PARALLAXREASSOCIATEREDUCTIONS
-#include "parallax/Conversion/Passes.h.inc"
+#include "parallax/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::parallax
 
 using namespace mlir;

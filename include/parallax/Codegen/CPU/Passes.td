@@ -1,0 +1,125 @@
+//===- Passes.td - Parallax CPU code generation passes -----*- tablegen -*-===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Passes that shape linalg for CPUs: loop fusion and merging for LLVM's
+// vectorizer, reassociable reductions, inlined math approximations and
+// matrix products through BLAS. The CPU pipeline (lib/Pipelines) runs them
+// after the target-independent lowering; a GPU target has its own room.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_CODEGEN_CPU_PASSES
+#define PARALLAX_CODEGEN_CPU_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def ParallaxFuseElementwise : Pass<"parallax-fuse-elementwise"> {
+  let summary = "Fuse elementwise linalg ops into elementwise consumers only";
+  let description = [{
+    Upstream elementwise fusion restricted to consumers that are themselves
+    elementwise `linalg.generic`s: chains of elementwise ops become one loop
+    nest, while matrix products stay `linalg.matmul` /
+    `linalg.batch_matmul` (upstream fusion would fold a transposing or
+    broadcasting producer into them, turning them into generics that can
+    no longer go to BLAS). A producer is fused only into its single user.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def ParallaxCollapseLoopDims : Pass<"parallax-collapse-loop-dims"> {
+  let summary = "Merge adjacent linalg.generic loops that are contiguous in "
+                "every operand";
+  let description = [{
+    Gives LLVM long innermost loops to vectorize. A convolution's tensors
+    have short innermost dimensions (16 pixels of a row): an elementwise op
+    over 64x8x16x16 or a per-channel sum over (n, h, w) would otherwise run
+    an inner loop of 16 iterations (a reduction ending in a horizontal sum
+    every 16 elements) inside three outer loops. First upstream's
+    unit-extent folding drops the size-1 dimensions of broadcast operands
+    (a per-channel `8x1x1` read as `(d1, 0, 0)` becomes `8` read as
+    `(d1)`); then every maximal run of adjacent loops with one iterator
+    type that each indexing map reads as a contiguous sequence (or not at
+    all) is merged with upstream's `populateCollapseDimensions`, operands
+    reshaped with `tensor.collapse_shape`/`expand_shape` (views after
+    bufferization).
+
+    Precondition: linalg on tensors (before bufferization). Ops whose maps
+    are not projected permutations (convolution windows, im2col gathers),
+    bodies that use `linalg.index`, and ops reading a `tensor.extract_slice`
+    (a strided view once bufferized, which a reshape would copy) are left
+    as they are.
+    Postcondition: no `linalg.generic` on tensors has two adjacent loops
+    of one iterator type that every operand reads contiguously.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def ParallaxReassociateReductions : Pass<"parallax-reassociate-reductions"> {
+  let summary = "Allow float sums and products of linalg reductions to be "
+                "reassociated";
+  let description = [{
+    Marks the op that combines a reduction's accumulator (the `arith.addf`
+    or `arith.mulf` of the accumulator block argument, whose result is
+    yielded for it) in every `linalg.generic` with a reduction loop with
+    `fastmath<reassoc>`. Without it LLVM must add in source order, one
+    element per floating-point add latency, and cannot vectorize the loop
+    (a per-channel sum over 131,072 elements ran scalar); with it the sum
+    is split into vector lanes added at the end, as PyTorch and BLAS do.
+    Results differ from the sequential sum by rounding only. Nothing else
+    in the body is changed.
+
+    Precondition: linalg ops (on tensors or buffers). Postcondition: every
+    float sum or product reduction combiner carries `reassoc`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def ParallaxApproximateMath : Pass<"parallax-approximate-math"> {
+  let summary = "Inline f32 polynomial approximations of exp, log, tanh, erf";
+  let description = [{
+    Rewrites f32 `math.exp`, `math.expm1`, `math.log`, `math.log1p`,
+    `math.tanh` and `math.erf` into MLIR's polynomial approximations
+    (upstream `populateMathPolynomialApproximationPatterns`, the Cephes and
+    Eigen approximations, accurate to a few ulp): plain arithmetic that
+    LLVM vectorizes, where calls into libm stay scalar. The approximations'
+    `math.fma` becomes the LLVM intrinsic (libm's `fmaf` would be a call).
+    Other types and functions are left for libm.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
+                               "::mlir::ModuleOp"> {
+  let summary = "Run f32 matrix products through the runtime's BLAS call";
+  let description = [{
+    Replaces `linalg.matmul` and `linalg.batch_matmul` on f32 memrefs whose
+    rows are contiguous (unit stride along the last dimension) by a call to
+    `parallax_rt_matmul_f32`, which runs OpenBLAS's `cblas_sgemm` (C += A B,
+    as linalg accumulates into its output). Other products stay loops.
+    An operand that is a fresh buffer filled only by a `linalg.transpose`
+    of the last two dimensions (a Gemm's `transB`, a weight gradient's
+    `dY^T`) is passed as a `memref.transpose` view of the source instead,
+    which `cblas_sgemm` reads transposed: the copy disappears, unless
+    something may write the source between the transpose and the product.
+
+    Precondition: the module is bufferized. Postcondition: the programs
+    built from it link OpenBLAS (parallax-compile does).
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
+#endif // PARALLAX_CODEGEN_CPU_PASSES

@@ -1,0 +1,79 @@
+//===- Pipelines.h - Parallax's pass pipelines, per target ------*- C++ -*-===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every pipeline parallax-compile runs, built from two halves:
+// - the target-independent front half: autodiff, the sparsity analysis, the
+//   distribution, the optimizer, and the lowering of compute ops to linalg
+//   on tensors and of variables and collectives to runtime calls;
+// - a target's back half: for the CPU, loop shaping, bufferization, BLAS,
+//   the program's entry point and the conversion to the LLVM dialect.
+// A GPU target reuses the front half and adds its own back half.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_PIPELINES_PIPELINES_H
+#define PARALLAX_PIPELINES_PIPELINES_H
+
+#include "parallax/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::parallax {
+
+struct TrainingPipelineOptions {
+  /// The graph output to minimise (empty: the only scalar float output).
+  std::string loss;
+  /// Workers of a global step, for the sparsity analysis (0: the module's
+  /// parallax.world, or 1).
+  int64_t workers = 0;
+  ParallaxOptimizerOptions optimizer;
+  bool useBlas = true;
+  /// Rewrite the step for several workers (parallax-compile --workers):
+  /// --parallax-distribute and --parallax-partition with these options,
+  /// before the optimizer.
+  bool distribute = false;
+  ParallaxDistributeOptions distribution;
+  ParallaxPartitionOptions partition;
+};
+
+/// Front half, training: autodiff and the sparsity analysis. parallax-compile
+/// plans (--plan-report, the partition search) between this and
+/// buildTrainingLoweringPipeline.
+void buildGradientPipeline(OpPassManager &pm,
+                           const TrainingPipelineOptions &options);
+
+/// Front half, from an annotated step (or an inference module) to linalg on
+/// tensors and runtime calls: index ranges, then (training) distribution,
+/// partitions and the optimizer, variables inlined, and the conversions of
+/// compute ops, collectives and variables.
+void buildTrainingToLinalgPipeline(OpPassManager &pm,
+                                   const TrainingPipelineOptions &options);
+void buildInferenceToLinalgPipeline(OpPassManager &pm);
+
+/// The CPU back half: from linalg on tensors and runtime calls to an
+/// LLVM-dialect module with a C `main` (the training loop or the inference
+/// program). With `useBlas`, f32 matrix products call OpenBLAS.
+enum class ProgramKind { Training, Inference };
+void buildCPUCodegenPipeline(OpPassManager &pm, ProgramKind kind,
+                             bool useBlas = true);
+
+/// Whole pipelines: `parallax-compile` (training), after the gradient pipeline
+/// (buildTrainingLoweringPipeline) or from the forward module
+/// (buildTrainingPipeline), and `parallax-compile --mode inference`.
+void buildTrainingLoweringPipeline(OpPassManager &pm,
+                                   const TrainingPipelineOptions &options);
+void buildTrainingPipeline(OpPassManager &pm,
+                           const TrainingPipelineOptions &options);
+void buildInferencePipeline(OpPassManager &pm, bool useBlas = true);
+
+/// Registers `parallax-lower-to-llvm` (the compute-op lowering, one-shot
+/// bufferization and the conversion of everything to the LLVM dialect),
+/// `parallax-inference-pipeline` and `parallax-training-pipeline`.
+void registerParallaxPipelines();
+
+} // namespace mlir::parallax
+
+#endif // PARALLAX_PIPELINES_PIPELINES_H
