@@ -14,52 +14,33 @@
 using namespace mlir;
 using namespace mlir::parallax;
 
-const char *mlir::parallax::stringify(Strategy strategy) {
-  switch (strategy) {
-  case Strategy::Hybrid:
-    return "hybrid";
-  case Strategy::AllReduce:
-    return "allreduce";
-  case Strategy::PS:
-    return "ps";
-  }
-  return "";
-}
-
-const char *mlir::parallax::stringify(PlacementKind placement) {
-  switch (placement) {
-  case PlacementKind::AllReduce:
-    return "allreduce";
-  case PlacementKind::PS:
-    return "ps";
-  case PlacementKind::AllGather:
-    return "allgather";
-  }
-  return "";
+int64_t mlir::parallax::defaultPartitions(const Cluster &cluster,
+                                          int64_t rows) {
+  return std::max<int64_t>(1, std::min(cluster.machines, rows));
 }
 
 /// The placement `strategy` gives `v`: forced, or the cheapest by the cost
 /// model (dense gradients always AllReduce: balanced PS moves the same
 /// bytes with a server hot spot; ties go to AllReduce, then PS).
-static PlacementKind choose(const VariablePlan &v, Strategy strategy,
-                            const Cluster &cluster) {
+static Placement choose(const VariablePlan &v, Strategy strategy,
+                        const Cluster &cluster) {
   if (strategy == Strategy::AllReduce)
-    return PlacementKind::AllReduce;
+    return Placement::AllReduce;
   if (strategy == Strategy::PS)
-    return PlacementKind::PS;
+    return Placement::PS;
   if (!v.sparse)
-    return PlacementKind::AllReduce;
+    return Placement::AllReduce;
   double ps = v.ps.seconds(cluster), allGather = v.allGather.seconds(cluster);
   double allReduce = v.allReduce.seconds(cluster);
   if (allReduce <= ps && allReduce <= allGather)
-    return PlacementKind::AllReduce;
-  return ps <= allGather ? PlacementKind::PS : PlacementKind::AllGather;
+    return Placement::AllReduce;
+  return ps <= allGather ? Placement::PS : Placement::AllGather;
 }
 
-static const Transfer &transferOf(const VariablePlan &v, PlacementKind p) {
-  return p == PlacementKind::AllReduce ? v.allReduce
-         : p == PlacementKind::PS      ? v.ps
-                                       : v.allGather;
+static const Transfer &transferOf(const VariablePlan &v, Placement p) {
+  return p == Placement::AllReduce ? v.allReduce
+         : p == Placement::PS      ? v.ps
+                                   : v.allGather;
 }
 
 double Plan::bytes() const {
@@ -84,19 +65,19 @@ double Plan::secondsUnder(Strategy other) const {
   double bytes = 0, allReduceBytes = 0;
   int64_t rounds[3] = {0, 0, 0};
   for (const VariablePlan &v : variables) {
-    PlacementKind p = choose(v, other, cluster);
+    Placement p = choose(v, other, cluster);
     const Transfer &t = transferOf(v, p);
     bytes += t.bytes;
-    if (p == PlacementKind::AllReduce)
+    if (p == Placement::AllReduce)
       allReduceBytes += v.bytes;
     int64_t &r = rounds[static_cast<int>(p)];
     r = std::max(r, t.rounds);
   }
   double buckets = std::max(1.0, std::ceil(allReduceBytes / kBucketBytes));
   double latencyRounds =
-      rounds[static_cast<int>(PlacementKind::AllReduce)] * buckets +
-      rounds[static_cast<int>(PlacementKind::PS)] +
-      rounds[static_cast<int>(PlacementKind::AllGather)];
+      rounds[static_cast<int>(Placement::AllReduce)] * buckets +
+      rounds[static_cast<int>(Placement::PS)] +
+      rounds[static_cast<int>(Placement::AllGather)];
   return bytes / 2 / cluster.bandwidth + latencyRounds * cluster.latency;
 }
 
@@ -119,13 +100,12 @@ FailureOr<Plan> mlir::parallax::planDistribution(ModuleOp module,
     v.sparse = sparsity.getGradient() == GradientKind::Sparse;
     v.alpha = sparsity.getAlpha().convertToDouble();
     int64_t rows = type.getRank() ? type.getDimSize(0) : 1;
-    // At least one partition per server, never more than rows.
-    v.partitions = std::max<int64_t>(1, std::min(cluster.machines, rows));
+    v.partitions = defaultPartitions(cluster, rows);
     v.allReduce = allReduceTransfer(cluster, v.bytes);
     v.ps = psTransfer(cluster, v.bytes, v.alpha, v.partitions);
     v.allGather = allGatherTransfer(cluster, v.bytes, v.alpha);
     v.placement = choose(v, strategy, cluster);
-    if (v.placement != PlacementKind::PS)
+    if (v.placement != Placement::PS)
       v.partitions = 1;
     plan.variables.push_back(std::move(v));
   }
@@ -146,7 +126,7 @@ llvm::json::Value mlir::parallax::toJSON(const Plan &plan) {
         {"bytes", v.bytes},
         {"gradient", v.sparse ? "sparse" : "dense"},
         {"alpha", v.alpha},
-        {"placement", stringify(v.placement)},
+        {"placement", stringifyPlacement(v.placement).data()},
         {"partitions", v.partitions},
         {"predicted_bytes_per_step",
          llvm::json::Object{{"allreduce", v.allReduce.bytes},
@@ -156,7 +136,7 @@ llvm::json::Value mlir::parallax::toJSON(const Plan &plan) {
   }
   llvm::json::Object totals;
   for (Strategy s : {Strategy::Hybrid, Strategy::AllReduce, Strategy::PS})
-    totals[stringify(s)] =
+    totals[stringifyStrategy(s).data()] =
         llvm::json::Object{{"bytes_per_step", plan.bytesUnder(s)},
                            {"seconds_per_step", plan.secondsUnder(s)}};
   const Cluster &c = plan.cluster;
@@ -167,7 +147,7 @@ llvm::json::Value mlir::parallax::toJSON(const Plan &plan) {
                           {"workers_per_machine", c.workersPerMachine},
                           {"bandwidth_bytes_per_s", c.bandwidth},
                           {"latency_s", c.latency}}},
-      {"strategy", stringify(plan.strategy)},
+      {"strategy", stringifyStrategy(plan.strategy).data()},
       {"variables", std::move(variables)},
       {"totals", std::move(totals)},
   };
@@ -175,7 +155,8 @@ llvm::json::Value mlir::parallax::toJSON(const Plan &plan) {
 
 void mlir::parallax::printPlan(const Plan &plan, llvm::raw_ostream &os) {
   os << "plan for " << plan.cluster.str() << ", strategy "
-     << stringify(plan.strategy) << " (predicted bytes per machine per step)\n";
+     << stringifyStrategy(plan.strategy).data()
+     << " (predicted bytes per machine per step)\n";
   os << llvm::format("%-36s %-14s %12s %-6s %9s %-9s %5s %12s %12s %12s\n",
                      "variable", "shape", "bytes", "grad", "alpha", "placement",
                      "parts", "allreduce", "ps", "allgather");
@@ -183,14 +164,16 @@ void mlir::parallax::printPlan(const Plan &plan, llvm::raw_ostream &os) {
     std::string shape;
     for (int64_t d : v.shape)
       shape += (shape.empty() ? "" : "x") + std::to_string(d);
-    os << llvm::format(
-        "%-36s %-14s %12.0f %-6s %9.4f %-9s %5lld %12.0f "
-        "%12.0f %12.0f\n",
-        v.name.c_str(), shape.c_str(), v.bytes, v.sparse ? "sparse" : "dense",
-        v.alpha, stringify(v.placement), static_cast<long long>(v.partitions),
-        v.allReduce.bytes, v.ps.bytes, v.allGather.bytes);
+    os << llvm::format("%-36s %-14s %12.0f %-6s %9.4f %-9s %5lld %12.0f "
+                       "%12.0f %12.0f\n",
+                       v.name.c_str(), shape.c_str(), v.bytes,
+                       v.sparse ? "sparse" : "dense", v.alpha,
+                       stringifyPlacement(v.placement).data(),
+                       static_cast<long long>(v.partitions), v.allReduce.bytes,
+                       v.ps.bytes, v.allGather.bytes);
   }
   for (Strategy s : {Strategy::Hybrid, Strategy::AllReduce, Strategy::PS})
     os << llvm::format("total %-10s %14.0f bytes/step  %10.6f s/step\n",
-                       stringify(s), plan.bytesUnder(s), plan.secondsUnder(s));
+                       stringifyStrategy(s).data(), plan.bytesUnder(s),
+                       plan.secondsUnder(s));
 }

@@ -43,6 +43,7 @@ void mlir::parallax::buildGradientPipeline(
   pm.addPass(createParallaxAutodiff(autodiff));
   ParallaxSparsityAnalysisOptions analysis;
   analysis.workers = options.workers;
+  analysis.profileData = options.profileData;
   pm.addPass(createParallaxSparsityAnalysis(analysis));
 }
 
@@ -51,6 +52,8 @@ void mlir::parallax::buildTrainingToLinalgPipeline(
   pm.addPass(createParallaxDeclareIndexRanges());
   if (options.distribute) {
     pm.addPass(createParallaxDistribute(options.distribution));
+    pm.addPass(createParallaxBucketAllReduce(options.bucket));
+    pm.addPass(createParallaxAsyncAllReduce());
     pm.addPass(createParallaxPartition(options.partition));
   }
   pm.addPass(createParallaxOptimizer(options.optimizer));
@@ -156,10 +159,38 @@ void mlir::parallax::registerParallaxPipelines() {
       "constants, lowering, an entry point reading and writing .npy files, "
       "and the conversion to the LLVM dialect",
       [](OpPassManager &pm) { buildInferencePipeline(pm); });
-  PassPipelineRegistration<>(
+  registerPassPipeline(
       "parallax-training-pipeline",
-      "The pipeline of `parallax-compile` (training, SGD with lr 0.01): "
-      "autodiff, the optimizer, lowering, an entry point running the "
-      "training loop, and the conversion to the LLVM dialect",
-      [](OpPassManager &pm) { buildTrainingPipeline(pm, {}); });
+      "The pipeline of `parallax-compile`: autodiff, the sparsity analysis, "
+      "the distribution (with `distribute`), the optimizer, lowering, an "
+      "entry point running the training loop, and the conversion to the "
+      "LLVM dialect",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        TrainingPipelineCLOptions cl;
+        if (failed(cl.parseFromString(text)))
+          return failure();
+        TrainingPipelineOptions options;
+        options.loss = cl.loss;
+        options.workers = cl.workers;
+        options.profileData = cl.profileData;
+        options.useBlas = cl.blas;
+        options.distribute = !cl.distribute.empty();
+        buildTrainingPipeline(pm, options);
+        // Each pass's own options, parsed by the pass.
+        StringRef passOptions[][2] = {{"parallax-optimizer", cl.optimizer},
+                                      {"parallax-distribute", cl.distribute},
+                                      {"parallax-partition", cl.partition}};
+        for (Pass &pass : pm.getPasses())
+          for (auto [name, value] : passOptions)
+            if (pass.getArgument() == name && !value.empty() &&
+                failed(pass.initializeOptions(value, errorHandler)))
+              return failure();
+        if (!cl.partition.empty() && cl.distribute.empty())
+          return errorHandler("partition needs distribute");
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(TrainingPipelineCLOptions());
+      });
 }

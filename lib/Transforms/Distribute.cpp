@@ -10,7 +10,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/Pass/PassManager.h"
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_PARALLAXDISTRIBUTE
@@ -36,9 +35,6 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    FailureOr<Strategy> parsedStrategy = parseStrategy();
-    if (failed(parsedStrategy))
-      return signalPassFailure();
     FailureOr<Cluster> plannedCluster =
         workersAtRunTime ? runTimeCluster() : resolveCluster();
     if (failed(plannedCluster))
@@ -47,29 +43,25 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
     module->setAttr(ParallaxDialect::getWorldAttrName(),
                     WorldAttr::get(ctx, workersAtRunTime ? 0 : n));
 
-    FailureOr<Plan> plan =
-        planDistribution(module, *plannedCluster, *parsedStrategy);
+    FailureOr<Plan> plan = planDistribution(module, *plannedCluster, strategy);
     if (failed(plan))
       return signalPassFailure();
     if (workersAtRunTime)
       for (VariablePlan &v : plan->variables) {
-        v.placement = ruleForAnyWorkers(v, *parsedStrategy);
-        int64_t rows = v.shape.empty() ? 1 : v.shape.front();
-        v.partitions = v.placement == PlacementKind::PS
-                           ? std::max<int64_t>(1, std::min(n, rows))
-                           : 1;
+        v.placement = ruleForAnyWorkers(v, strategy);
+        v.partitions =
+            v.placement == Placement::PS
+                ? defaultPartitions(*plannedCluster,
+                                    v.shape.empty() ? 1 : v.shape.front())
+                : 1;
       }
     SymbolTable symbols(module);
     DenseMap<StringRef, const VariablePlan *> byName;
     for (const VariablePlan &v : plan->variables) {
       byName[v.name] = &v;
       auto variable = symbols.lookup<VariableOp>(v.name);
-      Placement placement = v.placement == PlacementKind::PS ? Placement::PS
-                            : v.placement == PlacementKind::AllGather
-                                ? Placement::AllGather
-                                : Placement::AllReduce;
       variable.setDistributionAttr(
-          DistributionAttr::get(ctx, placement, v.partitions));
+          DistributionAttr::get(ctx, v.placement, v.partitions));
     }
 
     SmallVector<ApplyGradientOp> applies;
@@ -79,50 +71,27 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
       if (!v)
         continue; // not trained, or planned elsewhere
       switch (v->placement) {
-      case PlacementKind::AllReduce:
+      case Placement::AllReduce:
         averageDense(apply);
         break;
-      case PlacementKind::AllGather:
+      case Placement::AllGather:
         gatherSparse(apply, n);
         break;
-      case PlacementKind::PS:
+      case Placement::PS:
         pushToServers(apply);
         break;
       }
     }
     pullFromServers(module, symbols);
-
-    // Fuse the averaging allreduces into buckets and overlap them with the
-    // rest of the backward pass.
-    OpPassManager pm(ModuleOp::getOperationName());
-    ParallaxBucketAllReduceOptions bucket;
-    bucket.bucketBytes = bucketBytes;
-    pm.addPass(createParallaxBucketAllReduce(bucket));
-    pm.addPass(createParallaxAsyncAllReduce());
-    if (failed(runPipeline(pm, module)))
-      return signalPassFailure();
-  }
-
-  FailureOr<Strategy> parseStrategy() {
-    if (strategy == "hybrid")
-      return Strategy::Hybrid;
-    if (strategy == "allreduce")
-      return Strategy::AllReduce;
-    if (strategy == "ps")
-      return Strategy::PS;
-    getOperation().emitError() << "unknown strategy '" << strategy
-                               << "': expected hybrid, allreduce or ps";
-    return failure();
   }
 
   /// The paper's placement, independent of the number of workers.
-  static PlacementKind ruleForAnyWorkers(const VariablePlan &v,
-                                         Strategy strategy) {
+  static Placement ruleForAnyWorkers(const VariablePlan &v, Strategy strategy) {
     if (strategy == Strategy::AllReduce)
-      return PlacementKind::AllReduce;
+      return Placement::AllReduce;
     if (strategy == Strategy::PS || v.sparse)
-      return PlacementKind::PS;
-    return PlacementKind::AllReduce;
+      return Placement::PS;
+    return Placement::AllReduce;
   }
 
   /// With workersAtRunTime: a cluster of runTimeServers machines, only for

@@ -26,23 +26,18 @@ struct OptimizerPass : parallax::impl::ParallaxOptimizerBase<OptimizerPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    std::optional<OptimizerKind> kind = symbolizeOptimizerKind(optimizer);
-    if (!kind) {
-      module.emitError() << "unknown optimizer '" << optimizer
-                         << "': expected sgd, momentum, adagrad, adam or adamw";
-      return signalPassFailure();
-    }
-    double eps = epsilon >= 0.0                    ? epsilon
-                 : *kind == OptimizerKind::Adagrad ? 1e-10
-                                                   : 1e-8;
-    double decay = weightDecay >= 0.0              ? weightDecay
-                   : *kind == OptimizerKind::AdamW ? 0.01
-                                                   : 0.0;
+    OptimizerKind kind = optimizer;
+    double eps = epsilon >= 0.0                   ? epsilon
+                 : kind == OptimizerKind::Adagrad ? 1e-10
+                                                  : 1e-8;
+    double decay = weightDecay >= 0.0             ? weightDecay
+                   : kind == OptimizerKind::AdamW ? 0.01
+                                                  : 0.0;
     auto diagnose = [&] { return module.emitError("invalid optimizer: "); };
     auto real = [](double x) { return APFloat(x); };
     OptimizerAttr config = OptimizerAttr::getChecked(
-        diagnose, ctx, *kind, real(lr),
-        real(*kind == OptimizerKind::Momentum ? momentum : 0.0), bool(nesterov),
+        diagnose, ctx, kind, real(lr),
+        real(kind == OptimizerKind::Momentum ? momentum : 0.0), bool(nesterov),
         real(beta1), real(beta2), real(eps), real(decay), real(lrDecay),
         real(initialAccumulatorValue));
     if (!config)

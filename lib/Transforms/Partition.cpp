@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parallax/Analysis/Plan.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 #include "parallax/Transforms/Passes.h"
 
@@ -24,14 +25,13 @@ struct PartitionPass : parallax::impl::ParallaxPartitionBase<PartitionPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    int64_t count = servers;
-    if (count == 0)
-      count = ParallaxDialect::getStaticWorkers(module).value_or(0);
-    if (count < 1) {
-      module.emitError("the number of servers is unknown: give servers=N or "
-                       "a parallax.world");
+    if (servers < 0) {
+      module.emitError() << "servers must be positive, got "
+                         << static_cast<int64_t>(servers);
       return signalPassFailure();
     }
+    Cluster cluster;
+    cluster.machines = servers;
     llvm::StringMap<int64_t> chosen;
     for (const std::string &entry : overrides) {
       StringRef name, value;
@@ -60,8 +60,9 @@ struct PartitionPass : parallax::impl::ParallaxPartitionBase<PartitionPass> {
       }
       RankedTensorType type = variable.getTensorType();
       int64_t rows = type.getRank() ? type.getDimSize(0) : 1;
-      int64_t partitions =
-          it != chosen.end() ? it->second : std::min(count, rows);
+      int64_t partitions = it != chosen.end() ? it->second
+                           : servers          ? defaultPartitions(cluster, rows)
+                                              : distribution.getPartitions();
       if (partitions > rows) {
         variable.emitError()
             << "cannot split " << rows << " rows of '" << variable.getSymName()

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parallax/Analysis/ProfileSparsity.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 #include "parallax/Transforms/Passes.h"
 
@@ -80,6 +81,8 @@ struct SparsityAnalysisPass
                        "--parallax-autodiff has not run)");
       return signalPassFailure();
     }
+    if (!profileData.empty() && failed(measureSparsity(module, profileData, n)))
+      return signalPassFailure();
   }
 };
 

@@ -5,7 +5,7 @@
 // RUN: not parallax-opt %s --split-input-file --parallax-distribute="workers-at-run-time workers=2" 2>&1 | FileCheck %s --check-prefix=RUNTIME
 // RUN: not parallax-opt %s --split-input-file --parallax-distribute="workers-at-run-time workers-at-run-time-servers=0" 2>&1 | FileCheck %s --check-prefix=SERVERS
 
-// STRATEGY: error: unknown strategy 'ring': expected hybrid, allreduce or ps
+// STRATEGY: for the --strategy option: Cannot find option named 'ring'!
 // UNKNOWN: error: the number of workers is unknown: give workers=N, a cluster, or a parallax.world
 // CLUSTER: error: the plan is for 8 workers, but the cluster has 4
 // RUNTIME: error: workers-at-run-time excludes workers, a cluster and a parallax.world

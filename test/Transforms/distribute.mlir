@@ -1,10 +1,10 @@
-// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=4 --parallax-distribute=workers=4 | FileCheck %s --check-prefix=HYBRID
-// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=4 --parallax-distribute="workers=4 strategy=allreduce" | FileCheck %s --check-prefix=ALLREDUCE
-// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=4 --parallax-distribute="workers=4 strategy=ps" | FileCheck %s --check-prefix=PS
-// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=2 --parallax-distribute=workers=2 | FileCheck %s --check-prefix=ALLGATHER
-// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=4 --parallax-distribute=workers=4 --parallax-optimizer="optimizer=adagrad lr=0.1" | FileCheck %s --check-prefix=OPTIMIZER
-// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis --parallax-distribute="workers-at-run-time workers-at-run-time-servers=2" | FileCheck %s --check-prefix=RUNTIME
-// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=2 --parallax-distribute="workers-at-run-time workers-at-run-time-servers=2" --parallax-partition=servers=2 | FileCheck %s --check-prefix=RUNTIME
+// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=4 --parallax-distribute=workers=4 --parallax-bucket-allreduce --parallax-async-allreduce | FileCheck %s --check-prefix=HYBRID
+// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=4 --parallax-distribute="workers=4 strategy=allreduce" --parallax-bucket-allreduce --parallax-async-allreduce | FileCheck %s --check-prefix=ALLREDUCE
+// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=4 --parallax-distribute="workers=4 strategy=ps" --parallax-bucket-allreduce --parallax-async-allreduce | FileCheck %s --check-prefix=PS
+// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=2 --parallax-distribute=workers=2 --parallax-bucket-allreduce --parallax-async-allreduce | FileCheck %s --check-prefix=ALLGATHER
+// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=4 --parallax-distribute=workers=4 --parallax-optimizer="optimizer=adagrad lr=0.1" --parallax-bucket-allreduce --parallax-async-allreduce | FileCheck %s --check-prefix=OPTIMIZER
+// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis --parallax-distribute="workers-at-run-time workers-at-run-time-servers=2" --parallax-bucket-allreduce --parallax-async-allreduce | FileCheck %s --check-prefix=RUNTIME
+// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=2 --parallax-distribute="workers-at-run-time workers-at-run-time-servers=2" --parallax-bucket-allreduce --parallax-async-allreduce --parallax-partition | FileCheck %s --check-prefix=RUNTIME
 
 // An embedding read through a gather (sparse) and two dense weights.
 parallax.variable trainable @emb : tensor<1000x8xf32> = dense<0.5>

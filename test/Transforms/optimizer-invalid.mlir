@@ -4,7 +4,7 @@
 // RUN: not parallax-opt %s --parallax-optimizer="optimizer=sgd nesterov=true" 2>&1 | FileCheck %s --check-prefix=NESTEROV
 // RUN: not parallax-opt %s --parallax-optimizer="optimizer=adagrad" 2>&1 | FileCheck %s --check-prefix=TAKEN
 
-// UNKNOWN: error: unknown optimizer 'lamb': expected sgd, momentum, adagrad, adam or adamw
+// UNKNOWN: for the --optimizer option: Cannot find option named 'lamb'!
 // LR: error: invalid optimizer: learning rate must be positive, got -1
 // BETA: error: invalid optimizer: momentum, beta1 and beta2 must lie in [0, 1)
 // NESTEROV: error: invalid optimizer: nesterov needs the momentum optimizer with a non-zero momentum

@@ -10,10 +10,9 @@
 
 #include "parallax/Analysis/PartitionFit.h"
 #include "parallax/Analysis/Plan.h"
-#include "parallax/Analysis/ProfileSparsity.h"
-#include "parallax/Pipelines/Pipelines.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 #include "parallax/InitAll.h"
+#include "parallax/Pipelines/Pipelines.h"
 #include "parallax/Target/ONNX/ONNXImporter.h"
 
 #include "TrialRun.h"
@@ -381,7 +380,7 @@ int searchPartitionCounts(ModuleOp module, const parallax::Plan &plan,
   SmallVector<std::string> onServers;
   int64_t maxPartitions = std::max<int64_t>(4, 2 * plan.cluster.workers());
   for (const parallax::VariablePlan &v : plan.variables)
-    if (v.placement == parallax::PlacementKind::PS) {
+    if (v.placement == parallax::Placement::PS) {
       onServers.push_back(v.name);
       maxPartitions = std::min<int64_t>(maxPartitions, v.shape.front());
     }
@@ -574,7 +573,7 @@ int main(int argc, char **argv) {
     training.loss = lossName;
     training.useBlas = useBlas;
     parallax::ParallaxOptimizerOptions &opt = training.optimizer;
-    opt.optimizer = optimizer;
+    opt.optimizer = *parallax::symbolizeOptimizerKind(optimizer);
     opt.lr = lr;
     opt.momentum = momentum;
     opt.nesterov = nesterov;
@@ -585,11 +584,12 @@ int main(int argc, char **argv) {
     opt.lrDecay = lrDecay;
     opt.initialAccumulatorValue = initialAccumulator;
     training.workers = cluster.workers();
+    training.profileData = profileData;
     // Every training step is distributed: for --workers N (or a cluster),
     // or else for any number of workers, read when the program runs
     // (one worker unless launched with mpirun -np N).
     training.distribute = true;
-    training.distribution.strategy = parallax::stringify(strategy);
+    training.distribution.strategy = strategy;
     training.partition.overrides.assign(partitionOverrides.begin(),
                                         partitionOverrides.end());
     if (knownWorkers) {
@@ -597,7 +597,6 @@ int main(int argc, char **argv) {
       training.distribution.cluster = clusterSpec;
     } else {
       training.distribution.workersAtRunTime = true;
-      training.partition.servers = training.distribution.runTimeServers;
     }
     // Plan between autodiff and the rest: the gradients tell which
     // variables are sparse.
@@ -610,9 +609,6 @@ int main(int argc, char **argv) {
       llvm::errs() << "\n";
     }
     if (failed(gradients.run(*module)))
-      return 1;
-    if (!profileData.empty() && failed(parallax::measureSparsity(
-                                    *module, profileData, cluster.workers())))
       return 1;
     std::optional<llvm::json::Value> report;
     if (planning) {

@@ -13,6 +13,7 @@
 #define PARALLAX_ANALYSIS_PLAN_H
 
 #include "parallax/Analysis/CostModel.h"
+#include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/JSON.h"
@@ -21,11 +22,15 @@
 
 namespace mlir::parallax {
 
-/// hybrid: the cheapest placement per variable (dense gradients: AllReduce;
-/// sparse: PS or AllGather); allreduce / ps: every variable one way.
-enum class Strategy { Hybrid, AllReduce, PS };
+// Strategy (hybrid: the cheapest placement per variable, dense gradients
+// AllReduce and sparse ones PS or AllGather; allreduce / ps: every variable
+// one way) and Placement are the dialect's enums.
 
-enum class PlacementKind { AllReduce, PS, AllGather };
+/// The one partition rule: one partition per server (a machine), never more
+/// than the variable's rows. Every planner uses it: --print-plan,
+/// --plan-report and --parallax-distribute (which records it in each
+/// variable's distribution, kept by --parallax-partition).
+int64_t defaultPartitions(const Cluster &cluster, int64_t rows);
 
 struct VariablePlan {
   std::string name;
@@ -33,7 +38,7 @@ struct VariablePlan {
   double bytes = 0;
   bool sparse = false;
   double alpha = 1;
-  PlacementKind placement = PlacementKind::AllReduce;
+  Placement placement = Placement::AllReduce;
   int64_t partitions = 1;
   /// Predicted bytes per machine per step under each placement (PS with
   /// `partitions` partitions).
@@ -63,9 +68,6 @@ FailureOr<Plan> planDistribution(ModuleOp module, const Cluster &cluster,
 llvm::json::Value toJSON(const Plan &plan);
 /// A table: one line per variable and the totals per strategy.
 void printPlan(const Plan &plan, llvm::raw_ostream &os);
-
-const char *stringify(Strategy strategy);
-const char *stringify(PlacementKind placement);
 
 } // namespace mlir::parallax
 

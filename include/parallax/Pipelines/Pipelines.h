@@ -20,6 +20,7 @@
 #include "parallax/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir::parallax {
 
@@ -29,13 +30,17 @@ struct TrainingPipelineOptions {
   /// Workers of a global step, for the sparsity analysis (0: the module's
   /// parallax.world, or 1).
   int64_t workers = 0;
+  /// Measure sparsity on this sample data (--parallax-sparsity-analysis's
+  /// profile-data).
+  std::string profileData;
   ParallaxOptimizerOptions optimizer;
   bool useBlas = true;
   /// Rewrite the step for several workers (parallax-compile --workers):
-  /// --parallax-distribute and --parallax-partition with these options,
-  /// before the optimizer.
+  /// --parallax-distribute, the AllReduce buckets and their overlap, and
+  /// --parallax-partition with these options, before the optimizer.
   bool distribute = false;
   ParallaxDistributeOptions distribution;
+  ParallaxBucketAllReduceOptions bucket;
   ParallaxPartitionOptions partition;
 };
 
@@ -68,6 +73,36 @@ void buildTrainingLoweringPipeline(OpPassManager &pm,
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 void buildInferencePipeline(OpPassManager &pm, bool useBlas = true);
+
+/// The options of the registered `parallax-training-pipeline`. A pass's own
+/// options go through as that pass's option string (declared once, in
+/// Passes.td): `optimizer='optimizer=adam lr=0.001'`.
+struct TrainingPipelineCLOptions
+    : PassPipelineOptions<TrainingPipelineCLOptions> {
+  Option<std::string> loss{*this, "loss",
+                           llvm::cl::desc("The graph output to minimise")};
+  Option<int64_t> workers{
+      *this, "workers",
+      llvm::cl::desc("Workers of a global step, for the sparsity analysis"),
+      llvm::cl::init(0)};
+  Option<std::string> profileData{
+      *this, "profile-data",
+      llvm::cl::desc("Measure sparsity on the sample data in this directory")};
+  Option<bool> blas{*this, "blas",
+                    llvm::cl::desc("f32 matrix products through OpenBLAS"),
+                    llvm::cl::init(true)};
+  Option<std::string> optimizer{
+      *this, "optimizer",
+      llvm::cl::desc(
+          "Options of --parallax-optimizer (default: SGD, lr 0.01)")};
+  Option<std::string> distribute{
+      *this, "distribute",
+      llvm::cl::desc("Options of --parallax-distribute (default: one "
+                     "undistributed step)")};
+  Option<std::string> partition{
+      *this, "partition",
+      llvm::cl::desc("Options of --parallax-partition (with distribute)")};
+};
 
 /// Registers `parallax-lower-to-llvm` (the compute-op lowering, one-shot
 /// bufferization and the conversion of everything to the LLVM dialect),

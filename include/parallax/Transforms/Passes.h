@@ -7,6 +7,8 @@
 #ifndef PARALLAX_TRANSFORMS_PASSES_H
 #define PARALLAX_TRANSFORMS_PASSES_H
 
+#include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::parallax {

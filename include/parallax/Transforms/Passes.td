@@ -157,9 +157,12 @@ def ParallaxSparsityAnalysis : Pass<"parallax-sparsity-analysis",
     * any other gradient is `dense`, with alpha 1.
 
     N is `workers`, or the module's `parallax.world` when `workers` is 0,
-    or 1. Measuring alpha from sample data (`parallax-compile
-    --profile-data`) is not implemented yet: the bound is an upper bound,
-    and heavy-tailed id distributions touch fewer unique rows.
+    or 1. The bound is an upper bound, and heavy-tailed id distributions
+    touch fewer unique rows: with `profile-data=DIR` (`parallax-compile
+    --profile-data`) alpha is measured instead, as the mean number of
+    unique rows a global step of N workers looks up in the sample data
+    (`<graph input>.npy`, the training-data layout;
+    include/parallax/Analysis/ProfileSparsity.h).
 
     Precondition: autodiff has run (at least one gradient). Postcondition:
     every variable with a gradient has `sparsity`.
@@ -167,6 +170,8 @@ def ParallaxSparsityAnalysis : Pass<"parallax-sparsity-analysis",
   let options = [
     Option<"workers", "workers", "int64_t", /*default=*/"0",
            "Workers of one global step (0: the module's parallax.world, or 1)">,
+    Option<"profileData", "profile-data", "std::string", /*default=*/"\"\"",
+           "Measure alpha on the sample data in this directory">,
   ];
 }
 
@@ -182,10 +187,11 @@ def ParallaxDistribute : Pass<"parallax-distribute", "::mlir::ModuleOp"> {
     * `allreduce`: the (dense) gradient is averaged with
       `parallax.allreduce mean`, placed right where the gradient is
       computed; then the allreduces are fused into buckets of at most
-      `bucket-bytes` (`--parallax-bucket-allreduce`) and split into a start
-      where the bucket's last gradient is computed and a wait before its
-      update (`--parallax-async-allreduce`), so communication overlaps the
-      rest of the backward pass. A row-sparse gradient is densified first
+      `bucket-bytes` and split into a start where the bucket's last gradient
+      is computed and a wait before its update by the passes that follow it
+      in the pipeline (`--parallax-bucket-allreduce`,
+      `--parallax-async-allreduce`), so communication overlaps the rest of
+      the backward pass. A row-sparse gradient is densified first
       (strategy `allreduce`).
     * `allgather` (replicated, row-sparse): every worker's indices and
       rows are gathered (`parallax.allgather`), the rows divided by the
@@ -213,15 +219,20 @@ def ParallaxDistribute : Pass<"parallax-distribute", "::mlir::ModuleOp"> {
     remaining `apply_gradient`s take averaged gradients.
   }];
   let options = [
-    Option<"strategy", "strategy", "std::string", /*default=*/"\"hybrid\"",
-           "hybrid, allreduce or ps">,
+    Option<"strategy", "strategy", "::mlir::parallax::Strategy",
+           /*default=*/"::mlir::parallax::Strategy::Hybrid",
+           "How variables are placed", [{::llvm::cl::values(
+             clEnumValN(::mlir::parallax::Strategy::Hybrid, "hybrid",
+                        "the cheapest placement per variable"),
+             clEnumValN(::mlir::parallax::Strategy::AllReduce, "allreduce",
+                        "every variable on AllReduce"),
+             clEnumValN(::mlir::parallax::Strategy::PS, "ps",
+                        "every variable on parameter servers"))}]>,
     Option<"workers", "workers", "int64_t", /*default=*/"0",
            "Workers (0: the module's parallax.world, or the cluster's)">,
     Option<"cluster", "cluster", "std::string", /*default=*/"\"\"",
            "machines=M,workers-per-machine=G,bandwidth=B,latency=L "
            "(default: one worker per machine, 10Gbps, 50us)">,
-    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"25 << 20",
-           "Largest AllReduce bucket in bytes">,
     Option<"workersAtRunTime", "workers-at-run-time", "bool",
            /*default=*/"false",
            "Plan for any number of workers, known only when the program "
@@ -237,12 +248,12 @@ def ParallaxPartition : Pass<"parallax-partition", "::mlir::ModuleOp"> {
   let summary = "Choose the partition count of each parameter-server variable";
   let description = [{
     Sets the `partitions` of every variable placed on parameter servers
-    (`#parallax.distribution<ps, partitions = P>`): by default one
-    partition per server (`servers`, default: the module's world size),
-    the fewest that spreads the variable's traffic over every machine (the
-    cost model moves 4·alpha·w(M-1)/M per machine from P = M on; more
-    partitions only add per-partition overhead until measured otherwise),
-    and never more than the variable's rows. `overrides` sets chosen
+    (`#parallax.distribution<ps, partitions = P>`). By default it keeps the
+    count `--parallax-distribute` recorded from the plan (the one rule,
+    `defaultPartitions` in include/parallax/Analysis/Plan.h: one partition
+    per machine, the fewest that spreads the variable's traffic over every
+    machine, never more than the variable's rows); `servers=S` applies that
+    rule for S machines instead. `overrides` sets chosen
     variables' counts (`name=P,...`), e.g. from the runtime's partition
     search. Which server serves which partition is decided when the
     variables are lowered (`--convert-parallax-variables`): variables by
@@ -255,7 +266,7 @@ def ParallaxPartition : Pass<"parallax-partition", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"servers", "servers", "int64_t", /*default=*/"0",
-           "Servers (0: the module's parallax.world)">,
+           "Servers the rule partitions for (0: keep the plan's counts)">,
     ListOption<"overrides", "overrides", "std::string",
                "Per-variable partition counts, as name=P">,
   ];
@@ -279,8 +290,18 @@ def ParallaxOptimizer : Pass<"parallax-optimizer", "::mlir::ModuleOp"> {
     and every push names its optimizer.
   }];
   let options = [
-    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
-           "sgd, momentum, adagrad, adam or adamw">,
+    Option<"optimizer", "optimizer", "::mlir::parallax::OptimizerKind",
+           /*default=*/"::mlir::parallax::OptimizerKind::SGD",
+           "The update rule", [{::llvm::cl::values(
+             clEnumValN(::mlir::parallax::OptimizerKind::SGD, "sgd",
+                        "plain SGD"),
+             clEnumValN(::mlir::parallax::OptimizerKind::Momentum, "momentum",
+                        "SGD with (Nesterov) momentum"),
+             clEnumValN(::mlir::parallax::OptimizerKind::Adagrad, "adagrad",
+                        "Adagrad"),
+             clEnumValN(::mlir::parallax::OptimizerKind::Adam, "adam", "Adam"),
+             clEnumValN(::mlir::parallax::OptimizerKind::AdamW, "adamw",
+                        "AdamW"))}]>,
     Option<"lr", "lr", "double", /*default=*/"0.01", "Learning rate">,
     Option<"momentum", "momentum", "double", /*default=*/"0.9",
            "Momentum factor (momentum)">,

@@ -25,6 +25,18 @@ def Parallax_Placement : I32EnumAttr<"Placement",
   let genSpecializedAttr = 0;
 }
 
+// Not an attribute: the enum of --parallax-distribute's `strategy` option and
+// of the plan (include/parallax/Analysis/Plan.h).
+def Parallax_Strategy : I32EnumAttr<"Strategy",
+    "how the plan places variables", [
+      I32EnumAttrCase<"Hybrid", 0, "hybrid">,
+      I32EnumAttrCase<"AllReduce", 1, "allreduce">,
+      I32EnumAttrCase<"PS", 2, "ps">
+    ]> {
+  let cppNamespace = "::mlir::parallax";
+  let genSpecializedAttr = 0;
+}
+
 // Printed as a bare keyword in op assembly (`parallax.allreduce mean ...`),
 // like arith.cmpi's predicate.
 def Parallax_ReductionKind : I32EnumAttr<"ReductionKind",
