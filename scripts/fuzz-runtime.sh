@@ -12,7 +12,7 @@
 # build-fuzz-runtime/artifacts/ (the runtime's own error messages, the
 # expected outcome for bad input, are hidden: -close_fd_mask=2; rerun an
 # input without it to see them); turn each into a regression test
-# (unittests/Runtime/NpyTest.cpp holds the ones found so far).
+# (unittests/Support/NpyTest.cpp holds the ones found so far).
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -32,7 +32,7 @@ FLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer -Wno-deprecated-declarations
   $(mpicc --showme:compile))
 /usr/lib/llvm-22/bin/clang++ "${FLAGS[@]}" \
   tools/parallax-runtime-fuzzer/parallax-runtime-fuzzer.cpp \
-  lib/Runtime/{Blas,Checkpoint,Collectives,Comm,FileNames,Npy,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp \
+  lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp \
   $(mpicc --showme:link) -lopenblas -o "$BUILD/parallax-runtime-fuzzer"
 
 # Seeds: each example's data files (case 0), a checkpoint (case 1), names

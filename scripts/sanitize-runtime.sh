@@ -37,7 +37,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 objects=()
-for source in lib/Runtime/{Blas,Checkpoint,Collectives,Comm,FileNames,Npy,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp; do
+for source in lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp; do
   object=$BUILD/obj/$(basename "$source" .cpp).o
   $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime \
     -DOMPI_SKIP_MPICXX $MPI_CFLAGS -c "$source" -o "$object"
@@ -48,7 +48,7 @@ ar rcs "$BUILD/libParallaxRuntime.a" "${objects[@]}"
 RUNTIME=("$BUILD/libParallaxRuntime.a" -lopenblas $MPI_LIBS -lm)
 
 $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime $MPI_CFLAGS \
-  unittests/Runtime/{FileNames,InputChecks,Npy,Optimizers}Test.cpp \
+  unittests/Support/{FileNames,Npy}Test.cpp unittests/Runtime/{InputChecks,Optimizers}Test.cpp \
   "${RUNTIME[@]}" -lgtest -lgtest_main -pthread -o "$BUILD/runtime-tests"
 $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -DOMPI_SKIP_MPICXX \
   $MPI_CFLAGS unittests/Runtime/ParameterStoreTest.cpp \

@@ -6,7 +6,7 @@
 
 #include "parallax/Analysis/ProfileSparsity.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
-#include "parallax/Runtime/Npy.h"
+#include "parallax/Support/Npy.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

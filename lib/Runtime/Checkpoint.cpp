@@ -14,10 +14,10 @@
 
 #include "Checkpoint.h"
 
-#include "parallax/Runtime/Npy.h"
+#include "parallax/Support/Npy.h"
 
 #include "Comm.h"
-#include "FileNames.h"
+#include "parallax/Support/FileNames.h"
 #include "ParameterStore.h"
 #include "Support.h"
 #include "Trace.h"

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Runtime/Npy.h"
+#include "parallax/Support/Npy.h"
 #include "parallax/Runtime/Runtime.h"
 
 #include "Comm.h"

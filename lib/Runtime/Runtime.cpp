@@ -5,10 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "parallax/Runtime/Runtime.h"
-#include "parallax/Runtime/Npy.h"
+#include "parallax/Support/Npy.h"
 
 #include "Descriptor.h"
-#include "FileNames.h"
+#include "parallax/Support/FileNames.h"
 #include "Support.h"
 
 #include <cerrno>

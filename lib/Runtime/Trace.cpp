@@ -9,7 +9,7 @@
 #include "parallax/Runtime/Runtime.h"
 
 #include "Comm.h"
-#include "FileNames.h"
+#include "parallax/Support/FileNames.h"
 #include "Support.h"
 
 #include <cstdio>

@@ -12,13 +12,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Runtime/Npy.h"
+#include "parallax/Support/Npy.h"
 #include "parallax/Runtime/Runtime.h"
 
 #include "Checkpoint.h"
 #include "Comm.h"
 #include "Descriptor.h"
-#include "FileNames.h"
+#include "parallax/Support/FileNames.h"
 #include "ParameterStore.h"
 #include "Support.h"
 #include "Trace.h"

@@ -13,11 +13,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Runtime/Npy.h"
+#include "parallax/Support/Npy.h"
 #include "parallax/Runtime/Runtime.h"
 
 #include "Checkpoint.h"
-#include "FileNames.h"
+#include "parallax/Support/FileNames.h"
 #include "Support.h"
 
 #include <cstdlib>

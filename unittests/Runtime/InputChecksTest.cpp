@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Runtime/Npy.h"
 #include "parallax/Runtime/Runtime.h"
+#include "parallax/Support/Npy.h"
 
 #include "Support.h"
 

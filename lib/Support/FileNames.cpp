@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FileNames.h"
+#include "parallax/Support/FileNames.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Runtime/Npy.h"
+#include "parallax/Support/Npy.h"
 
 #include "gtest/gtest.h"
 

@@ -1,12 +1,13 @@
-//===- FileNames.h - Names as file names, JSON strings, output guards -*- C++
-//-*-===//
+//===- FileNames.h - Names as file names, JSON strings, output guards --===//
 //
-// Part of the Parallax project. Internal to lib/Runtime.
+// Part of the Parallax project. Shared by the runtime and the compiler
+// (lib/Support); in namespace parallax::runtime, the runtime being their
+// main user.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PARALLAX_LIB_RUNTIME_FILENAMES_H
-#define PARALLAX_LIB_RUNTIME_FILENAMES_H
+#ifndef PARALLAX_SUPPORT_FILENAMES_H
+#define PARALLAX_SUPPORT_FILENAMES_H
 
 #include <cstdint>
 #include <initializer_list>
@@ -55,4 +56,4 @@ void syncDirectory(const std::string &dir);
 
 } // namespace parallax::runtime
 
-#endif // PARALLAX_LIB_RUNTIME_FILENAMES_H
+#endif // PARALLAX_SUPPORT_FILENAMES_H

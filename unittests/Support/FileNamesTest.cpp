@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FileNames.h"
+#include "parallax/Support/FileNames.h"
 
 #include "gtest/gtest.h"
 

@@ -1,11 +1,13 @@
 //===- Npy.h - numpy .npy files ---------------------------------*- C++ -*-===//
 //
-// Part of the Parallax project.
+// Part of the Parallax project. Shared by the runtime and the compiler
+// (lib/Support); in namespace parallax::runtime, the runtime being its main
+// user.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PARALLAX_RUNTIME_NPY_H
-#define PARALLAX_RUNTIME_NPY_H
+#ifndef PARALLAX_SUPPORT_NPY_H
+#define PARALLAX_SUPPORT_NPY_H
 
 #include <cstdint>
 #include <string>
@@ -38,4 +40,4 @@ std::string shapeString(const std::vector<int64_t> &shape);
 
 } // namespace parallax::runtime
 
-#endif // PARALLAX_RUNTIME_NPY_H
+#endif // PARALLAX_SUPPORT_NPY_H

@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Runtime/Npy.h"
+#include "parallax/Support/Npy.h"
 
-#include "FileNames.h"
+#include "parallax/Support/FileNames.h"
 
 #include <cstdint>
 #include <cstdio>
