@@ -71,13 +71,11 @@ void adamKernel(const Slots &s, const float *g, int64_t n, const Hyper &h) {
   }
 }
 
-Hyper hyper(double lr, double momentum, double beta1, double beta2,
-            double epsilon, double weightDecay, double lrDecay,
-            double nesterov) {
-  return {static_cast<float>(lr),      static_cast<float>(momentum),
-          static_cast<float>(beta1),   static_cast<float>(beta2),
-          static_cast<float>(epsilon), static_cast<float>(weightDecay),
-          static_cast<float>(lrDecay), nesterov != 0.0,
+Hyper hyper(const ParallaxHyperParameters &p) {
+  return {static_cast<float>(p.lr),       static_cast<float>(p.momentum),
+          static_cast<float>(p.beta1),    static_cast<float>(p.beta2),
+          static_cast<float>(p.epsilon),  static_cast<float>(p.weight_decay),
+          static_cast<float>(p.lr_decay), p.nesterov != 0.0,
           parallax_rt_current_step()};
 }
 
@@ -226,11 +224,8 @@ void parallax::runtime::applyRows(Kernel kernel, const std::string &name,
 // (name, partitions, first server) for a push to the variable's servers.
 // Memrefs arrive as (rank, descriptor); the state memrefs have the variable's
 // shape, so their ranks are not needed.
-#define PARALLAX_HYPER_PARAMS                                                  \
-  double lr, double momentum, double beta1, double beta2, double epsilon,      \
-      double weightDecay, double lrDecay, double nesterov
-#define PARALLAX_HYPER                                                         \
-  hyper(lr, momentum, beta1, beta2, epsilon, weightDecay, lrDecay, nesterov)
+#define PARALLAX_HYPER_PARAMS const ParallaxHyperParameters *hp
+#define PARALLAX_HYPER hyper(*hp)
 #define PARALLAX_DENSE_ARGS int64_t rankG, void *g, PARALLAX_HYPER_PARAMS
 #define PARALLAX_SPARSE_ARGS                                                   \
   int64_t rankI, void *ids, int64_t rankV, void *values, PARALLAX_HYPER_PARAMS

@@ -16,39 +16,6 @@
 #include <cstdint>
 #include <vector>
 
-// Declared by generated code only; the test declares what it calls.
-extern "C" {
-void parallax_rt_update_sgd_f32(const char *, int64_t, void *, int64_t, void *,
-                                double, double, double, double, double, double,
-                                double, double);
-void parallax_rt_update_momentum_f32(const char *, int64_t, void *, int64_t,
-                                     void *, int64_t, void *, double, double,
-                                     double, double, double, double, double,
-                                     double);
-void parallax_rt_update_adagrad_sparse_f32(const char *, int64_t, void *,
-                                           int64_t, void *, int64_t, void *,
-                                           int64_t, void *, double, double,
-                                           double, double, double, double,
-                                           double, double);
-void parallax_rt_update_adagrad_f32(const char *, int64_t, void *, int64_t,
-                                    void *, int64_t, void *, double, double,
-                                    double, double, double, double, double,
-                                    double);
-void parallax_rt_update_adam_f32(const char *, int64_t, void *, int64_t, void *,
-                                 int64_t, void *, int64_t, void *, double,
-                                 double, double, double, double, double, double,
-                                 double);
-void parallax_rt_update_adamw_f32(const char *, int64_t, void *, int64_t,
-                                  void *, int64_t, void *, int64_t, void *,
-                                  double, double, double, double, double,
-                                  double, double, double);
-void parallax_rt_update_adam_sparse_f32(const char *, int64_t, void *, int64_t,
-                                        void *, int64_t, void *, int64_t,
-                                        void *, int64_t, void *, double, double,
-                                        double, double, double, double, double,
-                                        double);
-}
-
 namespace {
 
 /// A rank-2 strided memref descriptor over a vector, as MLIR lays it out.
@@ -68,10 +35,10 @@ template <typename T> struct Memref1D {
         offset(0), sizes{static_cast<int64_t>(data.size())}, strides{1} {}
 };
 
-// lr, momentum, beta1, beta2, epsilon, weight_decay, lr_decay, nesterov.
-struct Hyper {
-  double lr = 0.1, momentum = 0, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8,
-         weightDecay = 0, lrDecay = 0, nesterov = 0;
+/// Defaults of the tests: lr 0.1, momentum 0, betas 0.9 and 0.999, epsilon
+/// 1e-8, no decay, no Nesterov.
+struct Hyper : ParallaxHyperParameters {
+  Hyper() : ParallaxHyperParameters{0.1, 0, 0.9, 0.999, 1e-8, 0, 0, 0} {}
 };
 
 void setStep(int64_t step) { parallax_rt_load_batch(step - 1); }
@@ -80,10 +47,8 @@ TEST(OptimizersTest, SgdWithWeightDecay) {
   std::vector<float> w{1.0f, -2.0f}, g{0.5f, 0.25f};
   Memref1D<float> wd(w), gd(g);
   Hyper h;
-  h.weightDecay = 0.1;
-  parallax_rt_update_sgd_f32("w", 1, &wd, 1, &gd, h.lr, h.momentum, h.beta1,
-                             h.beta2, h.epsilon, h.weightDecay, h.lrDecay,
-                             h.nesterov);
+  h.weight_decay = 0.1;
+  parallax_rt_update_sgd_f32("w", 1, &wd, 1, &gd, &h);
   EXPECT_FLOAT_EQ(w[0], 1.0f - 0.1f * (0.5f + 0.1f * 1.0f));
   EXPECT_FLOAT_EQ(w[1], -2.0f - 0.1f * (0.25f - 0.1f * 2.0f));
 }
@@ -97,9 +62,7 @@ TEST(OptimizersTest, MomentumAndNesterovOverTwoSteps) {
     h.nesterov = nesterov;
     float expectW = 1.0f, expectV = 0.0f;
     for (int step = 0; step < 2; ++step) {
-      parallax_rt_update_momentum_f32("w", 1, &wd, 1, &vd, 1, &gd, h.lr,
-                                      h.momentum, h.beta1, h.beta2, h.epsilon,
-                                      h.weightDecay, h.lrDecay, h.nesterov);
+      parallax_rt_update_momentum_f32("w", 1, &wd, 1, &vd, 1, &gd, &h);
       expectV = 0.9f * expectV + 0.5f; // torch: buf = g on the first step
       expectW -= 0.1f * (nesterov ? 0.5f + 0.9f * expectV : expectV);
     }
@@ -120,14 +83,11 @@ TEST(OptimizersTest, SparseAdagradSumsRepeatedRowsAndMatchesDense) {
   Memref1D<int64_t> idd(ids);
   Hyper h;
   h.epsilon = 1e-10;
-  h.lrDecay = 0.5;
+  h.lr_decay = 0.5;
   setStep(3); // clr = lr / (1 + 2 * lr_decay)
-  parallax_rt_update_adagrad_sparse_f32(
-      "emb", 2, &wd, 2, &sd, 1, &idd, 2, &rd, h.lr, h.momentum, h.beta1,
-      h.beta2, h.epsilon, h.weightDecay, h.lrDecay, h.nesterov);
-  parallax_rt_update_adagrad_f32("emb", 2, &wdd, 2, &sdd, 2, &gdd, h.lr,
-                                 h.momentum, h.beta1, h.beta2, h.epsilon,
-                                 h.weightDecay, h.lrDecay, h.nesterov);
+  parallax_rt_update_adagrad_sparse_f32("emb", 2, &wd, 2, &sd, 1, &idd, 2, &rd,
+                                        &h);
+  parallax_rt_update_adagrad_f32("emb", 2, &wdd, 2, &sdd, 2, &gdd, &h);
   setStep(1);
   // Untouched rows 1 and 3 are unchanged; for Adagrad lazy == dense.
   EXPECT_EQ(w[2], 3.0f);
@@ -146,11 +106,10 @@ TEST(OptimizersTest, AdamBiasCorrectionAndAdamWDecay) {
     Memref1D<float> wd(w), md(m), vd(v), gd(g);
     Hyper h;
     h.lr = 0.01;
-    h.weightDecay = 0.1;
+    h.weight_decay = 0.1;
     setStep(1);
     (decoupled ? parallax_rt_update_adamw_f32 : parallax_rt_update_adam_f32)(
-        "w", 1, &wd, 1, &md, 1, &vd, 1, &gd, h.lr, h.momentum, h.beta1, h.beta2,
-        h.epsilon, h.weightDecay, h.lrDecay, h.nesterov);
+        "w", 1, &wd, 1, &md, 1, &vd, 1, &gd, &h);
     float grad = decoupled ? 0.5f : 0.5f + 0.1f * 1.0f;
     float w0 = decoupled ? 1.0f * (1.0f - 0.01f * 0.1f) : 1.0f;
     float mExpect = 0.1f * grad, vExpect = 0.001f * grad * grad;
@@ -171,9 +130,8 @@ TEST(OptimizersTest, LazyAdamLeavesRowsWithoutGradientAlone) {
   Memref1D<int64_t> idd(ids);
   Hyper h;
   setStep(2);
-  parallax_rt_update_adam_sparse_f32(
-      "emb", 2, &wd, 2, &md, 2, &vd, 1, &idd, 2, &rd, h.lr, h.momentum, h.beta1,
-      h.beta2, h.epsilon, h.weightDecay, h.lrDecay, h.nesterov);
+  parallax_rt_update_adam_sparse_f32("emb", 2, &wd, 2, &md, 2, &vd, 1, &idd, 2,
+                                     &rd, &h);
   setStep(1);
   EXPECT_NE(w[0], 1.0f);
   EXPECT_EQ(w[1], 1.0f);
@@ -187,10 +145,8 @@ TEST(OptimizersDeathTest, OutOfRangeRowNamesTheVariable) {
   Memref2D<float> wd(w, 2, 2), sd(sum, 2, 2), rd(rows, 1, 2);
   Memref1D<int64_t> idd(ids);
   Hyper h;
-  EXPECT_EXIT(parallax_rt_update_adagrad_sparse_f32(
-                  "emb", 2, &wd, 2, &sd, 1, &idd, 2, &rd, h.lr, h.momentum,
-                  h.beta1, h.beta2, h.epsilon, h.weightDecay, h.lrDecay,
-                  h.nesterov),
+  EXPECT_EXIT(parallax_rt_update_adagrad_sparse_f32("emb", 2, &wd, 2, &sd, 1,
+                                                    &idd, 2, &rd, &h),
               ::testing::ExitedWithCode(1),
               "row index 5 is out of range for 'emb', which has 2 rows");
 }

@@ -27,22 +27,6 @@
 
 using namespace parallax::runtime;
 
-// Declared by generated code only; the test declares what it calls.
-extern "C" {
-void parallax_rt_push_sgd_sparse_f32(const char *, int64_t, int64_t, int64_t,
-                                     void *, int64_t, void *, int64_t, void *,
-                                     double, double, double, double, double,
-                                     double, double, double);
-void parallax_rt_push_adagrad_sparse_f32(const char *, int64_t, int64_t,
-                                         int64_t, void *, int64_t, void *,
-                                         int64_t, void *, int64_t, void *,
-                                         double, double, double, double, double,
-                                         double, double, double);
-void parallax_rt_push_sgd_f32(const char *, int64_t, int64_t, int64_t, void *,
-                              int64_t, void *, double, double, double, double,
-                              double, double, double, double);
-}
-
 namespace {
 
 /// A strided memref descriptor of rank R over a vector, as MLIR lays it out.
@@ -62,6 +46,9 @@ template <typename T, int R> struct Memref {
 
 constexpr int64_t rows = 10, width = 3;
 constexpr double lr = 0.5;
+// lr, momentum, beta1, beta2, epsilon, weight_decay, lr_decay, nesterov.
+constexpr ParallaxHyperParameters sgd{lr, 0, 0, 0, 0, 0, 0, 0};
+constexpr ParallaxHyperParameters adagrad{lr, 0, 0, 0, 1e-10, 0, 0, 0};
 
 std::vector<float> initialTable() {
   std::vector<float> table(rows * width);
@@ -159,7 +146,7 @@ TEST_P(ParameterStoreTest, SparseSgdPushEqualsOneWorker) {
   Memref<float, 2> valueView(values, {static_cast<int64_t>(ids.size()), width});
   parallax_rt_load_batch(0);
   parallax_rt_push_sgd_sparse_f32("table", partitions, first, 2, &w, 1, &idView,
-                                  2, &valueView, lr, 0, 0, 0, 0, 0, 0, 0);
+                                  2, &valueView, &sgd);
   std::vector<float> expected = initialTable();
   for (auto &[row, sum] : summedGradient())
     for (int64_t j = 0; j < width; ++j)
@@ -181,8 +168,8 @@ TEST_P(ParameterStoreTest, SparseAdagradKeepsStateOnServers) {
   parallax_rt_load_batch(0);
   for (int step = 0; step < 2; ++step)
     parallax_rt_push_adagrad_sparse_f32("table", partitions, first, 2, &w, 2,
-                                        &s, 1, &idView, 2, &valueView, lr, 0, 0,
-                                        0, 1e-10, 0, 0, 0);
+                                        &s, 1, &idView, 2, &valueView,
+                                        &adagrad);
   std::vector<float> expected = initialTable(), expectedSum(rows * width, 0);
   for (int step = 0; step < 2; ++step)
     for (auto &[row, total] : summedGradient())
@@ -209,8 +196,7 @@ TEST_P(ParameterStoreTest, DenseSgdPushAndWholePull) {
   for (int64_t i = 0; i < rows * width; ++i)
     gradient[i] = (world().rank + 1) * 0.01f * i;
   Memref<float, 2> w(table, {rows, width}), g(gradient, {rows, width});
-  parallax_rt_push_sgd_f32("table", partitions, first, 2, &w, 2, &g, lr, 0, 0,
-                           0, 0, 0, 0, 0);
+  parallax_rt_push_sgd_f32("table", partitions, first, 2, &w, 2, &g, &sgd);
   parallax_rt_pull_f32("table", partitions, first, 2, &w);
   double n = world().size, rankSum = n * (n + 1) / 2;
   for (int64_t i = 0; i < rows * width; ++i)

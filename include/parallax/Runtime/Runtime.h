@@ -7,7 +7,8 @@
 // as well as C++; test/Tools/runtime-header.test compiles it as C99) that
 // the compiler declares as `func.func private` from the same list. A
 // memref parameter `x` is passed as `int64_t xRank, void *x`: MLIR's
-// unranked convention, a rank and a pointer to a strided descriptor.
+// unranked convention, a rank and a pointer to a strided descriptor; the
+// hyper-parameters of an optimizer as a pointer to ParallaxHyperParameters.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +47,15 @@ enum {
   PARALLAX_RT_REDUCE_MIN = 3,
 };
 
+/// An optimizer's hyper-parameters (#parallax.optimizer), which every
+/// update and push takes by pointer (RT_HYPER): the compiler emits one
+/// constant per optimizer configuration. As many doubles as fields, in this
+/// order, so the compiler lays it out as an array of 8 f64.
+typedef struct ParallaxHyperParameters {
+  double lr, momentum, beta1, beta2, epsilon, weight_decay, lr_decay;
+  double nesterov; /* 0 or 1 */
+} ParallaxHyperParameters;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -62,6 +72,7 @@ extern "C" {
 #define RT_F32(n) float n
 #define RT_F64(n) double n
 #define RT_MEMREF(T, n) int64_t n##Rank, void *n
+#define RT_HYPER(n) const ParallaxHyperParameters *n
 #define PARALLAX_RT_FUNCTION(name, result, parameters)                         \
   result parallax_rt_##name parameters;
 #include "parallax/Runtime/RuntimeABI.def"

@@ -25,6 +25,7 @@ enum Kind : uint8_t {
   None,
   Str,
   Argv,
+  Hyper,
   I32,
   I64,
   F32,
@@ -50,6 +51,7 @@ const std::vector<Entry> &entries() {
 #define RT_NONE
 #define RT_STR(n) Str
 #define RT_ARGV(n) Argv
+#define RT_HYPER(n) Hyper
 #define RT_I32(n) I32
 #define RT_I64(n) I64
 #define RT_F32(n) F32
@@ -86,6 +88,7 @@ Type typeOf(Kind kind, MLIRContext *context) {
     return Type();
   case Str:
   case Argv:
+  case Hyper:
     return LLVM::LLVMPointerType::get(context);
   case I32:
     return b.getI32Type();

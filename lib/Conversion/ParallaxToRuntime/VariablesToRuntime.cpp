@@ -276,12 +276,7 @@ struct ConvertParallaxVariablesPass
     } else {
       args.push_back(readOnlyBuffer(builder, loc, gradient));
     }
-    for (const APFloat &value :
-         {config.getLr(), config.getMomentum(), config.getBeta1(),
-          config.getBeta2(), config.getEpsilon(), config.getWeightDecay(),
-          config.getLrDecay(), APFloat(config.getNesterov() ? 1.0 : 0.0)})
-      args.push_back(arith::ConstantOp::create(
-          builder, loc, builder.getF64FloatAttr(value.convertToDouble())));
+    args.push_back(runtimeHyperParameters(builder, module, loc, config));
     callRuntime(builder, module, loc,
                 abi::optimizer(config.getKind(), push, sparse), args);
     op->erase();

@@ -33,10 +33,10 @@ module attributes {parallax.world = #parallax.world<workers = 4>} {
     // CHECK: call @parallax_rt_pull_f32
     // CHECK: %[[WHOLE:.*]] = bufferization.to_tensor %[[SMALL]] restrict
     %whole = parallax.pull @small : tensor<10x2xf32>
-    // CHECK: call @parallax_rt_push_adagrad_sparse_f32({{.*}}) : (!llvm.ptr, i64, i64, memref<*xf32>, memref<*xf32>, memref<*xi64>, memref<*xf32>, f64, f64, f64, f64, f64, f64, f64, f64) -> ()
+    // CHECK: call @parallax_rt_push_adagrad_sparse_f32({{.*}}) : (!llvm.ptr, i64, i64, memref<*xf32>, memref<*xf32>, memref<*xi64>, memref<*xf32>, !llvm.ptr) -> ()
     %sparse = parallax.row_sparse.pack %ids, %rows : !parallax.row_sparse<tensor<100x8xf32>, rows = 6>
     parallax.push @emb, %sparse optimizer = <adagrad, lr = 1.000000e-01> state = [@emb.sum] : !parallax.row_sparse<tensor<100x8xf32>, rows = 6>
-    // CHECK: call @parallax_rt_push_sgd_f32({{.*}}) : (!llvm.ptr, i64, i64, memref<*xf32>, memref<*xf32>, f64, f64, f64, f64, f64, f64, f64, f64) -> ()
+    // CHECK: call @parallax_rt_push_sgd_f32({{.*}}) : (!llvm.ptr, i64, i64, memref<*xf32>, memref<*xf32>, !llvm.ptr) -> ()
     parallax.push @small, %g optimizer = <sgd, lr = 1.000000e-01> : tensor<10x2xf32>
     // CHECK: return %[[PULLED]], %[[WHOLE]]
     return %pulled, %whole : tensor<6x8xf32>, tensor<10x2xf32>

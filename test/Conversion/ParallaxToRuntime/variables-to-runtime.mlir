@@ -7,6 +7,11 @@ parallax.variable trainable @emb : tensor<10x4xf32> = dense<0.5>
 parallax.variable state @emb.sum : tensor<10x4xf32> = dense<0.0>
 parallax.variable trainable @bias : tensor<4xf32> = dense<0.5>
 parallax.variable @frozen : tensor<4xf32> = dense<1.0>
+// The hyper-parameters of equal optimizer configurations (Adagrad and SGD
+// with lr 0.1 and the attribute's defaults) are one constant, in the field
+// order of ParallaxHyperParameters.
+// CHECK: llvm.mlir.global internal constant @[[HYPER:__parallax_hyper_0]](dense<[1.000000e-01, 0.000000e+00, 9.000000e-01, 0.99899999999999999, 1.000000e-08, 0.000000e+00, 0.000000e+00, 0.000000e+00]> : tensor<8xf64>) {addr_space = 0 : i32} : !llvm.array<8 x f64>
+// CHECK-NOT: __parallax_hyper_1
 // CHECK: memref.global "private" @emb : memref<10x4xf32> = dense<5.000000e-01> {alignment = 64 : i64, parallax.variable = "trainable"}
 // CHECK: memref.global "private" @emb.sum : memref<10x4xf32> = dense<0.000000e+00> {alignment = 64 : i64, parallax.variable = "state"}
 // CHECK: memref.global "private" @frozen : memref<4xf32> = dense<1.000000e+00> {alignment = 64 : i64}
@@ -17,8 +22,10 @@ parallax.variable @frozen : tensor<4xf32> = dense<1.0>
 // CHECK: %[[SUM:.*]] = memref.get_global @emb.sum : memref<10x4xf32>
 // CHECK: %[[IDS:.*]] = bufferization.to_buffer %arg0 read_only : tensor<2xi64> to memref<2xi64>
 // CHECK: %[[ROWS:.*]] = bufferization.to_buffer %arg1 read_only : tensor<2x4xf32> to memref<2x4xf32>
-// CHECK: call @parallax_rt_update_adagrad_sparse_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xi64>, memref<*xf32>, f64, f64, f64, f64, f64, f64, f64, f64) -> ()
-// CHECK: call @parallax_rt_update_sgd_f32({{.*}}) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, f64, f64, f64, f64, f64, f64, f64, f64) -> ()
+// CHECK: %[[H:.*]] = llvm.mlir.addressof @[[HYPER]] : !llvm.ptr
+// CHECK: call @parallax_rt_update_adagrad_sparse_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[H]]) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xi64>, memref<*xf32>, !llvm.ptr) -> ()
+// CHECK: %[[H2:.*]] = llvm.mlir.addressof @[[HYPER]] : !llvm.ptr
+// CHECK: call @parallax_rt_update_sgd_f32({{.*}}, %[[H2]]) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, !llvm.ptr) -> ()
 // CHECK-NOT: parallax.
 func.func @train_step(%ids: tensor<2xi64>, %rows: tensor<2x4xf32>) -> tensor<4xf32> {
   %b = parallax.read @bias : tensor<4xf32>

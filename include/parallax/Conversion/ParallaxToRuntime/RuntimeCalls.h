@@ -101,6 +101,38 @@ inline Value runtimeString(OpBuilder &builder, ModuleOp module, Location loc,
                                    LLVM::LLVMPointerType::get(ctx), symbol);
 }
 
+/// A pointer to the ParallaxHyperParameters of `config` (Runtime.h: eight
+/// doubles in field order), a private constant of `module`, one per
+/// distinct configuration.
+inline Value runtimeHyperParameters(OpBuilder &builder, ModuleOp module,
+                                    Location loc, OptimizerAttr config) {
+  MLIRContext *ctx = builder.getContext();
+  SmallVector<double> values;
+  for (const APFloat &value :
+       {config.getLr(), config.getMomentum(), config.getBeta1(),
+        config.getBeta2(), config.getEpsilon(), config.getWeightDecay(),
+        config.getLrDecay(), APFloat(config.getNesterov() ? 1.0 : 0.0)})
+    values.push_back(value.convertToDouble());
+  auto valueType = RankedTensorType::get({8}, builder.getF64Type());
+  auto contents = DenseElementsAttr::get(valueType, ArrayRef<double>(values));
+  auto pointer = LLVM::LLVMPointerType::get(ctx);
+  std::string symbol;
+  for (unsigned i = 0;; ++i) {
+    symbol = "__parallax_hyper_" + std::to_string(i);
+    auto existing = module.lookupSymbol<LLVM::GlobalOp>(symbol);
+    if (!existing)
+      break;
+    if (existing.getValueOrNull() == contents)
+      return LLVM::AddressOfOp::create(builder, loc, pointer, symbol);
+  }
+  OpBuilder top =
+      OpBuilder::atBlockBegin(module.getBody(), builder.getListener());
+  LLVM::GlobalOp::create(
+      top, loc, LLVM::LLVMArrayType::get(builder.getF64Type(), 8),
+      /*isConstant=*/true, LLVM::Linkage::Internal, symbol, contents);
+  return LLVM::AddressOfOp::create(builder, loc, pointer, symbol);
+}
+
 /// `value` (a memref) as the runtime takes memrefs: memref<*xT>.
 inline Value unrankedMemRef(OpBuilder &builder, Location loc, Value value) {
   auto type = cast<MemRefType>(value.getType());
