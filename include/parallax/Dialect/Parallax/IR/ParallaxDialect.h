@@ -11,7 +11,8 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/DialectImplementation.h"
 
-#include "parallax/Dialect/Parallax/IR/ParallaxDialect.h.inc"
+// Attributes and types first: the dialect's discardable-attribute helpers
+// name them.
 #include "parallax/Dialect/Parallax/IR/ParallaxEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
@@ -19,5 +20,7 @@
 
 #define GET_TYPEDEF_CLASSES
 #include "parallax/Dialect/Parallax/IR/ParallaxTypes.h.inc"
+
+#include "parallax/Dialect/Parallax/IR/ParallaxDialect.h.inc"
 
 #endif // PARALLAX_DIALECT_PARALLAX_IR_PARALLAXDIALECT_H

@@ -44,35 +44,42 @@ def Parallax_Dialect : Dialect {
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
 
+  // The attributes the dialect attaches to ops of other dialects: a
+  // module's world, a function argument's or result's ONNX name and index
+  // ranges, and the `memref.global`s variables are lowered to. Verified in
+  // verifyOperationAttribute / verifyRegionArgAttribute.
+  let discardableAttrs = (ins
+    // The `#parallax.world` of a module.
+    "::mlir::parallax::WorldAttr":$world,
+    // The ONNX name of a graph input or output.
+    "::mlir::StringAttr":$name,
+    // The `#parallax.index_range`s an integer graph input must satisfy.
+    "::mlir::ArrayAttr":$index_ranges,
+    // The kind of a variable's `memref.global`: "trainable" or "state"
+    // (registered for checkpoints).
+    "::mlir::StringAttr":$variable,
+    // `array<i64: P, S>` on a parameter-server variable's `memref.global`
+    // (and its optimizer state's): its P partitions are served by workers
+    // S, S+1, ... (mod the world size).
+    "::mlir::DenseI64ArrayAttr":$shards
+  );
+
   let extraClassDeclaration = [{
-    /// Name of the module attribute holding the `#parallax.world`.
+    // The attribute names, for code that has no dialect instance at hand.
     static constexpr ::llvm::StringLiteral getWorldAttrName() {
-      return ::llvm::StringLiteral("parallax.world");
+      return WorldAttrHelper::getNameStr();
     }
-
-    /// Name of the function argument and result attribute that keeps the
-    /// ONNX name of a graph input or output.
     static constexpr ::llvm::StringLiteral getNameAttrName() {
-      return ::llvm::StringLiteral("parallax.name");
+      return NameAttrHelper::getNameStr();
     }
-
-    /// Name of the function argument attribute listing the
-    /// `#parallax.index_range`s an integer graph input must satisfy.
     static constexpr ::llvm::StringLiteral getIndexRangesAttrName() {
-      return ::llvm::StringLiteral("parallax.index_ranges");
+      return IndexRangesAttrHelper::getNameStr();
     }
-
-    /// Name of the attribute marking the `memref.global` a variable was
-    /// lowered to: "trainable" or "state" (registered for checkpoints).
     static constexpr ::llvm::StringLiteral getVariableAttrName() {
-      return ::llvm::StringLiteral("parallax.variable");
+      return VariableAttrHelper::getNameStr();
     }
-
-    /// Name of the attribute on the `memref.global` of a parameter-server
-    /// variable (and of its optimizer state): `array<i64: P, S>`, its P
-    /// partitions are served by workers S, S+1, ... (mod the world size).
     static constexpr ::llvm::StringLiteral getShardsAttrName() {
-      return ::llvm::StringLiteral("parallax.shards");
+      return ShardsAttrHelper::getNameStr();
     }
 
     /// "node 'NAME'" for an op imported from ONNX node NAME (its NameLoc),
