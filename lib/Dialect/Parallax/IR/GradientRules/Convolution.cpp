@@ -1,0 +1,290 @@
+//===- Convolution.cpp - Gradients of convolution and pooling
+//---------------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradBuilder.h"
+
+using namespace mlir;
+using namespace mlir::parallax;
+using namespace mlir::parallax::gradients;
+
+/// The largest window (elements) of the general pooling gradient, which
+/// builds a few ops per window element.
+static constexpr int64_t kMaxPoolWindow = 256;
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+/// dx and dw of an ungrouped convolution.
+static std::pair<Value, Value> convGradients(GradBuilder &g, Value x, Value w,
+                                             Value dy,
+                                             ArrayRef<int64_t> strides,
+                                             ArrayRef<int64_t> dilations,
+                                             ArrayRef<int64_t> pads) {
+  auto xType = tensorType(x), wType = tensorType(w);
+  int64_t rank = xType.getRank(), spatial = rank - 2;
+  Shape swap01(rank);
+  std::iota(swap01.begin(), swap01.end(), 0);
+  std::swap(swap01[0], swap01[1]);
+  Shape ones(spatial, 1), zeros(2 * spatial, 0);
+
+  // dx: the stride-dilated dy, padded to a full correlation, convolved
+  // with the filter flipped in space and with in/out channels swapped.
+  Value dilated = dy;
+  for (int64_t d = 0; d < spatial; ++d)
+    dilated = g.dilate(dilated, d + 2, strides[d]);
+  Shape low(rank, 0), high(rank, 0);
+  for (int64_t d = 0; d < spatial; ++d) {
+    int64_t reach = dilations[d] * (wType.getDimSize(d + 2) - 1);
+    low[d + 2] = reach - pads[d];
+    high[d + 2] = xType.getDimSize(d + 2) + reach - low[d + 2] -
+                  tensorType(dilated).getDimSize(d + 2);
+  }
+  dilated = g.padOrCrop(dilated, low, high);
+  Shape flipOffsets(rank, 0), flipStrides(rank, 1);
+  for (int64_t d = 2; d < rank; ++d) {
+    flipOffsets[d] = wType.getDimSize(d) - 1;
+    flipStrides[d] = -1;
+  }
+  Value flipped = g.transpose(
+      g.slice(w, flipOffsets, wType.getShape(), flipStrides), swap01);
+  Value dx = ConvOp::create(g.b, g.loc, dilated, flipped, Value(), ones, zeros,
+                            dilations, 1);
+
+  // dw: the padded input's patches against dy (conv_filter_grad).
+  Shape padLow(rank, 0), padHigh(rank, 0);
+  for (int64_t d = 0; d < spatial; ++d) {
+    padLow[d + 2] = pads[d];
+    padHigh[d + 2] = pads[d + spatial];
+  }
+  Value padded = g.padOrCrop(x, padLow, padHigh);
+  Value dw = ConvFilterGradOp::create(g.b, g.loc, padded, dy,
+                                      wType.getShape().drop_front(2), strides,
+                                      dilations);
+  return {dx, dw};
+}
+
+LogicalResult ConvOp::buildGradients(OpBuilder &builder, ValueRange grads,
+                                     SmallVectorImpl<Value> &out) {
+  return rule(
+      *this, builder, grads, out,
+      [&](GradBuilder &g, Value dy) -> LogicalResult {
+        Value x = getInput(), w = getFilter();
+        int64_t groups = getGroups(), rank = tensorType(x).getRank();
+        // A grouped convolution is `groups` independent ones on channel
+        // slices: differentiate each and concatenate.
+        auto channels = [&](Value v, int64_t group) {
+          auto type = tensorType(v);
+          Shape offsets(rank, 0), sizes(type.getShape());
+          sizes[1] /= groups;
+          offsets[1] = group * sizes[1];
+          return groups == 1 ? v : g.slice(v, offsets, sizes, Shape(rank, 1));
+        };
+        auto filters = [&](int64_t group) {
+          auto type = tensorType(w);
+          Shape offsets(rank, 0), sizes(type.getShape());
+          sizes[0] /= groups;
+          offsets[0] = group * sizes[0];
+          return groups == 1 ? w : g.slice(w, offsets, sizes, Shape(rank, 1));
+        };
+        SmallVector<Value> dxs, dws;
+        for (int64_t group = 0; group < groups; ++group) {
+          auto [dx, dw] = convGradients(g, channels(x, group), filters(group),
+                                        channels(dy, group), getStrides(),
+                                        getDilations(), getPads());
+          dxs.push_back(dx);
+          dws.push_back(dw);
+        }
+        out.push_back(groups == 1
+                          ? dxs.front()
+                          : Value(ConcatOp::create(g.b, g.loc, dxs, 1)));
+        out.push_back(groups == 1
+                          ? dws.front()
+                          : Value(ConcatOp::create(g.b, g.loc, dws, 0)));
+        if (getBias()) {
+          Shape axes{0};
+          for (int64_t d = 2; d < rank; ++d)
+            axes.push_back(d);
+          out.push_back(g.sum(dy, axes, false));
+        }
+        return success();
+      });
+}
+
+/// Pooling whose windows overlap, are padded or do not tile the input:
+/// one strided slice of the (padded) input per kernel offset holds every
+/// window's element at that offset; each slice's share of dy is scattered
+/// back through the adjoint of its slice.
+static Value generalPoolGradient(GradBuilder &g, PoolOp op, Value dy) {
+  Value x = op.getInput(), y = op.getResult();
+  auto xType = tensorType(x), yType = tensorType(y);
+  int64_t rank = xType.getRank(), spatial = rank - 2;
+  ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides(),
+                    pads = op.getPads();
+  // Pad to exactly the extent the windows cover (ceil_mode may reach past
+  // the declared pads; unused trailing input is cropped).
+  Shape low(rank, 0), high(rank, 0), declaredHigh(rank, 0);
+  for (int64_t d = 0; d < spatial; ++d) {
+    int64_t extent = (yType.getDimSize(d + 2) - 1) * strides[d] + kernel[d];
+    low[d + 2] = pads[d];
+    high[d + 2] = extent - xType.getDimSize(d + 2) - pads[d];
+    declaredHigh[d + 2] = std::min(high[d + 2], pads[d + spatial]);
+  }
+  auto padWith = [&](Value v, double value, ArrayRef<int64_t> lo,
+                     ArrayRef<int64_t> hi) {
+    Shape crop(rank, 0), padLo(lo), padHi(hi);
+    for (int64_t d = 0; d < rank; ++d) {
+      crop[d] = std::min<int64_t>(0, hi[d]);
+      padHi[d] = std::max<int64_t>(0, hi[d]);
+    }
+    v = g.padOrCrop(v, Shape(rank, 0), crop);
+    return Value(PadOp::create(g.b, g.loc, PadMode::Constant, v, padLo, padHi,
+                               APFloat(value)));
+  };
+  // Every window offset as a multi-index, the first kernel dimension
+  // slowest.
+  int64_t offsets = std::accumulate(kernel.begin(), kernel.end(), int64_t{1},
+                                    std::multiplies<>());
+  auto offsetOf = [&](int64_t k) {
+    Shape at(rank, 0);
+    for (int64_t d = spatial - 1; d >= 0; --d) {
+      at[d + 2] = k % kernel[d];
+      k /= kernel[d];
+    }
+    return at;
+  };
+  auto windowSlice = [&](Value padded, int64_t k) {
+    Shape sliceStrides(rank, 1);
+    for (int64_t d = 0; d < spatial; ++d)
+      sliceStrides[d + 2] = strides[d];
+    return g.slice(padded, offsetOf(k), yType.getShape(), sliceStrides);
+  };
+  SmallVector<Value> shares;
+  if (op.getKind() == PoolKind::Max) {
+    // Shared evenly among tied maxima of a window.
+    Value padded =
+        padWith(x, -std::numeric_limits<double>::infinity(), low, high);
+    SmallVector<Value> hits;
+    Value ties;
+    for (int64_t k = 0; k < offsets; ++k) {
+      Value hit = CastOp::create(
+          g.b, g.loc, yType,
+          EqualOp::create(g.b, g.loc, windowSlice(padded, k), y));
+      hits.push_back(hit);
+      ties = ties ? g.add(ties, hit) : hit;
+    }
+    Value share = g.div(dy, ties);
+    for (Value hit : hits)
+      shares.push_back(g.mul(hit, share));
+  } else {
+    // Divide by the number of elements the forward pass averaged: the
+    // window's elements inside the input, plus its declared pads with
+    // count_include_pad.
+    Value ones = arith::ConstantOp::create(
+        g.b, g.loc,
+        DenseElementsAttr::get(
+            xType, g.b.getFloatAttr(xType.getElementType(), 1.0).getValue()));
+    Value counted = ones;
+    Shape rest(rank, 0), restHigh(rank, 0);
+    if (op.getCountIncludePad()) {
+      counted = padWith(ones, 1.0, low, declaredHigh);
+      for (int64_t d = 0; d < rank; ++d)
+        restHigh[d] = high[d] - declaredHigh[d];
+      counted = padWith(counted, 0.0, rest, restHigh);
+    } else {
+      counted = padWith(ones, 0.0, low, high);
+    }
+    Value divisor;
+    for (int64_t k = 0; k < offsets; ++k) {
+      Value part = windowSlice(counted, k);
+      divisor = divisor ? g.add(divisor, part) : part;
+    }
+    Value share = g.div(dy, divisor);
+    shares.assign(offsets, share);
+  }
+  // Scatter each offset's share back: the adjoint of its strided slice.
+  Value dxPadded;
+  for (int64_t k = 0; k < offsets; ++k) {
+    Shape at = offsetOf(k);
+    Value part = shares[k];
+    Shape lo(rank, 0), hi(rank, 0);
+    for (int64_t d = 0; d < spatial; ++d) {
+      part = g.dilate(part, d + 2, strides[d]);
+      int64_t extent = (yType.getDimSize(d + 2) - 1) * strides[d] + kernel[d];
+      lo[d + 2] = at[d + 2];
+      hi[d + 2] = extent - at[d + 2] - tensorType(part).getDimSize(d + 2);
+    }
+    part = g.padOrCrop(part, lo, hi);
+    dxPadded = dxPadded ? g.add(dxPadded, part) : part;
+  }
+  Shape cropLow(rank, 0), cropHigh(rank, 0);
+  for (int64_t d = 0; d < rank; ++d) {
+    cropLow[d] = -low[d];
+    cropHigh[d] = -high[d];
+  }
+  return g.padOrCrop(dxPadded, cropLow, cropHigh);
+}
+
+LogicalResult PoolOp::buildGradients(OpBuilder &builder, ValueRange grads,
+                                     SmallVectorImpl<Value> &out) {
+  return rule(
+      *this, builder, grads, out,
+      [&](GradBuilder &g, Value dy) -> LogicalResult {
+        Value x = getInput();
+        auto xType = tensorType(x);
+        int64_t rank = xType.getRank();
+        ArrayRef<int64_t> kernel = getKernel(), strides = getStrides();
+        bool tiles = true;
+        for (int64_t d = 0; d + 2 < rank; ++d)
+          tiles &= kernel[d] == strides[d] &&
+                   xType.getDimSize(d + 2) % kernel[d] == 0 && !getPads()[d] &&
+                   !getPads()[d + rank - 2];
+        if (!tiles) {
+          int64_t offsets = std::accumulate(kernel.begin(), kernel.end(),
+                                            int64_t{1}, std::multiplies<>());
+          if (offsets > kMaxPoolWindow)
+            return emitOpError()
+                   << "has a gradient rule for overlapping or padded "
+                      "windows of at most "
+                   << kMaxPoolWindow << " elements, got " << offsets;
+          out.push_back(generalPoolGradient(g, *this, dy));
+          return success();
+        }
+        // Non-overlapping windows tiling the input exactly: every input
+        // element lies in one window, so the windows become reshaped
+        // dimensions.
+        Shape windows{xType.getDimSize(0), xType.getDimSize(1)}, axes;
+        for (int64_t d = 0; d + 2 < rank; ++d) {
+          windows.push_back(xType.getDimSize(d + 2) / kernel[d]);
+          windows.push_back(kernel[d]);
+          axes.push_back(windows.size() - 1);
+        }
+        Shape perWindow(windows);
+        for (int64_t axis : axes)
+          perWindow[axis] = 1;
+        auto windowType = xType.clone(windows);
+        Value spread = g.expand(g.reshape(dy, perWindow), windowType);
+        Value dx;
+        if (getKind() == PoolKind::Average) {
+          int64_t size = std::accumulate(kernel.begin(), kernel.end(),
+                                         int64_t{1}, std::multiplies<>());
+          dx = g.div(spread, g.scalar(x, size));
+        } else {
+          // Shared evenly among tied maxima of a window.
+          Value xw = g.reshape(x, windows);
+          Value hit = CastOp::create(
+              g.b, g.loc, windowType,
+              EqualOp::create(
+                  g.b, g.loc, xw,
+                  g.expand(g.reshape(getResult(), perWindow), windowType)));
+          Value ties = g.expand(g.sum(hit, axes, true), windowType);
+          dx = g.div(g.mul(spread, hit), ties);
+        }
+        out.push_back(g.reshape(dx, xType.getShape()));
+        return success();
+      });
+}
