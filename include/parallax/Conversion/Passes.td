@@ -62,6 +62,13 @@ def ConvertParallaxVariables : Pass<"convert-parallax-variables",
       `parallax_rt_update_<optimizer>[_sparse]_f32`, with the gradient's
       buffer (read-only) or, for a row-sparse gradient, its index and row
       buffers; the runtime sums repeated rows and updates only those rows;
+    * `parallax.push` becomes `parallax_rt_push_<optimizer>[_sparse]_f32`
+      with the variable's partitions and first server (its
+      `parallax.shards`, chosen here: variables by decreasing size, each
+      from the least loaded server on): the servers average the gradient
+      and apply the optimizer to their rows; `parallax.pull` of rows
+      becomes `parallax_rt_pull_rows_f32` into a fresh buffer, of the
+      whole variable `parallax_rt_pull_f32` into its global;
     * `parallax.row_sparse.to_dense` becomes a zero tensor and a loop
       adding each row at its index.
 
@@ -69,7 +76,8 @@ def ConvertParallaxVariables : Pass<"convert-parallax-variables",
     `parallax.row_sparse.pack` (as autodiff and canonicalization leave
     them); updates come after every use of the values read from the
     variables they update (autodiff puts them at the end of the step).
-    Postcondition: no variable, read, update or row-sparse op remains.
+    Postcondition: no variable, read, update, push, pull or row-sparse op
+    remains.
   }];
   let dependentDialects = [
     "::mlir::bufferization::BufferizationDialect",
@@ -104,7 +112,8 @@ def ConvertParallaxCollectives : Pass<"convert-parallax-collectives",
     the result (or the collective's name when none does).
 
     Precondition: collectives have static shapes; AllReduce is of f32
-    tensors with `sum` or `mean`. Postcondition: no collective op remains.
+    tensors with `sum` or `mean`. Postcondition: no AllReduce, AllGather
+    or Broadcast remains (push and pull are lowered with the variables).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -206,7 +206,8 @@ def ParallaxDistribute : Pass<"parallax-distribute", "::mlir::ModuleOp"> {
     ablations.
 
     With `workers-at-run-time` the number of workers is left to the
-    program (`mpirun -np N`): no `parallax.world` is recorded, and the
+    program (`mpirun -np N`): the module's world is
+    `#parallax.world<workers = 0>`, and the
     placement follows the paper's rule, which does not depend on N: `hybrid`
     puts row-sparse gradients on parameter servers and dense ones on
     AllReduce (never AllGather, whose shapes depend on N). Parameter-server

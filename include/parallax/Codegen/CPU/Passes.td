@@ -25,6 +25,10 @@ def ParallaxFuseElementwise : Pass<"parallax-fuse-elementwise"> {
     `linalg.batch_matmul` (upstream fusion would fold a transposing or
     broadcasting producer into them, turning them into generics that can
     no longer go to BLAS). A producer is fused only into its single user.
+
+    Precondition: linalg on tensors. Postcondition: no elementwise
+    `linalg.generic` with a single user that is an elementwise generic
+    remains unfused; named matrix products are unchanged.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
@@ -90,6 +94,9 @@ def ParallaxApproximateMath : Pass<"parallax-approximate-math"> {
     LLVM vectorizes, where calls into libm stay scalar. The approximations'
     `math.fma` becomes the LLVM intrinsic (libm's `fmaf` would be a call).
     Other types and functions are left for libm.
+
+    Precondition: none (math ops anywhere). Postcondition: no f32
+    `math.exp`, `expm1`, `log`, `log1p`, `tanh` or `erf` remains.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
