@@ -120,6 +120,8 @@ void mlir::parallax::buildCPUCodegenPipeline(OpPassManager &pm,
   else
     pm.addPass(createParallaxGenerateInferenceMain());
   addCPUBufferToLLVMPasses(pm);
+  // Programs link the runtime, not MLIR's runner utilities.
+  pm.addPass(createParallaxUseRuntimeHelpers());
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,7 +5,7 @@
 // The runtime functions that lowered compute kernels call, as a shared
 // library that mlir-runner loads (`-shared-libs`) in the lit suite:
 // modules run there have no training program around them, so the full
-// runtime archive (MPI, OpenBLAS, memrefCopy) is not wanted.
+// runtime archive (MPI, OpenBLAS) is not wanted.
 //
 //===----------------------------------------------------------------------===//
 

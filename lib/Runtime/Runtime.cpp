@@ -8,8 +8,8 @@
 #include "parallax/Support/Npy.h"
 
 #include "Descriptor.h"
-#include "parallax/Support/FileNames.h"
 #include "Support.h"
+#include "parallax/Support/FileNames.h"
 
 #include <cerrno>
 #include <chrono>
@@ -419,11 +419,10 @@ struct UnrankedMemRef {
 };
 } // namespace
 
-/// `memref.copy` between memrefs with arbitrary strides, which the LLVM
-/// lowering turns into a call to this function (MLIR's C runner utilities
-/// define it too; programs do not link those).
-extern "C" void memrefCopy(int64_t elementSize, UnrankedMemRef *source,
-                           UnrankedMemRef *target) {
+extern "C" void parallax_rt_memref_copy(int64_t elementSize, void *sourcePtr,
+                                        void *targetPtr) {
+  auto *source = static_cast<UnrankedMemRef *>(sourcePtr);
+  auto *target = static_cast<UnrankedMemRef *>(targetPtr);
   int64_t rank = source->rank;
   StridedView src = viewDescriptor(rank, source->descriptor, elementSize);
   StridedView dst = viewDescriptor(rank, target->descriptor, elementSize);

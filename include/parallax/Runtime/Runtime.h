@@ -73,6 +73,7 @@ extern "C" {
 #define RT_F64(n) double n
 #define RT_MEMREF(T, n) int64_t n##Rank, void *n
 #define RT_HYPER(n) const ParallaxHyperParameters *n
+#define RT_PTR(n) void *n
 #define PARALLAX_RT_FUNCTION(name, result, parameters)                         \
   result parallax_rt_##name parameters;
 #include "parallax/Runtime/RuntimeABI.def"

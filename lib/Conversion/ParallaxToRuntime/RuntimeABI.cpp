@@ -26,6 +26,7 @@ enum Kind : uint8_t {
   Str,
   Argv,
   Hyper,
+  Ptr,
   I32,
   I64,
   F32,
@@ -52,6 +53,7 @@ const std::vector<Entry> &entries() {
 #define RT_STR(n) Str
 #define RT_ARGV(n) Argv
 #define RT_HYPER(n) Hyper
+#define RT_PTR(n) Ptr
 #define RT_I32(n) I32
 #define RT_I64(n) I64
 #define RT_F32(n) F32
@@ -89,6 +91,7 @@ Type typeOf(Kind kind, MLIRContext *context) {
   case Str:
   case Argv:
   case Hyper:
+  case Ptr:
     return LLVM::LLVMPointerType::get(context);
   case I32:
     return b.getI32Type();

@@ -106,6 +106,25 @@ def ParallaxApproximateMath : Pass<"parallax-approximate-math"> {
   ];
 }
 
+def ParallaxUseRuntimeHelpers : Pass<"parallax-use-runtime-helpers",
+                                     "::mlir::ModuleOp"> {
+  let summary = "Call the runtime's helpers where MLIR's LLVM lowering calls "
+                "its C runner utilities";
+  let description = [{
+    MLIR's conversion to the LLVM dialect lowers a `memref.copy` between
+    non-contiguous memrefs to a call of `memrefCopy`, a function of
+    `libmlir_c_runner_utils`. Programs do not link that library, and a
+    runtime defining the same symbol would collide with it wherever both
+    are loaded; this pass renames the declaration and its calls to the
+    runtime's `parallax_rt_memref_copy` (RuntimeABI.def), checking the
+    signature against the ABI.
+
+    Precondition: the module is in the LLVM dialect. Postcondition: no
+    symbol of MLIR's C runner utilities is declared.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
                                "::mlir::ModuleOp"> {
   let summary = "Run f32 matrix products through the runtime's BLAS call";
