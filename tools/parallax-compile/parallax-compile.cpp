@@ -2,46 +2,30 @@
 //
 // Part of the Parallax project.
 //
-// One process: import the ONNX model, run the pass pipeline, translate to
-// LLVM IR, optimize, emit an object file with LLVM's TargetMachine, and link
-// it with the Parallax runtime into an executable.
+// The command line over the libraries: import the ONNX model
+// (lib/Target/ONNX), plan (lib/Analysis), run the pipelines (lib/Pipelines),
+// and emit and link the program (lib/Driver).
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Analysis/PartitionFit.h"
 #include "parallax/Analysis/Plan.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
+#include "parallax/Driver/Emit.h"
+#include "parallax/Driver/PartitionSearch.h"
 #include "parallax/InitAll.h"
 #include "parallax/Pipelines/Pipelines.h"
 #include "parallax/Target/ONNX/ONNXImporter.h"
-
-#include "TrialRun.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
-#include "mlir/Target/LLVMIR/Export.h"
-#include "llvm/BinaryFormat/Magic.h"
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/LegacyPassManager.h"
-#include "llvm/IR/Module.h"
-#include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "llvm/Target/TargetMachine.h"
-#include "llvm/TargetParser/Host.h"
 
 #include <cmath>
 
@@ -67,14 +51,15 @@ cl::opt<Mode> mode(
                           "PROGRAM --inputs DIR --outputs DIR runs the model "
                           "on one .npy per graph input")));
 
-enum class Emit { MLIR, LLVM, Obj, Exe };
-cl::opt<Emit>
-    emit("emit", cl::init(Emit::Exe), cl::cat(category),
-         cl::desc("What to write"),
-         cl::values(clEnumValN(Emit::MLIR, "mlir", "MLIR in the LLVM dialect"),
-                    clEnumValN(Emit::LLVM, "llvm", "LLVM IR (optimized)"),
-                    clEnumValN(Emit::Obj, "obj", "an object file"),
-                    clEnumValN(Emit::Exe, "exe", "an executable (default)")));
+using parallax::EmitKind;
+cl::opt<EmitKind> emit(
+    "emit", cl::init(EmitKind::Executable), cl::cat(category),
+    cl::desc("What to write"),
+    cl::values(clEnumValN(EmitKind::MLIR, "mlir", "MLIR in the LLVM dialect"),
+               clEnumValN(EmitKind::LLVM, "llvm", "LLVM IR (optimized)"),
+               clEnumValN(EmitKind::Object, "obj", "an object file"),
+               clEnumValN(EmitKind::Executable, "exe",
+                          "an executable (default)")));
 
 cl::opt<std::string> target("target", cl::init("cpu"), cl::cat(category),
                             cl::desc("cpu (cuda arrives with GPU support)"));
@@ -203,238 +188,17 @@ int fail(const Twine &message) {
   return 1;
 }
 
-std::string defaultRuntimeLib(const char *argv0) {
-  std::string self = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&defaultRuntimeLib));
-  SmallString<256> path(
-      llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
-  llvm::sys::path::append(path, "lib", "libParallaxRuntime.a");
-  return std::string(path);
-}
-
-/// Links `object` with the runtime into `output` with the system's C++
-/// compiler driver (the runtime needs libstdc++).
-int link(StringRef object, StringRef runtime, StringRef output) {
-  if (!llvm::sys::fs::exists(runtime))
-    return fail("runtime library '" + runtime +
-                "' not found (set it with --runtime-lib)");
-  llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName("c++");
-  if (!driver)
-    driver = llvm::sys::findProgramByName("g++");
-  if (!driver)
-    return fail("no C++ compiler driver (c++ or g++) on PATH to link with");
-  SmallVector<StringRef> args{*driver, object, runtime, "-lopenblas"};
-  SmallVector<StringRef> mpiLibraries;
-  StringRef(PARALLAX_MPI_LIBRARIES).split(mpiLibraries, ',', -1, false);
-  args.append(mpiLibraries.begin(), mpiLibraries.end());
-  args.append({"-lm", "-o", output});
-  std::string message;
-  if (llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, {}, 0, 0,
-                                &message) != 0)
-    return fail("linking failed" + (message.empty() ? "" : ": " + message));
-  return 0;
-}
-
-/// LLVM's default pipeline at -O, with loop unrolling only on request.
-void optimize(llvm::Module &module, llvm::TargetMachine *machine) {
-  llvm::PipelineTuningOptions tuning;
-  tuning.LoopUnrolling = unrollLoops;
-  tuning.LoopVectorization = optLevel > 1;
-  tuning.SLPVectorization = optLevel > 1;
-  llvm::LoopAnalysisManager loops;
-  llvm::FunctionAnalysisManager functions;
-  llvm::CGSCCAnalysisManager sccs;
-  llvm::ModuleAnalysisManager modules;
-  llvm::PassBuilder builder(machine, tuning);
-  builder.registerModuleAnalyses(modules);
-  builder.registerCGSCCAnalyses(sccs);
-  builder.registerFunctionAnalyses(functions);
-  builder.registerLoopAnalyses(loops);
-  builder.crossRegisterProxies(loops, functions, sccs, modules);
-  const llvm::OptimizationLevel levels[] = {
-      llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
-      llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
-  llvm::OptimizationLevel level = levels[optLevel];
-  llvm::ModulePassManager pipeline =
-      optLevel == 0 ? builder.buildO0DefaultPipeline(level)
-                    : builder.buildPerModuleDefaultPipeline(level);
-  pipeline.run(module, modules);
-}
-
-/// Why -o `path` must not be replaced, or "": a program or object file
-/// replaces only what could be one (absent, empty, or an ELF file), so a
-/// mistyped -o never destroys data; text output (MLIR, LLVM IR) replaces
-/// any regular file, as compilers do.
-std::string unreplaceableOutput(StringRef path, Emit kind) {
-  llvm::sys::fs::file_status status;
-  if (llvm::sys::fs::status(path, status))
-    return "";
-  if (!llvm::sys::fs::is_regular_file(status))
-    return ("-o '" + path +
-            "' exists and is not a regular file: refusing to "
-            "replace it")
-        .str();
-  if ((kind != Emit::Exe && kind != Emit::Obj) || status.getSize() == 0)
-    return "";
-  llvm::file_magic magic;
-  if (!llvm::identify_magic(path, magic) &&
-      llvm::is_contained(
-          {llvm::file_magic::elf, llvm::file_magic::elf_relocatable,
-           llvm::file_magic::elf_executable,
-           llvm::file_magic::elf_shared_object, llvm::file_magic::elf_core},
-          magic))
-    return "";
-  return ("-o '" + path +
-          "' exists and is not a program or object file: refusing to replace "
-          "it (choose another path or remove it)")
-      .str();
-}
-
-/// Translates the lowered `module` to LLVM IR, optimizes it, and writes it
-/// as `kind` to `path` (an executable links the object with the runtime).
-int emitProgram(ModuleOp module, StringRef path, Emit kind, const char *argv0) {
-  std::string error;
-  // An executable's object is a private temporary file (never PATH.o, which
-  // may be the user's), and it is linked to a temporary beside PATH that
-  // replaces PATH only once complete.
-  SmallString<128> objectPath;
-  if (kind == Emit::Exe) {
-    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-            "parallax-program", "o", objectPath))
-      return fail("cannot create a temporary object file: " + ec.message());
-  }
-  llvm::FileRemover removeObject(objectPath);
-  auto output = openOutputFile(
-      kind == Emit::Exe ? objectPath.str().str() : path.str(), &error);
-  if (!output)
-    return fail(error);
-  if (kind == Emit::MLIR) {
-    module.print(output->os());
-    output->keep();
-    return 0;
-  }
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  const llvm::Target *llvmTarget =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!llvmTarget)
-    return fail(error);
-  llvm::TargetOptions targetOptions;
-  std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), "", targetOptions, llvm::Reloc::PIC_,
-      std::nullopt, static_cast<llvm::CodeGenOptLevel>(optLevel.getValue())));
-
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(module, llvmContext);
-  if (!llvmModule)
-    return fail("translation to LLVM IR failed");
-  llvmModule->setTargetTriple(triple);
-  llvmModule->setDataLayout(machine->createDataLayout());
-  optimize(*llvmModule, machine.get());
-
-  if (kind == Emit::LLVM) {
-    llvmModule->print(output->os(), nullptr);
-    output->keep();
-    return 0;
-  }
-  llvm::legacy::PassManager codegen;
-  if (machine->addPassesToEmitFile(codegen, output->os(), nullptr,
-                                   llvm::CodeGenFileType::ObjectFile))
-    return fail("the target cannot emit object files");
-  codegen.run(*llvmModule);
-  output->os().flush();
-  if (kind == Emit::Obj) {
-    output->keep();
-    return 0;
-  }
-  output->keep();
-  SmallString<128> linked;
-  int fd = -1;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, linked))
-    return fail("cannot create a file beside '" + path + "': " + ec.message());
-  llvm::sys::Process::SafelyCloseFileDescriptor(fd);
-  llvm::FileRemover removeLinked(linked);
-  if (int status = link(objectPath,
-                        runtimeLib.empty() ? defaultRuntimeLib(argv0)
-                                           : std::string(runtimeLib),
-                        linked))
-    return status;
-  if (std::error_code ec = llvm::sys::fs::rename(linked, path))
-    return fail("cannot move the program to '" + path + "': " + ec.message());
-  removeLinked.releaseFile();
-  return 0;
-}
-
-/// --search-partitions: builds and times the program with every
-/// parameter-server variable at P = 1, 2, 4, ... partitions (up to twice
-/// the workers, at least 4, at most the smallest such variable's rows),
-/// fits the paper's model, and sets the fastest P as the partition count
-/// of the program to build; the samples and fit go into `report`.
-int searchPartitionCounts(ModuleOp module, const parallax::Plan &plan,
-                          parallax::TrainingPipelineOptions &training,
-                          MLIRContext &context, const char *argv0,
-                          llvm::json::Value &report) {
-  SmallVector<std::string> onServers;
-  int64_t maxPartitions = std::max<int64_t>(4, 2 * plan.cluster.workers());
-  for (const parallax::VariablePlan &v : plan.variables)
-    if (v.placement == parallax::Placement::PS) {
-      onServers.push_back(v.name);
-      maxPartitions = std::min<int64_t>(maxPartitions, v.shape.front());
-    }
-  if (onServers.empty()) {
-    llvm::errs() << "parallax-compile: no variable is on parameter servers: "
-                    "no partitions to search\n";
-    return 0;
-  }
-  auto setPartitions = [&](parallax::TrainingPipelineOptions &options,
-                           int64_t partitions) {
-    options.partition.overrides.clear();
-    for (const std::string &name : onServers)
-      options.partition.overrides.push_back(name + "=" +
-                                            std::to_string(partitions));
-  };
-  parallax::TrialRun trial{plan.cluster.workers(), searchLauncher, profileData,
-                           searchSteps, 5};
-  SmallString<128> program;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("parallax-trial", "", program))
-    return fail("cannot create a temporary file: " + ec.message());
-  std::vector<parallax::PartitionSample> samples;
-  for (int64_t partitions = 1; partitions <= maxPartitions; partitions *= 2) {
-    OwningOpRef<ModuleOp> candidate = module.clone();
-    parallax::TrainingPipelineOptions options = training;
-    setPartitions(options, partitions);
-    PassManager pm(&context);
-    parallax::buildTrainingLoweringPipeline(pm, options);
-    if (failed(pm.run(*candidate)))
-      return 1;
-    if (int status = emitProgram(*candidate, program, Emit::Exe, argv0))
-      return status;
-    std::string error;
-    std::optional<double> seconds = parallax::timeSteps(program, trial, error);
-    if (!seconds) {
-      llvm::sys::fs::remove(program);
-      return fail("--search-partitions: " + error);
-    }
-    llvm::errs() << llvm::formatv(
-        "parallax-compile: {0} partitions: {1:f3} ms/step\n", partitions,
-        *seconds * 1e3);
-    samples.push_back({partitions, *seconds});
-  }
-  llvm::sys::fs::remove(program);
-  std::optional<parallax::PartitionFit> fit = parallax::fitPartitions(samples);
-  int64_t chosen = parallax::choosePartitions(samples, fit, maxPartitions);
-  if (fit)
-    llvm::errs() << llvm::formatv("parallax-compile: fit t(P) = {0:e2}/P + "
-                                  "{1:e2}(P-1) + {2:e2} s: {3} partitions\n",
-                                  fit->b, fit->a, fit->c, chosen);
-  setPartitions(training, chosen);
-  report.getAsObject()->try_emplace("partition_search",
-                                    parallax::toJSON(samples, fit, chosen));
-  return 0;
+parallax::EmitOptions emitOptions(const char *argv0) {
+  parallax::EmitOptions options;
+  options.kind = emit;
+  options.optLevel = optLevel;
+  options.unrollLoops = unrollLoops;
+  options.runtimeLibrary = runtimeLib.empty()
+                               ? parallax::defaultRuntimeLibrary(
+                                     argv0, reinterpret_cast<void *>(&fail))
+                               : std::string(runtimeLib);
+  options.libraries = parallax::runtimeDependencies();
+  return options;
 }
 
 } // namespace
@@ -463,7 +227,7 @@ int main(int argc, char **argv) {
   if (outputFile.empty() && !planOnly)
     return fail("-o PROGRAM is required (unless --plan-only)");
   if (!outputFile.empty() && !planOnly)
-    if (std::string problem = unreplaceableOutput(outputFile, emit);
+    if (std::string problem = parallax::unreplaceableOutput(outputFile, emit);
         !problem.empty())
       return fail(problem);
   if (searchPartitions && (planOnly || profileData.empty() ||
@@ -620,9 +384,12 @@ int main(int argc, char **argv) {
         parallax::printPlan(*plan, llvm::outs());
       report = parallax::toJSON(*plan);
       if (searchPartitions) {
-        if (int status = searchPartitionCounts(*module, *plan, training,
-                                               context, argv[0], *report))
-          return status;
+        parallax::TrialRun trial{plan->cluster.workers(), searchLauncher,
+                                 profileData, searchSteps, 5};
+        if (std::string problem = parallax::searchPartitionCounts(
+                *module, *plan, training, emitOptions(argv[0]), trial, *report);
+            !problem.empty())
+          return fail(problem);
       }
       if (!planReport.empty()) {
         std::string problem;
@@ -644,5 +411,9 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*module)))
     return 1;
 
-  return emitProgram(*module, outputFile, emit, argv[0]);
+  if (std::string problem =
+          parallax::emitProgram(*module, outputFile, emitOptions(argv[0]));
+      !problem.empty())
+    return fail(problem);
+  return 0;
 }

@@ -1,11 +1,11 @@
 //===- TrialRun.h - Timing a distributed program's steps --------*- C++ -*-===//
 //
-// Part of the Parallax project. Internal to parallax-compile.
+// Part of the Parallax project.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PARALLAX_TOOLS_PARALLAX_COMPILE_TRIALRUN_H
-#define PARALLAX_TOOLS_PARALLAX_COMPILE_TRIALRUN_H
+#ifndef PARALLAX_DRIVER_TRIALRUN_H
+#define PARALLAX_DRIVER_TRIALRUN_H
 
 #include "llvm/ADT/StringRef.h"
 
@@ -32,4 +32,4 @@ std::optional<double> timeSteps(llvm::StringRef program, const TrialRun &trial,
 
 } // namespace mlir::parallax
 
-#endif // PARALLAX_TOOLS_PARALLAX_COMPILE_TRIALRUN_H
+#endif // PARALLAX_DRIVER_TRIALRUN_H

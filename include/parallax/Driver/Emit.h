@@ -1,0 +1,78 @@
+//===- Emit.h - From an LLVM-dialect module to a program --------*- C++ -*-===//
+//
+// Part of the Parallax project.
+//
+// The back end of parallax-compile as a library (as IREE's
+// iree_compile_lib): translate a lowered module to LLVM IR, optimize it,
+// emit MLIR, LLVM IR, an object file or an executable linked with the
+// Parallax runtime, never replacing what -o names unless it could be a
+// previous output.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_DRIVER_EMIT_H
+#define PARALLAX_DRIVER_EMIT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace mlir::parallax {
+
+enum class EmitKind { MLIR, LLVM, Object, Executable };
+
+struct EmitOptions {
+  EmitKind kind = EmitKind::Executable;
+  /// LLVM's -O level, 0 to 3.
+  unsigned optLevel = 2;
+  /// Let LLVM unroll loops (off: fully unrolling a short innermost loop
+  /// makes LLVM vectorize the loop around it with gathers and scatters).
+  bool unrollLoops = false;
+  /// The runtime archive executables link (libParallaxRuntime.a).
+  std::string runtimeLibrary;
+  /// Libraries after the runtime (OpenBLAS, MPI, libm), as linker
+  /// arguments.
+  std::vector<std::string> libraries;
+};
+
+/// The runtime archive installed beside the tool `argv0` (../lib).
+std::string defaultRuntimeLibrary(const char *argv0, void *anchor);
+
+/// The libraries the runtime needs: OpenBLAS, the MPI libraries
+/// parallax-compile was built with, libm.
+std::vector<std::string> runtimeDependencies();
+
+/// Why `path` must not be replaced by an output of `kind`, or "": a
+/// program or object file replaces only what could be one (absent, empty,
+/// or an ELF file), so a mistyped -o never destroys data; text output
+/// replaces any regular file, as compilers do; nothing replaces a
+/// directory or a device.
+std::string unreplaceableOutput(llvm::StringRef path, EmitKind kind);
+
+/// LLVM's default pipeline at `optLevel`, with loop unrolling only on
+/// request.
+void optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine,
+                        unsigned optLevel, bool unrollLoops);
+
+/// Links `object` with the runtime and its libraries into `output` with
+/// the system's C++ compiler driver (the runtime needs libstdc++). Returns
+/// "" or what went wrong.
+std::string linkProgram(llvm::StringRef object, const EmitOptions &options,
+                        llvm::StringRef output);
+
+/// Writes the lowered `module` as `options.kind` to `path`; an executable
+/// is linked beside `path` and renamed onto it once complete. Returns "" or
+/// what went wrong.
+std::string emitProgram(ModuleOp module, llvm::StringRef path,
+                        const EmitOptions &options);
+
+} // namespace mlir::parallax
+
+#endif // PARALLAX_DRIVER_EMIT_H

@@ -1,0 +1,202 @@
+//===- Emit.cpp - From an LLVM-dialect module to a program ----------------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Driver/Emit.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/BinaryFormat/Magic.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+using namespace mlir::parallax;
+
+std::string mlir::parallax::defaultRuntimeLibrary(const char *argv0,
+                                                  void *anchor) {
+  std::string self = llvm::sys::fs::getMainExecutable(argv0, anchor);
+  SmallString<256> path(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
+  llvm::sys::path::append(path, "lib", "libParallaxRuntime.a");
+  return std::string(path);
+}
+
+std::vector<std::string> mlir::parallax::runtimeDependencies() {
+  std::vector<std::string> libraries{"-lopenblas"};
+  SmallVector<StringRef> mpi;
+  StringRef(PARALLAX_MPI_LIBRARIES).split(mpi, ',', -1, false);
+  for (StringRef library : mpi)
+    libraries.push_back(library.str());
+  libraries.push_back("-lm");
+  return libraries;
+}
+
+std::string mlir::parallax::unreplaceableOutput(StringRef path, EmitKind kind) {
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(path, status))
+    return "";
+  if (!llvm::sys::fs::is_regular_file(status))
+    return ("-o '" + path +
+            "' exists and is not a regular file: refusing to "
+            "replace it")
+        .str();
+  if ((kind != EmitKind::Executable && kind != EmitKind::Object) ||
+      status.getSize() == 0)
+    return "";
+  llvm::file_magic magic;
+  if (!llvm::identify_magic(path, magic) &&
+      llvm::is_contained(
+          {llvm::file_magic::elf, llvm::file_magic::elf_relocatable,
+           llvm::file_magic::elf_executable,
+           llvm::file_magic::elf_shared_object, llvm::file_magic::elf_core},
+          magic))
+    return "";
+  return ("-o '" + path +
+          "' exists and is not a program or object file: refusing to replace "
+          "it (choose another path or remove it)")
+      .str();
+}
+
+void mlir::parallax::optimizeLLVMModule(llvm::Module &module,
+                                        llvm::TargetMachine &machine,
+                                        unsigned optLevel, bool unrollLoops) {
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = unrollLoops;
+  tuning.LoopVectorization = optLevel > 1;
+  tuning.SLPVectorization = optLevel > 1;
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager sccs;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&machine, tuning);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(sccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, sccs, modules);
+  const llvm::OptimizationLevel levels[] = {
+      llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
+      llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
+  llvm::OptimizationLevel level = levels[std::min(optLevel, 3u)];
+  llvm::ModulePassManager pipeline =
+      optLevel == 0 ? builder.buildO0DefaultPipeline(level)
+                    : builder.buildPerModuleDefaultPipeline(level);
+  pipeline.run(module, modules);
+}
+
+std::string mlir::parallax::linkProgram(StringRef object,
+                                        const EmitOptions &options,
+                                        StringRef output) {
+  StringRef runtime = options.runtimeLibrary;
+  if (!llvm::sys::fs::exists(runtime))
+    return ("runtime library '" + runtime +
+            "' not found (set it with --runtime-lib)")
+        .str();
+  llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName("c++");
+  if (!driver)
+    driver = llvm::sys::findProgramByName("g++");
+  if (!driver)
+    return "no C++ compiler driver (c++ or g++) on PATH to link with";
+  SmallVector<StringRef> args{*driver, object, runtime};
+  for (const std::string &library : options.libraries)
+    args.push_back(library);
+  args.append({"-o", output});
+  std::string message;
+  if (llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, {}, 0, 0,
+                                &message) != 0)
+    return "linking failed" + (message.empty() ? "" : ": " + message);
+  return "";
+}
+
+std::string mlir::parallax::emitProgram(ModuleOp module, StringRef path,
+                                        const EmitOptions &options) {
+  std::string error;
+  EmitKind kind = options.kind;
+  // An executable's object is a private temporary file (never PATH.o, which
+  // may be the user's), and it is linked to a temporary beside PATH that
+  // replaces PATH only once complete.
+  SmallString<128> objectPath;
+  if (kind == EmitKind::Executable) {
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "parallax-program", "o", objectPath))
+      return "cannot create a temporary object file: " + ec.message();
+  }
+  llvm::FileRemover removeObject(objectPath);
+  auto output = openOutputFile(
+      kind == EmitKind::Executable ? objectPath.str().str() : path.str(),
+      &error);
+  if (!output)
+    return error;
+  if (kind == EmitKind::MLIR) {
+    module.print(output->os());
+    output->keep();
+    return "";
+  }
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget)
+    return error;
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), "", targetOptions, llvm::Reloc::PIC_,
+      std::nullopt,
+      static_cast<llvm::CodeGenOptLevel>(std::min(options.optLevel, 3u))));
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext);
+  if (!llvmModule)
+    return "translation to LLVM IR failed";
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(machine->createDataLayout());
+  optimizeLLVMModule(*llvmModule, *machine, options.optLevel,
+                     options.unrollLoops);
+
+  if (kind == EmitKind::LLVM) {
+    llvmModule->print(output->os(), nullptr);
+    output->keep();
+    return "";
+  }
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, output->os(), nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+    return "the target cannot emit object files";
+  codegen.run(*llvmModule);
+  output->os().flush();
+  output->keep();
+  if (kind == EmitKind::Object)
+    return "";
+  SmallString<128> linked;
+  int fd = -1;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, linked))
+    return ("cannot create a file beside '" + path + "': " + ec.message())
+        .str();
+  llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  llvm::FileRemover removeLinked(linked);
+  if (std::string problem = linkProgram(objectPath, options, linked);
+      !problem.empty())
+    return problem;
+  if (std::error_code ec = llvm::sys::fs::rename(linked, path))
+    return ("cannot move the program to '" + path + "': " + ec.message()).str();
+  removeLinked.releaseFile();
+  return "";
+}
