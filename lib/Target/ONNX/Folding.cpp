@@ -42,6 +42,19 @@ Const Const::ofFloats(Type elementType, ArrayRef<int64_t> shape,
   c.shape.assign(shape.begin(), shape.end());
   c.elementType = elementType;
   c.floats = std::move(values);
+  // Values are held as doubles but belong to `elementType`: round each to
+  // it, so a computation folded here gives what the element type computes
+  // (for +, -, *, / of f32, f16 or bf16 operands, the double result rounded
+  // once is the correctly rounded result).
+  if (auto floatType = dyn_cast<FloatType>(elementType);
+      floatType && !floatType.isF64())
+    for (double &v : c.floats) {
+      APFloat value(v);
+      bool inexact;
+      value.convert(floatType.getFloatSemantics(),
+                    APFloat::rmNearestTiesToEven, &inexact);
+      v = value.convertToDouble();
+    }
   return c;
 }
 

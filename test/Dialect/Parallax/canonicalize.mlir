@@ -25,3 +25,62 @@ func.func @keep_collectives(%a: tensor<4xf32>, %i: tensor<4xi64>, %v: tensor<4x8
   %b = parallax.broadcast %a root 0 : tensor<4xf32>
   return
 }
+
+// Data movement that changes nothing folds away; two transposes that undo
+// each other too.
+// CHECK-LABEL: func.func @identity_data_movement
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT: return %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]]
+func.func @identity_data_movement(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %t = parallax.transpose %x permutation = [0, 1] : tensor<4x8xf32>
+  %a = parallax.transpose %x permutation = [1, 0] : tensor<4x8xf32>
+  %b = parallax.transpose %a permutation = [1, 0] : tensor<8x4xf32>
+  %e = parallax.expand %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  %s = parallax.slice %x offsets = [0, 0] sizes = [4, 8] strides = [1, 1] : tensor<4x8xf32>
+  %r = parallax.tile %x repeats = [1, 1] : tensor<4x8xf32>
+  %p = parallax.pad constant %x low = [0, 0] high = [0, 0] : tensor<4x8xf32>
+  %c = parallax.cast %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %t, %b, %e, %s, %r, %p, %c : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// Constants fold in the element type's own precision: 0.1 + 0.2 in f16 is
+// the f16 sum (0.2998), not the double sum rounded to f16 (0.3000); a
+// splat broadcasts.
+// CHECK-LABEL: func.func @constant_arithmetic
+// CHECK-DAG: %[[SUM:.*]] = arith.constant dense<2.998050e-01> : tensor<4xf16>
+// CHECK-DAG: %[[HALF:.*]] = arith.constant dense<[5.000000e-01, 1.000000e+00, 1.500000e+00, 2.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: %[[INT:.*]] = arith.constant dense<-3> : tensor<2xi64>
+// CHECK: return %[[SUM]], %[[HALF]], %[[INT]]
+func.func @constant_arithmetic() -> (tensor<4xf16>, tensor<4xf32>, tensor<2xi64>) {
+  %a = arith.constant dense<0.1> : tensor<4xf16>
+  %b = arith.constant dense<0.2> : tensor<f16>
+  %sum = parallax.add %a, %b : tensor<4xf16>, tensor<f16>
+  %v = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %two = arith.constant dense<2.0> : tensor<4xf32>
+  %half = parallax.div %v, %two : tensor<4xf32>, tensor<4xf32>
+  %seven = arith.constant dense<-7> : tensor<2xi64>
+  %i2 = arith.constant dense<2> : tensor<2xi64>
+  %q = parallax.div %seven, %i2 : tensor<2xi64>, tensor<2xi64>
+  return %sum, %half, %q : tensor<4xf16>, tensor<4xf32>, tensor<2xi64>
+}
+
+// x * 1, x / 1, x - 0.0 and x + -0.0 are x; x + 0.0 is not (it turns
+// -0.0 into +0.0), nor is an integer division by zero folded.
+// CHECK-LABEL: func.func @identities
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[I:.*]]: tensor<4xi64>)
+// CHECK: %[[PLUS:.*]] = parallax.add %[[X]]
+// CHECK: %[[BYZERO:.*]] = parallax.div
+// CHECK: return %[[X]], %[[X]], %[[X]], %[[X]], %[[PLUS]], %[[BYZERO]]
+func.func @identities(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi64>) {
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %negzero = arith.constant dense<-0.0> : tensor<f32>
+  %m = parallax.mul %x, %one : tensor<4xf32>, tensor<f32>
+  %d = parallax.div %x, %one : tensor<4xf32>, tensor<f32>
+  %s = parallax.sub %x, %zero : tensor<4xf32>, tensor<f32>
+  %n = parallax.add %x, %negzero : tensor<4xf32>, tensor<f32>
+  %p = parallax.add %x, %zero : tensor<4xf32>, tensor<f32>
+  %izero = arith.constant dense<0> : tensor<4xi64>
+  %q = parallax.div %i, %izero : tensor<4xi64>, tensor<4xi64>
+  return %m, %d, %s, %n, %p, %q : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi64>
+}

@@ -59,7 +59,9 @@ class Parallax_UnaryOp<string mnemonic, Type type, string onnx,
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Parallax_NegOp : Parallax_UnaryOp<"neg", Parallax_NumberTensor, "Neg">;
+def Parallax_NegOp : Parallax_UnaryOp<"neg", Parallax_NumberTensor, "Neg"> {
+  let hasFolder = 1;
+}
 def Parallax_AbsOp : Parallax_UnaryOp<"abs", Parallax_NumberTensor, "Abs">;
 def Parallax_SignOp : Parallax_UnaryOp<"sign", Parallax_NumberTensor, "Sign">;
 def Parallax_ReluOp : Parallax_UnaryOp<"relu", Parallax_NumberTensor, "Relu">;
@@ -98,10 +100,18 @@ class Parallax_BinaryOp<string mnemonic, Type type, string onnx,
                        "inferElementwiseBroadcast")>.body;
 }
 
-def Parallax_AddOp : Parallax_BinaryOp<"add", Parallax_NumberTensor, "Add">;
-def Parallax_SubOp : Parallax_BinaryOp<"sub", Parallax_NumberTensor, "Sub">;
-def Parallax_MulOp : Parallax_BinaryOp<"mul", Parallax_NumberTensor, "Mul">;
-def Parallax_DivOp : Parallax_BinaryOp<"div", Parallax_NumberTensor, "Div">;
+def Parallax_AddOp : Parallax_BinaryOp<"add", Parallax_NumberTensor, "Add"> {
+  let hasFolder = 1;
+}
+def Parallax_SubOp : Parallax_BinaryOp<"sub", Parallax_NumberTensor, "Sub"> {
+  let hasFolder = 1;
+}
+def Parallax_MulOp : Parallax_BinaryOp<"mul", Parallax_NumberTensor, "Mul"> {
+  let hasFolder = 1;
+}
+def Parallax_DivOp : Parallax_BinaryOp<"div", Parallax_NumberTensor, "Div"> {
+  let hasFolder = 1;
+}
 def Parallax_PowOp : Parallax_BinaryOp<"pow", Parallax_FloatTensor, "Pow">;
 def Parallax_MaxOp : Parallax_BinaryOp<"max", Parallax_NumberTensor, "Max">;
 def Parallax_MinOp : Parallax_BinaryOp<"min", Parallax_NumberTensor, "Min">;
@@ -165,6 +175,7 @@ def Parallax_CastOp : Parallax_Op<"cast", [Pure, Parallax_Differentiable, SameOp
   let arguments = (ins Parallax_Tensor:$input);
   let results = (outs Parallax_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
 }
 
 def Parallax_ClipOp : Parallax_Op<"clip", [Pure, Parallax_Differentiable, SameOperandsAndResultType]> {
@@ -285,6 +296,7 @@ def Parallax_ExpandOp : Parallax_Op<"expand", [Pure, Parallax_Differentiable,
   let results = (outs Parallax_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Parallax_TransposeOp : Parallax_Op<"transpose", [Pure, Parallax_Differentiable,
@@ -302,6 +314,7 @@ def Parallax_TransposeOp : Parallax_Op<"transpose", [Pure, Parallax_Differentiab
     $input `permutation` `=` $permutation attr-dict `:` type($input)
   }];
   let extraClassDefinition = Parallax_InferWith<"inferTranspose">.body;
+  let hasFolder = 1;
 }
 
 def Parallax_ConcatOp : Parallax_Op<"concat", [Pure, Parallax_Differentiable, InferTypeOpAdaptor]> {
@@ -332,6 +345,7 @@ def Parallax_SliceOp : Parallax_Op<"slice", [Pure, Parallax_Differentiable, Infe
     attr-dict `:` type($input)
   }];
   let extraClassDefinition = Parallax_InferWith<"inferSlice">.body;
+  let hasFolder = 1;
 }
 
 def Parallax_TileOp : Parallax_Op<"tile", [Pure, Parallax_Differentiable, InferTypeOpAdaptor]> {
@@ -343,6 +357,7 @@ def Parallax_TileOp : Parallax_Op<"tile", [Pure, Parallax_Differentiable, InferT
   let results = (outs Parallax_Tensor:$result);
   let assemblyFormat = "$input `repeats` `=` $repeats attr-dict `:` type($input)";
   let extraClassDefinition = Parallax_InferWith<"inferTile">.body;
+  let hasFolder = 1;
 }
 
 def Parallax_PadOp : Parallax_Op<"pad", [Pure, Parallax_Differentiable, InferTypeOpAdaptor]> {
@@ -363,6 +378,7 @@ def Parallax_PadOp : Parallax_Op<"pad", [Pure, Parallax_Differentiable, InferTyp
     attr-dict `:` type($input)
   }];
   let extraClassDefinition = Parallax_InferWith<"inferPad">.body;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//

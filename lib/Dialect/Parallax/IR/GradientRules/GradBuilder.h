@@ -37,7 +37,8 @@ inline RankedTensorType tensorType(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
-/// Builds the rule's ops at one location.
+/// Builds the rule's ops at one location, folding as it goes (identity
+/// reshapes, transposes and slices, constants; ParallaxFolders.cpp).
 struct GradBuilder {
   OpBuilder &b;
   Location loc;
@@ -54,18 +55,18 @@ struct GradBuilder {
     auto type = tensorType(value);
     if (type.getShape() == shape)
       return value;
-    return ReshapeOp::create(b, loc, type.clone(shape), value);
+    return b.createOrFold<ReshapeOp>(loc, type.clone(shape), value);
   }
   Value expand(Value value, RankedTensorType to) {
     if (value.getType() == to)
       return value;
-    return ExpandOp::create(b, loc, to, value);
+    return b.createOrFold<ExpandOp>(loc, to, value);
   }
-  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
-  Value neg(Value x) { return NegOp::create(b, loc, x); }
+  Value add(Value x, Value y) { return b.createOrFold<AddOp>(loc, x, y); }
+  Value sub(Value x, Value y) { return b.createOrFold<SubOp>(loc, x, y); }
+  Value mul(Value x, Value y) { return b.createOrFold<MulOp>(loc, x, y); }
+  Value div(Value x, Value y) { return b.createOrFold<DivOp>(loc, x, y); }
+  Value neg(Value x) { return b.createOrFold<NegOp>(loc, x); }
   Value sum(Value x, ArrayRef<int64_t> axes, bool keepdims) {
     return ReduceOp::create(b, loc, ReduceKind::Sum, x, axes, keepdims);
   }
@@ -73,11 +74,11 @@ struct GradBuilder {
     return ReduceOp::create(b, loc, ReduceKind::Mean, x, axes, keepdims);
   }
   Value transpose(Value x, ArrayRef<int64_t> permutation) {
-    return TransposeOp::create(b, loc, x, permutation);
+    return b.createOrFold<TransposeOp>(loc, x, permutation);
   }
   Value slice(Value x, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
               ArrayRef<int64_t> strides) {
-    return SliceOp::create(b, loc, x, offsets, sizes, strides);
+    return b.createOrFold<SliceOp>(loc, x, offsets, sizes, strides);
   }
   /// `where(condition, x, 0)`.
   Value select(Value condition, Value x) {
