@@ -180,15 +180,24 @@ void parallax::runtime::initWorld(int *argc, char ***argv) {
   MPI_Comm_rank(w.local, &w.localRank);
   MPI_Comm_size(w.local, &w.localSize);
   // A machine's number: its first rank's position among the first ranks.
+  // Nonblocking and through waitFor, as every wait: a peer that stops
+  // while the job starts ends it too.
   int isLeader = w.localRank == 0, leadersBefore = 0;
-  checkMPI(MPI_Exscan(&isLeader, &leadersBefore, 1, MPI_INT, MPI_SUM, w.comm),
-           "MPI_Exscan");
+  MPI_Request request;
+  checkMPI(MPI_Iexscan(&isLeader, &leadersBefore, 1, MPI_INT, MPI_SUM, w.comm,
+                       &request),
+           "numbering the machines");
+  waitFor(request, "numbering the machines");
   if (w.rank == 0)
     leadersBefore = 0; // MPI_Exscan leaves rank 0's result undefined
   w.machine = leadersBefore;
-  checkMPI(MPI_Bcast(&w.machine, 1, MPI_INT, 0, w.local), "MPI_Bcast");
-  checkMPI(MPI_Allreduce(&isLeader, &w.machines, 1, MPI_INT, MPI_SUM, w.comm),
-           "MPI_Allreduce");
+  checkMPI(MPI_Ibcast(&w.machine, 1, MPI_INT, 0, w.local, &request),
+           "numbering the machines");
+  waitFor(request, "numbering the machines");
+  checkMPI(MPI_Iallreduce(&isLeader, &w.machines, 1, MPI_INT, MPI_SUM, w.comm,
+                          &request),
+           "counting the machines");
+  waitFor(request, "counting the machines");
 }
 
 void parallax::runtime::finalizeWorld() {
@@ -197,8 +206,10 @@ void parallax::runtime::finalizeWorld() {
   // Nobody leaves while a peer may still probe it or send it results, and
   // a silent peer ends the job here too instead of hanging MPI_Finalize.
   barrier(theWorld.comm, "the final barrier");
-  for (Reply &reply : replies)
+  for (Reply &reply : replies) {
+    // Cannot block: a reply is one int, sent eagerly, complete locally.
     MPI_Wait(&reply.request, MPI_STATUS_IGNORE);
+  }
   replies.clear();
   if (theWorld.local != MPI_COMM_NULL)
     MPI_Comm_free(&theWorld.local);
@@ -241,6 +252,7 @@ void parallax::runtime::serveProbes() {
         !flag)
       break;
     int from = 0;
+    // Cannot block: MPI_Iprobe saw the message arrive.
     MPI_Recv(&from, 1, MPI_INT, status.MPI_SOURCE, kProbeTag, w.control,
              MPI_STATUS_IGNORE);
     Reply &reply = replies.emplace_back();

@@ -12,16 +12,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Support/Npy.h"
 #include "parallax/Runtime/Runtime.h"
+#include "parallax/Support/Npy.h"
 
 #include "Checkpoint.h"
 #include "Comm.h"
 #include "Descriptor.h"
-#include "parallax/Support/FileNames.h"
 #include "ParameterStore.h"
 #include "Support.h"
 #include "Trace.h"
+#include "parallax/Support/FileNames.h"
 
 #include <cerrno>
 #include <cmath>
@@ -135,9 +135,11 @@ void checkSameDataOnEveryWorker() {
   for (const Input &input : inputs) {
     uint64_t mine = fingerprint(input.file);
     std::vector<uint64_t> all(w.size);
-    checkMPI(MPI_Gather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, 0,
-                        w.comm),
-             "MPI_Gather");
+    MPI_Request request;
+    checkMPI(MPI_Igather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, 0,
+                         w.comm, &request),
+             "the data fingerprints");
+    waitFor(request, "the data fingerprints");
     if (w.rank != 0)
       continue;
     for (int r = 1; r < w.size; ++r)
@@ -148,7 +150,7 @@ void checkSameDataOnEveryWorker() {
             "read the same data (each trains on its own slice of it)");
   }
   // Nobody steps before worker 0 has compared.
-  checkMPI(MPI_Barrier(w.comm), "MPI_Barrier");
+  barrier(w.comm, "the barrier after the data check");
 }
 
 /// Worker 0 prints every worker's bytes sent and received.
@@ -157,9 +159,11 @@ void printTrafficSummary(int64_t steps) {
   Traffic mine = totalTraffic();
   int64_t local[3] = {mine.sent, mine.received, w.machine};
   std::vector<int64_t> all(3 * w.size);
-  checkMPI(
-      MPI_Gather(local, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, 0, w.comm),
-      "MPI_Gather");
+  MPI_Request request;
+  checkMPI(MPI_Igather(local, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, 0,
+                       w.comm, &request),
+           "the traffic summary");
+  waitFor(request, "the traffic summary");
   if (w.rank != 0)
     return;
   double perStep = steps > 0 ? 1.0 / steps : 0.0;
@@ -419,9 +423,13 @@ extern "C" void parallax_rt_step_end(int64_t step, float loss) {
   const World &w = world();
   double localLoss = loss, meanLoss = loss;
   if (w.size > 1) {
-    checkMPI(
-        MPI_Allreduce(&localLoss, &meanLoss, 1, MPI_DOUBLE, MPI_SUM, w.comm),
-        "MPI_Allreduce of the loss");
+    // Through waitFor like every wait: a blocking MPI_Allreduce here hung
+    // the job when a peer stopped between two steps.
+    MPI_Request request;
+    checkMPI(MPI_Iallreduce(&localLoss, &meanLoss, 1, MPI_DOUBLE, MPI_SUM,
+                            w.comm, &request),
+             "the step's mean loss");
+    waitFor(request, "the step's mean loss");
     meanLoss /= w.size;
   }
   double rate = seconds > 0 ? batch * w.size / seconds : 0;
