@@ -71,34 +71,34 @@ inline func::CallOp callRuntime(OpBuilder &builder, ModuleOp module,
   return func::CallOp::create(builder, loc, name, type.getResults(), args);
 }
 
+/// A pointer to a private constant global of `module` of `type` holding
+/// `value`, named `prefix`N: one global per distinct value.
+inline Value constantGlobal(OpBuilder &builder, ModuleOp module, Location loc,
+                            StringRef prefix, Type type, Attribute value) {
+  auto pointer = LLVM::LLVMPointerType::get(builder.getContext());
+  std::string symbol;
+  for (unsigned i = 0;; ++i) {
+    symbol = (prefix + Twine(i)).str();
+    auto existing = module.lookupSymbol<LLVM::GlobalOp>(symbol);
+    if (!existing)
+      break;
+    if (existing.getValueOrNull() == value && existing.getGlobalType() == type)
+      return LLVM::AddressOfOp::create(builder, loc, pointer, symbol);
+  }
+  OpBuilder top =
+      OpBuilder::atBlockBegin(module.getBody(), builder.getListener());
+  LLVM::GlobalOp::create(top, loc, type, /*isConstant=*/true,
+                         LLVM::Linkage::Internal, symbol, value);
+  return LLVM::AddressOfOp::create(builder, loc, pointer, symbol);
+}
+
 /// A pointer to a NUL-terminated copy of `text` in a private global of
 /// `module` (one global per distinct text).
 inline Value runtimeString(OpBuilder &builder, ModuleOp module, Location loc,
                            StringRef text) {
-  MLIRContext *ctx = builder.getContext();
-  std::string contents = text.str() + '\0';
-  std::string symbol;
-  for (unsigned i = 0;; ++i) {
-    symbol = "__parallax_str_" + std::to_string(i);
-    auto existing = module.lookupSymbol<LLVM::GlobalOp>(symbol);
-    if (!existing)
-      break;
-    if (auto value = dyn_cast_or_null<StringAttr>(existing.getValueOrNull());
-        value && value.getValue() == contents)
-      return LLVM::AddressOfOp::create(builder, loc,
-                                       LLVM::LLVMPointerType::get(ctx), symbol);
-  }
-  {
-    OpBuilder top =
-        OpBuilder::atBlockBegin(module.getBody(), builder.getListener());
-    auto type =
-        LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), text.size() + 1);
-    LLVM::GlobalOp::create(top, loc, type, /*isConstant=*/true,
-                           LLVM::Linkage::Internal, symbol,
-                           top.getStringAttr(contents));
-  }
-  return LLVM::AddressOfOp::create(builder, loc,
-                                   LLVM::LLVMPointerType::get(ctx), symbol);
+  auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), text.size() + 1);
+  return constantGlobal(builder, module, loc, "__parallax_str_", type,
+                        builder.getStringAttr(text.str() + '\0'));
 }
 
 /// A pointer to the ParallaxHyperParameters of `config` (Runtime.h: eight
@@ -106,7 +106,6 @@ inline Value runtimeString(OpBuilder &builder, ModuleOp module, Location loc,
 /// distinct configuration.
 inline Value runtimeHyperParameters(OpBuilder &builder, ModuleOp module,
                                     Location loc, OptimizerAttr config) {
-  MLIRContext *ctx = builder.getContext();
   SmallVector<double> values;
   for (const APFloat &value :
        {config.getLr(), config.getMomentum(), config.getBeta1(),
@@ -114,23 +113,10 @@ inline Value runtimeHyperParameters(OpBuilder &builder, ModuleOp module,
         config.getLrDecay(), APFloat(config.getNesterov() ? 1.0 : 0.0)})
     values.push_back(value.convertToDouble());
   auto valueType = RankedTensorType::get({8}, builder.getF64Type());
-  auto contents = DenseElementsAttr::get(valueType, ArrayRef<double>(values));
-  auto pointer = LLVM::LLVMPointerType::get(ctx);
-  std::string symbol;
-  for (unsigned i = 0;; ++i) {
-    symbol = "__parallax_hyper_" + std::to_string(i);
-    auto existing = module.lookupSymbol<LLVM::GlobalOp>(symbol);
-    if (!existing)
-      break;
-    if (existing.getValueOrNull() == contents)
-      return LLVM::AddressOfOp::create(builder, loc, pointer, symbol);
-  }
-  OpBuilder top =
-      OpBuilder::atBlockBegin(module.getBody(), builder.getListener());
-  LLVM::GlobalOp::create(
-      top, loc, LLVM::LLVMArrayType::get(builder.getF64Type(), 8),
-      /*isConstant=*/true, LLVM::Linkage::Internal, symbol, contents);
-  return LLVM::AddressOfOp::create(builder, loc, pointer, symbol);
+  return constantGlobal(
+      builder, module, loc, "__parallax_hyper_",
+      LLVM::LLVMArrayType::get(builder.getF64Type(), 8),
+      DenseElementsAttr::get(valueType, ArrayRef<double>(values)));
 }
 
 /// `value` (a memref) as the runtime takes memrefs: memref<*xT>.

@@ -90,16 +90,27 @@ static OpFoldResult foldIdentity(Operation *op, Attribute rhs,
   return {};
 }
 
+/// `x op zero` is `x` when x already has the result's type and the
+/// constant is a splat of the integer 0, or of the float zero of the given
+/// sign: x + -0.0 and x - +0.0 are x for every x (x + +0.0 turns -0.0 into
+/// +0.0).
+static OpFoldResult foldZero(Operation *op, Attribute rhs, bool negativeZero) {
+  auto elements = dyn_cast_or_null<DenseElementsAttr>(rhs);
+  Value lhs = op->getOperand(0);
+  if (!elements || !elements.isSplat() ||
+      lhs.getType() != op->getResult(0).getType())
+    return {};
+  bool zero =
+      isa<FloatType>(elements.getElementType())
+          ? (negativeZero ? elements.getSplatValue<APFloat>().isNegZero()
+                          : elements.getSplatValue<APFloat>().isPosZero())
+          : elements.getSplatValue<APInt>().isZero();
+  return zero ? OpFoldResult(lhs) : OpFoldResult();
+}
+
 OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
-  // x + 0 == x for integers, and x + -0.0 == x for floats (x + +0.0 turns
-  // -0.0 into +0.0).
-  if (auto elements = dyn_cast_or_null<DenseElementsAttr>(adaptor.getRhs());
-      elements && elements.isSplat() &&
-      (isa<FloatType>(elements.getElementType())
-           ? elements.getSplatValue<APFloat>().isNegZero()
-           : elements.getSplatValue<APInt>().isZero()) &&
-      getLhs().getType() == getType())
-    return getLhs();
+  if (OpFoldResult x = foldZero(*this, adaptor.getRhs(), /*negativeZero=*/true))
+    return x;
   return foldArithmetic(
       *this, adaptor.getOperands(),
       [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
@@ -111,14 +122,9 @@ OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
-  // x - +0.0 == x, including x = -0.0.
-  if (auto elements = dyn_cast_or_null<DenseElementsAttr>(adaptor.getRhs());
-      elements && elements.isSplat() &&
-      (isa<FloatType>(elements.getElementType())
-           ? elements.getSplatValue<APFloat>().isPosZero()
-           : elements.getSplatValue<APInt>().isZero()) &&
-      getLhs().getType() == getType())
-    return getLhs();
+  if (OpFoldResult x =
+          foldZero(*this, adaptor.getRhs(), /*negativeZero=*/false))
+    return x;
   return foldArithmetic(
       *this, adaptor.getOperands(),
       [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
