@@ -28,7 +28,7 @@ BUILD=${PARALLAX_FUZZ_DIR:-build-fuzz-runtime}
 mkdir -p "$BUILD/corpus" "$BUILD/artifacts"
 FLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer -Wno-deprecated-declarations
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-  -Iinclude -Ilib/Runtime -DOMPI_SKIP_MPICXX
+  -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include -DOMPI_SKIP_MPICXX
   $(mpicc --showme:compile))
 /usr/lib/llvm-22/bin/clang++ "${FLAGS[@]}" \
   tools/parallax-runtime-fuzzer/parallax-runtime-fuzzer.cpp \

@@ -39,7 +39,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 objects=()
 for source in lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp; do
   object=$BUILD/obj/$(basename "$source" .cpp).o
-  $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime \
+  $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include \
     -DOMPI_SKIP_MPICXX $MPI_CFLAGS -c "$source" -o "$object"
   objects+=("$object")
 done
@@ -47,10 +47,10 @@ rm -f "$BUILD/libParallaxRuntime.a"
 ar rcs "$BUILD/libParallaxRuntime.a" "${objects[@]}"
 RUNTIME=("$BUILD/libParallaxRuntime.a" -lopenblas $MPI_LIBS -lm)
 
-$CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime $MPI_CFLAGS \
+$CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include $MPI_CFLAGS \
   unittests/Support/{FileNames,Npy}Test.cpp unittests/Runtime/{InputChecks,Optimizers}Test.cpp \
   "${RUNTIME[@]}" -lgtest -lgtest_main -pthread -o "$BUILD/runtime-tests"
-$CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -DOMPI_SKIP_MPICXX \
+$CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include -DOMPI_SKIP_MPICXX \
   $MPI_CFLAGS unittests/Runtime/ParameterStoreTest.cpp \
   "${RUNTIME[@]}" -lgtest -pthread -o "$BUILD/parameter-store-tests"
 

@@ -138,12 +138,12 @@ float *parallax::runtime::contiguousF32(const char *name, const char *what,
 }
 
 int64_t parallax::runtime::elementCount(int64_t rank, void *descriptor) {
-  auto *sizes = static_cast<int64_t *>(descriptor) + 3;
+  const int64_t *sizes = sizesOf(rank, descriptor);
   return std::accumulate(sizes, sizes + rank, int64_t{1}, std::multiplies<>());
 }
 
 int64_t parallax::runtime::leadingRows(int64_t rank, void *descriptor) {
-  return rank ? static_cast<int64_t *>(descriptor)[3] : 1;
+  return rank ? sizesOf(rank, descriptor)[0] : 1;
 }
 
 int64_t parallax::runtime::rowWidth(int64_t rank, void *descriptor) {

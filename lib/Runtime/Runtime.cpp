@@ -411,18 +411,11 @@ extern "C" double parallax_rt_now() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-namespace {
-/// MLIR's unranked memref as passed by pointer: a rank and a descriptor.
-struct UnrankedMemRef {
-  int64_t rank;
-  void *descriptor;
-};
-} // namespace
-
 extern "C" void parallax_rt_memref_copy(int64_t elementSize, void *sourcePtr,
                                         void *targetPtr) {
-  auto *source = static_cast<UnrankedMemRef *>(sourcePtr);
-  auto *target = static_cast<UnrankedMemRef *>(targetPtr);
+  // MLIR's unranked memrefs, passed by pointer.
+  auto *source = static_cast<UnrankedMemRefType<char> *>(sourcePtr);
+  auto *target = static_cast<UnrankedMemRefType<char> *>(targetPtr);
   int64_t rank = source->rank;
   StridedView src = viewDescriptor(rank, source->descriptor, elementSize);
   StridedView dst = viewDescriptor(rank, target->descriptor, elementSize);

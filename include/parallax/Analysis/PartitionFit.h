@@ -1,5 +1,4 @@
-//===- PartitionFit.h - The paper's model of step time vs partitions -*- C++
-//-*-===//
+//===- PartitionFit.h - Step time against partitions ------------*- C++ -*-===//
 //
 // Part of the Parallax project.
 //

@@ -1,5 +1,4 @@
-//===- PartitionSearch.h - Partition counts from timed trial runs -*- C++
-//-*-===//
+//===- PartitionSearch.h - Partitions from trial runs -----------*- C++ -*-===//
 //
 // Part of the Parallax project.
 //

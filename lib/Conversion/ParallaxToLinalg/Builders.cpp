@@ -1,5 +1,4 @@
-//===- Builders.cpp - IR builders shared by the lowerings
-//-------------------===//
+//===- Builders.cpp - IR builders shared by the lowerings -----------------===//
 //
 // Part of the Parallax project.
 //

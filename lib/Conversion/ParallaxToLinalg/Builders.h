@@ -1,5 +1,4 @@
-//===- Builders.h - IR builders shared by the lowerings to linalg
-//----------===//
+//===- Builders.h - IR builders of the lowerings ----------------*- C++ -*-===//
 //
 // Part of the Parallax project.
 //

@@ -1,5 +1,4 @@
-//===- Convolution.cpp - Convolutions and pooling to linalg
-//-----------------===//
+//===- Convolution.cpp - Convolutions and pooling to linalg ---------------===//
 //
 // Part of the Parallax project.
 //

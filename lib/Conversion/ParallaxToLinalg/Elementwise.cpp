@@ -1,5 +1,4 @@
-//===- Elementwise.cpp - Elementwise ops to linalg.generic
-//------------------===//
+//===- Elementwise.cpp - Elementwise ops to linalg.generic ----------------===//
 //
 // Part of the Parallax project.
 //

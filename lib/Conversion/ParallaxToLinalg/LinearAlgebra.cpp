@@ -1,5 +1,4 @@
-//===- LinearAlgebra.cpp - Matrix products to linalg
-//------------------------===//
+//===- LinearAlgebra.cpp - Matrix products to linalg ----------------------===//
 //
 // Part of the Parallax project.
 //

@@ -1,5 +1,4 @@
-//===- Losses.cpp - Classification losses to linalg
-//-------------------------===//
+//===- Losses.cpp - Classification losses to linalg -----------------------===//
 //
 // Part of the Parallax project.
 //
@@ -12,12 +11,12 @@
 
 #include "Builders.h"
 
-#include "parallax/Conversion/ParallaxToRuntime/RuntimeCalls.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "parallax/Conversion/ParallaxToRuntime/RuntimeCalls.h"
 
 using namespace mlir;
 using namespace mlir::parallax;

@@ -1,5 +1,4 @@
-//===- Reductions.cpp - Reductions, softmax and normalisations to linalg
-//----===//
+//===- Reductions.cpp - Reductions, softmax and normalisations to linalg --===//
 //
 // Part of the Parallax project.
 //

@@ -35,6 +35,10 @@ constexpr int64_t kMaxFoldedElements = int64_t(1) << 26;
 /// negative or the count exceeds `limit`.
 std::optional<int64_t> countElements(ArrayRef<int64_t> shape, int64_t limit);
 
+/// The name of an ONNX TensorProto data type ("FLOAT16"), or "data type N"
+/// for a number ONNX does not define.
+std::string dataTypeName(int32_t dataType);
+
 /// A tensor whose value is known at compile time: Constant nodes, integer
 /// initializers and everything folded from them (the shape computations
 /// PyTorch exports). Integers and booleans are held exactly as int64.

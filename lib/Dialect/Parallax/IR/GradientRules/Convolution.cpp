@@ -1,5 +1,4 @@
-//===- Convolution.cpp - Gradients of convolution and pooling
-//---------------===//
+//===- Convolution.cpp - Gradients of convolution and pooling -------------===//
 //
 // Part of the Parallax project.
 //

@@ -1,5 +1,4 @@
-//===- DataMovement.cpp - Gradients of data movement ops
-//--------------------===//
+//===- DataMovement.cpp - Gradients of data movement ops ------------------===//
 //
 // Part of the Parallax project.
 //

@@ -1,5 +1,4 @@
-//===- Elementwise.cpp - Gradients of elementwise ops
-//-----------------------===//
+//===- Elementwise.cpp - Gradients of elementwise ops ---------------------===//
 //
 // Part of the Parallax project.
 //

@@ -1,5 +1,4 @@
-//===- GradBuilder.h - The builder shared by the gradient rules
-//-------------===//
+//===- GradBuilder.h - The builder shared by the gradient rules -*- C++ -*-===//
 //
 // Part of the Parallax project.
 //

@@ -1,5 +1,4 @@
-//===- LinearAlgebra.cpp - Gradients of matrix products
-//---------------------===//
+//===- LinearAlgebra.cpp - Gradients of matrix products -------------------===//
 //
 // Part of the Parallax project.
 //

@@ -1,5 +1,4 @@
-//===- Losses.cpp - Gradients of the classification losses
-//------------------===//
+//===- Losses.cpp - Gradients of the classification losses ----------------===//
 //
 // Part of the Parallax project.
 //

@@ -1,5 +1,4 @@
-//===- Reductions.cpp - Gradients of reductions and normalisations
-//----------===//
+//===- Reductions.cpp - Gradients of reductions and normalisations --------===//
 //
 // Part of the Parallax project.
 //
