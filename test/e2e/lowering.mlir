@@ -4,6 +4,7 @@
 // through linalg, bufferization and LLVM and run with mlir-runner.
 
 func.func private @printMemrefF32(memref<*xf32>)
+func.func private @printMemrefI64(memref<*xi64>)
 
 func.func @show(%m: memref<*xf32>) {
   call @printMemrefF32(%m) : (memref<*xf32>) -> ()
@@ -61,6 +62,21 @@ func.func @main() {
   %max_b = bufferization.to_buffer %max read_only : tensor<3xf32> to memref<3xf32>
   %max_u = memref.cast %max_b : memref<3xf32> to memref<*xf32>
   call @show(%max_u) : (memref<*xf32>) -> ()
+
+  // Integer min and max start from the extremes of i64 exactly (the
+  // largest i64 is not a double: min once started at the smallest).
+  // CHECK: [-3, 9223372036854775807]
+  // CHECK: [7, -9223372036854775808]
+  %iv = arith.constant dense<[[5, 9223372036854775807], [-3, 9223372036854775807]]> : tensor<2x2xi64>
+  %imin = parallax.reduce min %iv axes = [0] : tensor<2x2xi64>
+  %imin_b = bufferization.to_buffer %imin read_only : tensor<2xi64> to memref<2xi64>
+  %imin_u = memref.cast %imin_b : memref<2xi64> to memref<*xi64>
+  call @printMemrefI64(%imin_u) : (memref<*xi64>) -> ()
+  %jv = arith.constant dense<[[7, -9223372036854775808], [-3, -9223372036854775808]]> : tensor<2x2xi64>
+  %imax = parallax.reduce max %jv axes = [0] : tensor<2x2xi64>
+  %imax_b = bufferization.to_buffer %imax read_only : tensor<2xi64> to memref<2xi64>
+  %imax_u = memref.cast %imax_b : memref<2xi64> to memref<*xi64>
+  call @printMemrefI64(%imax_u) : (memref<*xi64>) -> ()
 
   // Gather with a negative index (counted from the end).
   // CHECK: {{\[}}[4, 5, 6],
