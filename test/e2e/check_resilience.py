@@ -49,8 +49,18 @@ def long_data(work):
     return data
 
 
-def rank_pids(program):
-    """{rank: pid} of the running ranks of `program`."""
+def parent_of(pid):
+    try:
+        # The fields after the command name, which may hold spaces.
+        return int(pathlib.Path(f"/proc/{pid}/stat").read_text()
+                   .rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def rank_pids(program, job):
+    """{rank: pid} of the running ranks of `program` that the launcher `job`
+    started (never a rank of another job of the same program)."""
     pids = {}
     for proc in pathlib.Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -60,6 +70,11 @@ def rank_pids(program):
                 continue
             environ = (proc / "environ").read_bytes().split(b"\0")
         except OSError:
+            continue
+        ancestor = int(proc.name)
+        while ancestor not in (None, 0, 1, job.pid):
+            ancestor = parent_of(ancestor)
+        if ancestor != job.pid:
             continue
         for entry in environ:
             if entry.startswith(b"OMPI_COMM_WORLD_RANK="):
@@ -84,20 +99,24 @@ def kill(work):
     program = build(work, 4, 1)
     data = long_data(work)
     metrics = work / "metrics.jsonl"
+    # A previous run's metrics would make the kill land at start-up: the
+    # lines counted below must be this run's.
+    for stale in work.glob("metrics.jsonl*"):
+        stale.unlink()
     job = subprocess.Popen(mpirun(4) + [str(program), "--data", str(data),
                                      "--metrics", str(metrics)],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     # A bound on waiting for an event, not a speed requirement: generous,
     # so that a loaded machine never fails the test here.
     wait_for(lambda: job.poll() is not None or
-             (metrics_lines(metrics) >= 20 and 2 in rank_pids(program)),
+             (metrics_lines(metrics) >= 20 and 2 in rank_pids(program, job)),
              600, "20 steps")
     if job.poll() is not None:
         print(job.communicate()[0])
         sys.exit(f"the job ended (status {job.returncode}) before rank 2 "
                  "could be killed")
     victim = 2
-    os.kill(rank_pids(program)[victim], signal.SIGKILL)
+    os.kill(rank_pids(program, job)[victim], signal.SIGKILL)
     killed = time.time()
     try:
         output, _ = job.communicate(timeout=30)
