@@ -72,9 +72,14 @@ def ConvertParallaxVariables : Pass<"convert-parallax-variables",
     * `parallax.row_sparse.to_dense` becomes a zero tensor and a loop
       adding each row at its index.
 
-    Precondition: every row-sparse value is built by
-    `parallax.row_sparse.pack` (as autodiff and canonicalization leave
-    them); updates come after every use of the values read from the
+    Variables become globals first; the rest are conversion patterns under
+    a 1:N type conversion: a row-sparse value is its indices and rows
+    wherever it flows (function signatures, calls, returns and scf regions
+    included). What the runtime cannot do (an f64 update, a push without
+    optimizer, a pull of a variable not on servers) is diagnosed before
+    anything is rewritten.
+
+    Precondition: updates come after every use of the values read from the
     variables they update (autodiff puts them at the end of the step).
     Postcondition: no variable, read, update, push, pull or row-sparse op
     remains.

@@ -11,10 +11,13 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_CONVERTPARALLAXVARIABLES
@@ -126,14 +129,277 @@ llvm::StringMap<Shards> assignShards(ModuleOp module) {
   return shards;
 }
 
+/// What every pattern needs: the module, its globals (the variables,
+/// lowered first) and the parameter-server shards.
+struct Lowering {
+  ModuleOp module;
+  SymbolTable &globals;
+  const llvm::StringMap<Shards> &shards;
+
+  Value globalBuffer(OpBuilder &b, Location loc, StringRef name) const {
+    return ::globalBuffer(b, loc, globals, name);
+  }
+
+  /// The variable's shards as call arguments (partitions, first server);
+  /// checkLowerable made sure it has them.
+  SmallVector<Value> shardArguments(OpBuilder &builder, Operation *op,
+                                    StringRef variable) const {
+    auto it = shards.find(variable);
+    assert(it != shards.end() && "checked before the conversion");
+    Location loc = op->getLoc();
+    return SmallVector<Value>{
+        arith::ConstantOp::create(
+            builder, loc, builder.getI64IntegerAttr(it->second.partitions)),
+        arith::ConstantOp::create(
+            builder, loc, builder.getI64IntegerAttr(it->second.firstServer))};
+  }
+
+  /// The rule's update (or, with `push`, its push) entry point (name,
+  /// leading..., variable, state..., gradient | ids + rows,
+  /// hyper-parameters). `gradient` is the converted gradient: one tensor,
+  /// or a row-sparse value's indices and rows.
+  void optimizerCall(OpBuilder &builder, Operation *op, ArrayRef<Value> leading,
+                     bool push, StringRef variable, OptimizerAttr config,
+                     ArrayAttr state, ValueRange gradient) const {
+    Location loc = op->getLoc();
+    SmallVector<Value> args{runtimeString(builder, module, loc, variable)};
+    args.append(leading.begin(), leading.end());
+    args.push_back(
+        unrankedMemRef(builder, loc, globalBuffer(builder, loc, variable)));
+    if (state)
+      for (auto symbol : state.getAsRange<FlatSymbolRefAttr>())
+        args.push_back(unrankedMemRef(
+            builder, loc, globalBuffer(builder, loc, symbol.getValue())));
+    for (Value part : gradient)
+      args.push_back(readOnlyBuffer(builder, loc, part));
+    args.push_back(runtimeHyperParameters(builder, module, loc, config));
+    bool sparse = gradient.size() == 2;
+    callRuntime(builder, module, loc,
+                abi::optimizer(config.getKind(), push, sparse), args);
+  }
+};
+
+/// A row-sparse value is its two tensors: the row indices and the rows.
+struct RowSparseTypeConverter : TypeConverter {
+  RowSparseTypeConverter() {
+    addConversion([](Type type) { return type; });
+    addConversion([](RowSparseType type, SmallVectorImpl<Type> &parts) {
+      parts.push_back(type.getIndicesType());
+      parts.push_back(type.getValuesType());
+      return success();
+    });
+  }
+};
+
+template <typename OpT> struct LoweringPattern : OpConversionPattern<OpT> {
+  LoweringPattern(const TypeConverter &converter, MLIRContext *context,
+                  const Lowering &lowering)
+      : OpConversionPattern<OpT>(converter, context), lowering(lowering) {}
+  const Lowering &lowering;
+};
+
+struct PackLowering : LoweringPattern<RowSparsePackOp> {
+  using LoweringPattern::LoweringPattern;
+  LogicalResult
+  matchAndRewrite(RowSparsePackOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> parts{adaptor.getIndices().front(),
+                             adaptor.getValues().front()};
+    rewriter.replaceOpWithMultiple(op, {parts});
+    return success();
+  }
+};
+
+struct UnpackLowering : LoweringPattern<RowSparseUnpackOp> {
+  using LoweringPattern::LoweringPattern;
+  LogicalResult
+  matchAndRewrite(RowSparseUnpackOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getInput());
+    return success();
+  }
+};
+
+struct ToDenseLowering : LoweringPattern<RowSparseToDenseOp> {
+  using LoweringPattern::LoweringPattern;
+  LogicalResult
+  matchAndRewrite(RowSparseToDenseOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ValueRange parts = adaptor.getInput();
+    rewriter.replaceOp(op, scatterAddRows(rewriter, op.getLoc(), op,
+                                          op.getResult().getType(), parts[0],
+                                          parts[1]));
+    return success();
+  }
+};
+
+struct ReadLowering : LoweringPattern<ReadOp> {
+  using LoweringPattern::LoweringPattern;
+  LogicalResult
+  matchAndRewrite(ReadOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value buffer =
+        lowering.globalBuffer(rewriter, op.getLoc(), op.getVariable());
+    rewriter.replaceOpWithNewOp<bufferization::ToTensorOp>(
+        op, op.getType(), buffer, /*restrict=*/true, /*writable=*/false);
+    return success();
+  }
+};
+
+/// A replica's own update: the runtime's in-place update of the global.
+struct UpdateLowering : LoweringPattern<UpdateOp> {
+  using LoweringPattern::LoweringPattern;
+  LogicalResult
+  matchAndRewrite(UpdateOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    lowering.optimizerCall(rewriter, op, {}, /*push=*/false, op.getVariable(),
+                           op.getOptimizer(), op.getStateAttr(),
+                           adaptor.getGradient());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// The servers of the variable's rows apply the optimizer.
+struct PushLowering : LoweringPattern<PushOp> {
+  using LoweringPattern::LoweringPattern;
+  LogicalResult
+  matchAndRewrite(PushOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    lowering.optimizerCall(
+        rewriter, op, lowering.shardArguments(rewriter, op, op.getVariable()),
+        /*push=*/true, op.getVariable(), *op.getOptimizer(), op.getStateAttr(),
+        adaptor.getGradient());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Rows: a fresh buffer filled by parallax_rt_pull_rows_f32. The whole
+/// variable: parallax_rt_pull_f32 refreshes the global, then a view of it
+/// as for a read.
+struct PullLowering : LoweringPattern<PullOp> {
+  using LoweringPattern::LoweringPattern;
+  LogicalResult
+  matchAndRewrite(PullOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> args =
+        lowering.shardArguments(rewriter, op, op.getVariable());
+    RankedTensorType type = op.getType();
+    args.insert(args.begin(), runtimeString(rewriter, lowering.module, loc,
+                                            op.getVariable()));
+    Value global = lowering.globalBuffer(rewriter, loc, op.getVariable());
+    args.push_back(unrankedMemRef(rewriter, loc, global));
+    Value ids = adaptor.getIndices();
+    if (ids) {
+      Value rows = freshBuffer(rewriter, loc, type);
+      args.push_back(readOnlyBuffer(rewriter, loc, ids));
+      args.push_back(unrankedMemRef(rewriter, loc, rows));
+      callRuntime(rewriter, lowering.module, loc, abi::Function::pull_rows_f32,
+                  args);
+      rewriter.replaceOp(op, bufferContents(rewriter, loc, rows));
+      return success();
+    }
+    // The call fills the buffer the tensor views: it goes before the view.
+    callRuntime(rewriter, lowering.module, loc, abi::Function::pull_f32, args);
+    rewriter.replaceOpWithNewOp<bufferization::ToTensorOp>(
+        op, type, global, /*restrict=*/true, /*writable=*/false);
+    return success();
+  }
+};
+
+/// Variables become globals first (every pattern looks them up), then
+/// reads, updates, pushes, pulls and row-sparse values are rewritten by
+/// patterns under a 1:N type conversion: a row-sparse value is its indices
+/// and rows wherever it flows (function boundaries and scf regions
+/// included), with no need to find the pack that built it.
 struct ConvertParallaxVariablesPass
     : parallax::impl::ConvertParallaxVariablesBase<
           ConvertParallaxVariablesPass> {
-  llvm::StringMap<Shards> shards;
-
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    shards = assignShards(module);
+    MLIRContext *ctx = &getContext();
+    llvm::StringMap<Shards> shards = assignShards(module);
+    if (failed(checkLowerable(module, shards)))
+      return signalPassFailure();
+    lowerVariables(module, shards);
+    SymbolTable globals(module);
+    Lowering lowering{module, globals, shards};
+
+    RowSparseTypeConverter converter;
+    RewritePatternSet patterns(ctx);
+    patterns.add<PackLowering, UnpackLowering, ToDenseLowering, ReadLowering,
+                 UpdateLowering, PushLowering, PullLowering>(converter, ctx,
+                                                             lowering);
+    ConversionTarget target(*ctx);
+    target.addIllegalOp<ReadOp, UpdateOp, PushOp, PullOp, RowSparsePackOp,
+                        RowSparseUnpackOp, RowSparseToDenseOp>();
+    target.markUnknownOpDynamicallyLegal(
+        [&](Operation *op) { return converter.isLegal(op); });
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+      return converter.isSignatureLegal(op.getFunctionType()) &&
+             converter.isLegal(&op.getBody());
+    });
+    populateReturnOpTypeConversionPattern(patterns, converter);
+    populateCallOpTypeConversionPattern(patterns, converter);
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      signalPassFailure();
+  }
+
+  /// What the runtime cannot do, diagnosed before anything is rewritten
+  /// (the patterns then cannot fail).
+  LogicalResult checkLowerable(ModuleOp module,
+                               const llvm::StringMap<Shards> &shards) {
+    SymbolTable variables(module);
+    auto f32Variable = [&](Operation *op, StringRef name,
+                           StringRef what) -> LogicalResult {
+      auto variable = variables.lookup<VariableOp>(name);
+      if (!variable)
+        return op->emitError() << "no variable '" << name << "'";
+      Type element = variable.getTensorType().getElementType();
+      if (element.isF32())
+        return success();
+      return op->emitError()
+             << "the runtime " << what << " f32 variables only, '" << name
+             << "' is " << element;
+    };
+    auto onServers = [&](Operation *op, StringRef name) -> LogicalResult {
+      if (shards.contains(name))
+        return success();
+      return op->emitError() << "'" << name
+                             << "' is not placed on parameter servers "
+                                "(#parallax.distribution<ps, ...>)";
+    };
+    WalkResult result = module.walk([&](Operation *op) -> WalkResult {
+      if (auto update = dyn_cast<UpdateOp>(op))
+        return f32Variable(op, update.getVariable(), "updates");
+      if (auto push = dyn_cast<PushOp>(op)) {
+        if (!push.getOptimizer())
+          return push.emitError() << "the push of '" << push.getVariable()
+                                  << "' names no optimizer (run "
+                                     "--parallax-optimizer first)";
+        if (failed(onServers(op, push.getVariable())))
+          return failure();
+        return f32Variable(op, push.getVariable(), "updates");
+      }
+      if (auto pull = dyn_cast<PullOp>(op)) {
+        if (failed(onServers(op, pull.getVariable())))
+          return failure();
+        return f32Variable(op, pull.getVariable(), "serves");
+      }
+      return success();
+    });
+    return failure(result.wasInterrupted());
+  }
+
+  /// Every variable becomes a mutable, aligned memref.global marked for the
+  /// entry point (checkpoints) and, on parameter servers, with its shards.
+  void lowerVariables(ModuleOp module, const llvm::StringMap<Shards> &shards) {
     for (VariableOp variable :
          llvm::make_early_inc_range(module.getOps<VariableOp>())) {
       OpBuilder builder(variable);
@@ -157,188 +423,6 @@ struct ConvertParallaxVariablesPass
                             {it->second.partitions, it->second.firstServer}));
       variable.erase();
     }
-
-    SymbolTable globals(module);
-    WalkResult result = module.walk([&](Operation *op) -> WalkResult {
-      OpBuilder builder(op);
-      Location loc = op->getLoc();
-      if (auto read = dyn_cast<ReadOp>(op)) {
-        Value buffer = globalBuffer(builder, loc, globals, read.getVariable());
-        read.replaceAllUsesWith(
-            bufferization::ToTensorOp::create(builder, loc, read.getType(),
-                                              buffer, /*restrict=*/true,
-                                              /*writable=*/false)
-                .getResult());
-        read.erase();
-        return WalkResult::advance();
-      }
-      if (auto toDense = dyn_cast<RowSparseToDenseOp>(op)) {
-        auto pack = toDense.getInput().getDefiningOp<RowSparsePackOp>();
-        if (!pack)
-          return toDense.emitError(
-              "cannot lower a row-sparse value not built by "
-              "parallax.row_sparse.pack");
-        toDense.replaceAllUsesWith(
-            scatterAddRows(builder, loc, toDense, toDense.getResult().getType(),
-                           pack.getIndices(), pack.getValues()));
-        toDense.erase();
-        return WalkResult::advance();
-      }
-      if (auto unpack = dyn_cast<RowSparseUnpackOp>(op)) {
-        if (auto pack = unpack.getInput().getDefiningOp<RowSparsePackOp>()) {
-          unpack.getIndices().replaceAllUsesWith(pack.getIndices());
-          unpack.getValues().replaceAllUsesWith(pack.getValues());
-        }
-        return WalkResult::advance();
-      }
-      if (auto update = dyn_cast<UpdateOp>(op))
-        return lowerOptimizerCall(builder, module, globals, update, {},
-                                  /*push=*/false, update.getVariable(),
-                                  update.getOptimizer(), update.getStateAttr(),
-                                  update.getGradient());
-      if (auto push = dyn_cast<PushOp>(op))
-        return lowerPush(builder, module, globals, push);
-      if (auto pull = dyn_cast<PullOp>(op))
-        return lowerPull(builder, module, globals, pull);
-      return WalkResult::advance();
-    });
-    if (result.wasInterrupted())
-      return signalPassFailure();
-    // Packs and unpacks are dead now (their consumers were lowered or
-    // forwarded).
-    SmallVector<Operation *> rowSparse;
-    module.walk([&](Operation *op) {
-      if (isa<RowSparsePackOp, RowSparseUnpackOp>(op))
-        rowSparse.push_back(op);
-    });
-    for (Operation *op : llvm::reverse(rowSparse)) {
-      if (!op->use_empty()) {
-        op->emitError("row-sparse value left with a use the lowering does "
-                      "not handle");
-        return signalPassFailure();
-      }
-      op->erase();
-    }
-  }
-
-  /// The variable's shards as call arguments (partitions, first server),
-  /// or an error when `op` names a variable not on parameter servers.
-  FailureOr<SmallVector<Value>>
-  shardArguments(OpBuilder &builder, Operation *op, StringRef variable) {
-    auto it = shards.find(variable);
-    if (it == shards.end()) {
-      op->emitError() << "'" << variable
-                      << "' is not placed on parameter servers "
-                         "(#parallax.distribution<ps, ...>)";
-      return failure();
-    }
-    Location loc = op->getLoc();
-    return SmallVector<Value>{
-        arith::ConstantOp::create(
-            builder, loc, builder.getI64IntegerAttr(it->second.partitions)),
-        arith::ConstantOp::create(
-            builder, loc, builder.getI64IntegerAttr(it->second.firstServer))};
-  }
-
-  /// The rule's update (or, with `push`, its push) entry point (name,
-  /// leading..., variable, state..., gradient | ids + rows, lr, momentum,
-  /// beta1, beta2, epsilon, weight_decay, lr_decay, nesterov), replacing
-  /// `op`.
-  WalkResult lowerOptimizerCall(OpBuilder &builder, ModuleOp module,
-                                SymbolTable &globals, Operation *op,
-                                ArrayRef<Value> leading, bool push,
-                                StringRef variable, OptimizerAttr config,
-                                ArrayAttr state, Value gradient) {
-    Location loc = op->getLoc();
-    auto variableType =
-        cast<MemRefType>(globals.lookup<memref::GlobalOp>(variable).getType());
-    if (!variableType.getElementType().isF32())
-      return op->emitError()
-             << "the runtime updates f32 variables only, '" << variable
-             << "' is " << variableType.getElementType();
-    SmallVector<Value> args{runtimeString(builder, module, loc, variable)};
-    args.append(leading.begin(), leading.end());
-    args.push_back(unrankedMemRef(
-        builder, loc, globalBuffer(builder, loc, globals, variable)));
-    if (state)
-      for (auto symbol : state.getAsRange<FlatSymbolRefAttr>())
-        args.push_back(unrankedMemRef(
-            builder, loc,
-            globalBuffer(builder, loc, globals, symbol.getValue())));
-    bool sparse = isa<RowSparseType>(gradient.getType());
-    if (sparse) {
-      auto pack = gradient.getDefiningOp<RowSparsePackOp>();
-      if (!pack)
-        return op->emitError("cannot lower a row-sparse gradient not built "
-                             "by parallax.row_sparse.pack");
-      args.push_back(readOnlyBuffer(builder, loc, pack.getIndices()));
-      args.push_back(readOnlyBuffer(builder, loc, pack.getValues()));
-    } else {
-      args.push_back(readOnlyBuffer(builder, loc, gradient));
-    }
-    args.push_back(runtimeHyperParameters(builder, module, loc, config));
-    callRuntime(builder, module, loc,
-                abi::optimizer(config.getKind(), push, sparse), args);
-    op->erase();
-    return WalkResult::advance();
-  }
-
-  /// The servers of the variable's rows apply the optimizer.
-  WalkResult lowerPush(OpBuilder &builder, ModuleOp module,
-                       SymbolTable &globals, PushOp push) {
-    if (!push.getOptimizer())
-      return push.emitError() << "the push of '" << push.getVariable()
-                              << "' names no optimizer (run "
-                                 "--parallax-optimizer first)";
-    FailureOr<SmallVector<Value>> leading =
-        shardArguments(builder, push, push.getVariable());
-    if (failed(leading))
-      return WalkResult::interrupt();
-    return lowerOptimizerCall(builder, module, globals, push, *leading,
-                              /*push=*/true, push.getVariable(),
-                              *push.getOptimizer(), push.getStateAttr(),
-                              push.getGradient());
-  }
-
-  /// Rows: a fresh buffer filled by parallax_rt_pull_rows_f32. The whole
-  /// variable: parallax_rt_pull_f32 refreshes the global, then a view of it
-  /// as for a read.
-  WalkResult lowerPull(OpBuilder &builder, ModuleOp module,
-                       SymbolTable &globals, PullOp pull) {
-    Location loc = pull.getLoc();
-    FailureOr<SmallVector<Value>> args =
-        shardArguments(builder, pull, pull.getVariable());
-    if (failed(args))
-      return WalkResult::interrupt();
-    RankedTensorType type = pull.getType();
-    if (!type.getElementType().isF32())
-      return pull.emitError()
-             << "the runtime serves f32 variables only, '" << pull.getVariable()
-             << "' is " << type.getElementType();
-    args->insert(args->begin(),
-                 runtimeString(builder, module, loc, pull.getVariable()));
-    Value global = globalBuffer(builder, loc, globals, pull.getVariable());
-    args->push_back(unrankedMemRef(builder, loc, global));
-    Value result;
-    if (Value ids = pull.getIndices()) {
-      Value rows = freshBuffer(builder, loc, type);
-      args->push_back(readOnlyBuffer(builder, loc, ids));
-      args->push_back(unrankedMemRef(builder, loc, rows));
-      result = bufferContents(builder, loc, rows);
-    } else {
-      result = bufferization::ToTensorOp::create(builder, loc, type, global,
-                                                 /*restrict=*/true,
-                                                 /*writable=*/false);
-    }
-    // The call fills the buffer the tensor views: it goes before the view.
-    callRuntime(builder, module, loc,
-                pull.getIndices() ? abi::Function::pull_rows_f32
-                                  : abi::Function::pull_f32,
-                *args)
-        ->moveBefore(result.getDefiningOp());
-    pull.replaceAllUsesWith(result);
-    pull.erase();
-    return WalkResult::advance();
   }
 };
 

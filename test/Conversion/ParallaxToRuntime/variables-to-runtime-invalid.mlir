@@ -9,15 +9,6 @@ func.func @train_step(%g: tensor<4xf64>) {
 
 // -----
 
-parallax.variable trainable @w : tensor<4x2xf32> = dense<0.5>
-func.func @train_step(%g: !parallax.row_sparse<tensor<4x2xf32>, rows = 3>) {
-  // expected-error @+1 {{cannot lower a row-sparse gradient not built by parallax.row_sparse.pack}}
-  parallax.update @w, %g optimizer = <sgd, lr = 1.000000e-01> : !parallax.row_sparse<tensor<4x2xf32>, rows = 3>
-  return
-}
-
-// -----
-
 parallax.variable trainable @emb : tensor<10x2xf32> = dense<0.5> {distribution = #parallax.distribution<ps, partitions = 2>}
 func.func @train_step(%g: tensor<10x2xf32>) {
   // expected-error @+1 {{the push of 'emb' names no optimizer (run --parallax-optimizer first)}}

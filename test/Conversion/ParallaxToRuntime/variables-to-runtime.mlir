@@ -65,3 +65,26 @@ func.func @densify(%ids: tensor<3xi64>, %rows: tensor<3x4xf32>) -> tensor<10x4xf
   %d = parallax.row_sparse.to_dense %s : !parallax.row_sparse<tensor<10x4xf32>, rows = 3>
   return %d : tensor<10x4xf32>
 }
+
+// -----
+
+// A row-sparse value is its indices and rows wherever it flows (a 1:N type
+// conversion), not only where its row_sparse.pack is in sight: here it is
+// a function argument, which becomes two, and it passes through an scf.if.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: (%[[IDS:.*]]: tensor<3xi64>, %[[ROWS:.*]]: tensor<3x2xf32>, %[[C:.*]]: i1)
+// CHECK: %[[PICKED:.*]]:2 = scf.if %[[C]] -> (tensor<3xi64>, tensor<3x2xf32>)
+// CHECK: scf.yield %[[IDS]], %[[ROWS]]
+// CHECK: bufferization.to_buffer %[[PICKED]]#0
+// CHECK: bufferization.to_buffer %[[PICKED]]#1
+// CHECK: call @parallax_rt_update_sgd_sparse_f32
+parallax.variable trainable @w : tensor<4x2xf32> = dense<0.5>
+func.func @train_step(%g: !parallax.row_sparse<tensor<4x2xf32>, rows = 3>, %c: i1) {
+  %h = scf.if %c -> !parallax.row_sparse<tensor<4x2xf32>, rows = 3> {
+    scf.yield %g : !parallax.row_sparse<tensor<4x2xf32>, rows = 3>
+  } else {
+    scf.yield %g : !parallax.row_sparse<tensor<4x2xf32>, rows = 3>
+  }
+  parallax.update @w, %h optimizer = <sgd, lr = 1.000000e-01> : !parallax.row_sparse<tensor<4x2xf32>, rows = 3>
+  return
+}
