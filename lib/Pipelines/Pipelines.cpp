@@ -178,18 +178,20 @@ void mlir::parallax::registerParallaxPipelines() {
         options.profileData = cl.profileData;
         options.useBlas = cl.blas;
         options.distribute = !cl.distribute.empty();
+        if (!cl.partition.empty() && !options.distribute)
+          return errorHandler("partition needs distribute");
+        size_t before = pm.size();
         buildTrainingPipeline(pm, options);
-        // Each pass's own options, parsed by the pass.
+        // Each pass's own options, parsed by the pass; only the passes this
+        // pipeline added (`pm` may hold others of the enclosing pipeline).
         StringRef passOptions[][2] = {{"parallax-optimizer", cl.optimizer},
                                       {"parallax-distribute", cl.distribute},
                                       {"parallax-partition", cl.partition}};
-        for (Pass &pass : pm.getPasses())
+        for (Pass &pass : llvm::drop_begin(pm.getPasses(), before))
           for (auto [name, value] : passOptions)
             if (pass.getArgument() == name && !value.empty() &&
                 failed(pass.initializeOptions(value, errorHandler)))
               return failure();
-        if (!cl.partition.empty() && cl.distribute.empty())
-          return errorHandler("partition needs distribute");
         return success();
       },
       [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {

@@ -26,7 +26,7 @@ struct PartitionPass : parallax::impl::ParallaxPartitionBase<PartitionPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (servers < 0) {
-      module.emitError() << "servers must be positive, got "
+      module.emitError() << "servers must not be negative, got "
                          << static_cast<int64_t>(servers);
       return signalPassFailure();
     }

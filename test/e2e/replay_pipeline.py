@@ -24,7 +24,10 @@ def passes(pipeline):
     body = body.rsplit(")", 1)[0]
     parts, depth, start = [], 0, 0
     for i, c in enumerate(body):
-        depth += c in "{(" and 1 or c in "})" and -1 or 0
+        if c in "{(":
+            depth += 1
+        elif c in "})":
+            depth -= 1
         if c == "," and depth == 0:
             parts.append(body[start:i])
             start = i + 1

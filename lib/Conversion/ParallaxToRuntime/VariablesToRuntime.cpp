@@ -29,12 +29,6 @@ using namespace mlir::parallax;
 
 namespace {
 
-Value globalBuffer(OpBuilder &b, Location loc, SymbolTable &globals,
-                   StringRef name) {
-  auto global = globals.lookup<memref::GlobalOp>(name);
-  return memref::GetGlobalOp::create(b, loc, global.getType(), name);
-}
-
 /// dense[indices[i], ...] += values[i, ...] for every row i; negative
 /// indices count from the end (as the gather they come from), any other
 /// index outside the rows ends the program naming `op`.
@@ -137,7 +131,17 @@ struct Lowering {
   const llvm::StringMap<Shards> &shards;
 
   Value globalBuffer(OpBuilder &b, Location loc, StringRef name) const {
-    return ::globalBuffer(b, loc, globals, name);
+    auto global = globals.lookup<memref::GlobalOp>(name);
+    return memref::GetGlobalOp::create(b, loc, global.getType(), name);
+  }
+
+  /// A read-only view of a variable's `global` buffer as a tensor of
+  /// `type`, never a copy.
+  static Value view(OpBuilder &b, Location loc, Value global,
+                    RankedTensorType type) {
+    return bufferization::ToTensorOp::create(b, loc, type, global,
+                                             /*restrict=*/true,
+                                             /*writable=*/false);
   }
 
   /// The variable's shards as call arguments (partitions, first server);
@@ -238,10 +242,11 @@ struct ReadLowering : LoweringPattern<ReadOp> {
   LogicalResult
   matchAndRewrite(ReadOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Value buffer =
-        lowering.globalBuffer(rewriter, op.getLoc(), op.getVariable());
-    rewriter.replaceOpWithNewOp<bufferization::ToTensorOp>(
-        op, op.getType(), buffer, /*restrict=*/true, /*writable=*/false);
+    rewriter.replaceOp(
+        op, Lowering::view(
+                rewriter, op.getLoc(),
+                lowering.globalBuffer(rewriter, op.getLoc(), op.getVariable()),
+                op.getType()));
     return success();
   }
 };
@@ -303,8 +308,7 @@ struct PullLowering : LoweringPattern<PullOp> {
     }
     // The call fills the buffer the tensor views: it goes before the view.
     callRuntime(rewriter, lowering.module, loc, abi::Function::pull_f32, args);
-    rewriter.replaceOpWithNewOp<bufferization::ToTensorOp>(
-        op, type, global, /*restrict=*/true, /*writable=*/false);
+    rewriter.replaceOp(op, Lowering::view(rewriter, loc, global, type));
     return success();
   }
 };

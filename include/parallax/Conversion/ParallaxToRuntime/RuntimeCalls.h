@@ -1,6 +1,7 @@
 //===- RuntimeCalls.h - Calling the Parallax runtime from IR ----*- C++ -*-===//
 //
-// Part of the Parallax project. Internal to lib/Conversion.
+// Part of the Parallax project. The builders every lowering that calls the
+// runtime uses (lib/Conversion, lib/Codegen), over RuntimeABI.h.
 //
 //===----------------------------------------------------------------------===//
 

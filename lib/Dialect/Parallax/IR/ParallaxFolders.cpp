@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/CommonFolders.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -193,24 +194,13 @@ OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
-  ArrayRef<int64_t> permutation = getPermutation();
-  auto isIdentity = [](ArrayRef<int64_t> p) {
-    for (auto [i, d] : llvm::enumerate(p))
-      if (static_cast<int64_t>(i) != d)
-        return false;
-    return true;
-  };
-  if (isIdentity(permutation))
+  if (isIdentityPermutation(getPermutation()))
     return getInput();
   // transpose(transpose(x, p), q) is x when the two undo each other.
-  if (auto inner = getInput().getDefiningOp<TransposeOp>()) {
-    ArrayRef<int64_t> first = inner.getPermutation();
-    SmallVector<int64_t> composed;
-    for (int64_t d : permutation)
-      composed.push_back(first[d]);
-    if (isIdentity(composed))
-      return inner.getInput();
-  }
+  if (auto inner = getInput().getDefiningOp<TransposeOp>();
+      inner && isIdentityPermutation(
+                   applyPermutation(inner.getPermutation(), getPermutation())))
+    return inner.getInput();
   return {};
 }
 

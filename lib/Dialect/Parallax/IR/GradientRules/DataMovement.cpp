@@ -6,6 +6,8 @@
 
 #include "GradBuilder.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+
 using namespace mlir;
 using namespace mlir::parallax;
 using namespace mlir::parallax::gradients;
@@ -89,7 +91,8 @@ LogicalResult TransposeOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                           SmallVectorImpl<Value> &out) {
   return rule(*this, builder, grads, out,
               [&](GradBuilder &g, Value dy) -> LogicalResult {
-                out.push_back(g.transpose(dy, invert(getPermutation())));
+                out.push_back(
+                    g.transpose(dy, invertPermutationVector(getPermutation())));
                 return success();
               });
 }

@@ -143,14 +143,6 @@ struct GradBuilder {
   }
 };
 
-/// The inverse of a permutation.
-inline Shape invert(ArrayRef<int64_t> permutation) {
-  Shape inverse(permutation.size());
-  for (auto [i, p] : llvm::enumerate(permutation))
-    inverse[p] = i;
-  return inverse;
-}
-
 /// The permutation swapping the last two of `rank` dimensions.
 inline Shape swapLastTwo(int64_t rank) {
   Shape permutation(rank);
