@@ -62,8 +62,9 @@ void splitAllReducesIn(Block &block) {
       waitPos = std::min(waitPos, position[block.findAncestorOpInBlock(*user)]);
 
     OpBuilder builder(op);
-    auto start = AllReduceStartOp::create(builder, op.getLoc(),
-                                          op.getReduction(), op.getInputs());
+    auto start =
+        AllReduceStartOp::create(builder, op.getLoc(), op.getReduction(),
+                                 op.getInputs(), op.getVariablesAttr());
     if (nextWait && waitPos >= nextWaitPos) {
       builder.setInsertionPoint(nextWait);
       waitPos = nextWaitPos;

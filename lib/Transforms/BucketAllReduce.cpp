@@ -64,15 +64,20 @@ public:
   void emit() {
     if (ops.size() > 1) {
       SmallVector<Value> inputs;
+      SmallVector<StringRef> variables;
       SmallVector<Location> locs;
+      bool named = false;
       for (AllReduceOp op : ops) {
         llvm::append_range(inputs, op.getInputs());
+        llvm::append_range(variables, op.getTrafficNames());
+        named |= op.getVariables().has_value();
         locs.push_back(op.getLoc());
       }
       AllReduceOp last = ops.back();
       OpBuilder builder(last);
-      auto merged = AllReduceOp::create(builder, builder.getFusedLoc(locs),
-                                        last.getReduction(), inputs);
+      auto merged = AllReduceOp::create(
+          builder, builder.getFusedLoc(locs), last.getReduction(), inputs,
+          named ? builder.getStrArrayAttr(variables) : ArrayAttr());
       ValueRange results = merged.getResults();
       for (AllReduceOp op : ops) {
         unsigned count = op.getNumResults();

@@ -161,7 +161,8 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
     }
     OpBuilder builder = builderAfter(gradient);
     auto allreduce = AllReduceOp::create(
-        builder, apply.getLoc(), ReductionKind::Mean, ValueRange{gradient});
+        builder, apply.getLoc(), ReductionKind::Mean, ValueRange{gradient},
+        builder.getStrArrayAttr({apply.getVariable()}));
     apply.getGradientMutable().assign(allreduce.getResult(0));
   }
 
@@ -172,16 +173,19 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
     Location loc = apply.getLoc();
     OpBuilder builder = builderAfter(gradient);
     auto unpack = RowSparseUnpackOp::create(builder, loc, gradient);
+    StringAttr variable = builder.getStringAttr(apply.getVariable());
     auto gatheredType = [&](Value v) {
       auto t = cast<RankedTensorType>(v.getType());
       SmallVector<int64_t> shape(t.getShape());
       shape.front() *= n;
       return t.clone(shape);
     };
-    Value ids = AllGatherOp::create(
-        builder, loc, gatheredType(unpack.getIndices()), unpack.getIndices());
-    Value rows = AllGatherOp::create(
-        builder, loc, gatheredType(unpack.getValues()), unpack.getValues());
+    Value ids =
+        AllGatherOp::create(builder, loc, gatheredType(unpack.getIndices()),
+                            unpack.getIndices(), variable);
+    Value rows =
+        AllGatherOp::create(builder, loc, gatheredType(unpack.getValues()),
+                            unpack.getValues(), variable);
     auto elementType = cast<RankedTensorType>(rows.getType()).getElementType();
     Value scale = arith::ConstantOp::create(
         builder, loc,

@@ -21,6 +21,18 @@ func.func @merge(%a: tensor<16x16xf32>, %b: tensor<16xf32>, %c: tensor<64xf32>) 
 
 // -----
 
+// A bucket names each input's variable where any of its allreduces does.
+// CHECK-LABEL: func.func @names
+// CHECK-NEXT: parallax.allreduce mean %{{.*}}, %{{.*}}, %{{.*}} for ["w", "allreduce", "b"] : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+func.func @names(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %ra = parallax.allreduce mean %a for ["w"] : tensor<4xf32>
+  %rb = parallax.allreduce mean %b : tensor<4xf32>
+  %rc = parallax.allreduce mean %c for ["b"] : tensor<4xf32>
+  return %ra, %rb, %rc : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // Different reductions never share a bucket.
 // CHECK-LABEL: func.func @kinds
 // CHECK-NEXT: parallax.allreduce mean %{{.*}} : tensor<4xf32>

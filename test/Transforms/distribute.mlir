@@ -35,7 +35,7 @@ func.func @forward(%ids: tensor<4x2xi64>) -> tensor<f32> {
 // HYBRID: %[[IDS:.*]] = parallax.reshape %arg0 : tensor<4x2xi64> -> tensor<8xi64>
 // HYBRID: %[[ROWS:.*]] = parallax.pull @emb[%[[IDS]] : tensor<8xi64>] : tensor<8x8xf32>
 // HYBRID: parallax.reshape %[[ROWS]] : tensor<8x8xf32> -> tensor<4x2x8xf32>
-// HYBRID: %[[H:.*]] = parallax.allreduce_start mean %{{.*}}, %{{.*}} : tensor<8x4xf32>, tensor<8x8xf32>
+// HYBRID: %[[H:.*]] = parallax.allreduce_start mean %{{.*}}, %{{.*}} for ["w2", "w1"] : tensor<8x4xf32>, tensor<8x8xf32>
 // HYBRID: %[[G:.*]] = parallax.row_sparse.pack
 // HYBRID: parallax.push @emb, %[[G]] : !parallax.row_sparse<tensor<1000x8xf32>, rows = 8>
 // HYBRID: %[[R:.*]]:2 = parallax.allreduce_wait %[[H]] : tensor<8x4xf32>, tensor<8x8xf32>
@@ -46,7 +46,7 @@ func.func @forward(%ids: tensor<4x2xi64>) -> tensor<f32> {
 // ALLREDUCE: @emb {{.*}}distribution = #parallax.distribution<allreduce, partitions = 1>
 // ALLREDUCE: parallax.read @emb
 // ALLREDUCE: %[[D:.*]] = parallax.row_sparse.to_dense
-// ALLREDUCE: parallax.allreduce_start mean {{.*}}%[[D]]{{.*}} : {{.*}}tensor<1000x8xf32>
+// ALLREDUCE: parallax.allreduce_start mean {{.*}}%[[D]] for ["w2", "w1", "emb"] : {{.*}}tensor<1000x8xf32>
 // ALLREDUCE-NOT: parallax.push
 
 // PS only: every variable is pulled whole or by rows and pushed.
@@ -63,8 +63,8 @@ func.func @forward(%ids: tensor<4x2xi64>) -> tensor<f32> {
 // the same bytes; the gathered rows are averaged over the workers.
 // ALLGATHER: @emb {{.*}}distribution = #parallax.distribution<allgather, partitions = 1>
 // ALLGATHER: %[[I:.*]], %[[V:.*]] = parallax.row_sparse.unpack
-// ALLGATHER: %[[AI:.*]] = parallax.allgather %[[I]] : tensor<8xi64> -> tensor<16xi64>
-// ALLGATHER: %[[AV:.*]] = parallax.allgather %[[V]] : tensor<8x8xf32> -> tensor<16x8xf32>
+// ALLGATHER: %[[AI:.*]] = parallax.allgather %[[I]] for "emb" : tensor<8xi64> -> tensor<16xi64>
+// ALLGATHER: %[[AV:.*]] = parallax.allgather %[[V]] for "emb" : tensor<8x8xf32> -> tensor<16x8xf32>
 // ALLGATHER: %[[HALF:.*]] = arith.constant dense<5.000000e-01> : tensor<f32>
 // ALLGATHER: %[[MEAN:.*]] = parallax.mul %[[AV]], %[[HALF]]
 // ALLGATHER: %[[P:.*]] = parallax.row_sparse.pack %[[AI]], %[[MEAN]] : !parallax.row_sparse<tensor<1000x8xf32>, rows = 16>

@@ -42,7 +42,8 @@ OwningOpRef<ModuleOp> buildGradientReduction(MLIRContext &context,
   SmallVector<Value> reduced;
   for (BlockArgument gradient : body->getArguments())
     reduced.push_back(AllReduceOp::create(builder, loc, ReductionKind::Mean,
-                                          ValueRange{gradient})
+                                          ValueRange{gradient},
+                                          /*variables=*/nullptr)
                           .getResult(0));
   func::ReturnOp::create(builder, loc, reduced);
   return module;

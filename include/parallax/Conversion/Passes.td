@@ -106,19 +106,23 @@ def ConvertParallaxCollectives : Pass<"convert-parallax-collectives",
       and `parallax_rt_allreduce_add_f32(bucket, name, input, result)`
       (the runtime packs the input into the bucket's message at once),
       then `parallax_rt_allreduce_start(bucket, mean)`; each start is one
-      bucket, numbered in module order. `parallax.allreduce_wait` becomes
-      `parallax_rt_allreduce_wait(bucket)` and views of the result buffers.
+      bucket, numbered in module order. Under a 1:N type conversion the
+      `!parallax.allreduce_handle` becomes the bucket number and the result
+      buffers, and `parallax.allreduce_wait` becomes
+      `parallax_rt_allreduce_wait(bucket)` and views of those buffers.
       A synchronous `parallax.allreduce` is a start followed by its wait;
     * `parallax.allgather` and `parallax.broadcast` become
       `parallax_rt_allgather_<T>` and `parallax_rt_broadcast_<T>` into a
       fresh buffer.
 
-    Traffic is accounted under the variable whose update or push consumes
-    the result (or the collective's name when none does).
+    Traffic is accounted under the names of the collectives' `for` lists
+    (the variables `--parallax-distribute` wrote there), or `allreduce` and
+    `allgather` where they have none.
 
     Precondition: collectives have static shapes; AllReduce is of f32
-    tensors with `sum` or `mean`. Postcondition: no AllReduce, AllGather
-    or Broadcast remains (push and pull are lowered with the variables).
+    tensors. What the runtime cannot do is diagnosed before any rewrite.
+    Postcondition: no AllReduce, AllGather or Broadcast remains (push and
+    pull are lowered with the variables).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -9,8 +9,7 @@
 #include "parallax/Conversion/Passes.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_CONVERTPARALLAXCOLLECTIVES
@@ -22,179 +21,217 @@ using namespace mlir::parallax;
 
 namespace {
 
-/// The variable whose update or push consumes `value` (through a few
-/// elementwise or row-sparse ops), to account traffic under its name.
-std::string trafficName(Value value, StringRef fallback) {
-  SmallVector<Value> work{value};
-  for (unsigned visited = 0; !work.empty() && visited < 16; ++visited) {
-    Value next = work.pop_back_val();
-    for (Operation *user : next.getUsers()) {
-      if (auto update = dyn_cast<UpdateOp>(user))
-        return update.getVariable().str();
-      if (auto apply = dyn_cast<ApplyGradientOp>(user))
-        return apply.getVariable().str();
-      if (auto push = dyn_cast<PushOp>(user))
-        return push.getVariable().str();
-      llvm::append_range(work, user->getResults());
-    }
-  }
-  return fallback.str();
-}
-
-struct ConvertParallaxCollectivesPass
-    : parallax::impl::ConvertParallaxCollectivesBase<
-          ConvertParallaxCollectivesPass> {
-  ModuleOp module;
-  int64_t nextBucket = 0;
-  /// The bucket and result buffers of each started AllReduce.
-  DenseMap<Value, std::pair<int64_t, SmallVector<Value>>> started;
-  SmallVector<Operation *> lowered;
-
-  void runOnOperation() override {
-    // A pass instance may run on several modules (a pass manager reused,
-    // parallax-compile's trial runs): nothing carries over.
-    module = getOperation();
-    nextBucket = 0;
-    started.clear();
-    lowered.clear();
-    WalkResult result = module.walk([&](Operation *op) -> WalkResult {
-      OpBuilder builder(op);
-      if (auto start = dyn_cast<AllReduceStartOp>(op)) {
-        FailureOr<int64_t> bucket =
-            startAllReduce(builder, op, start.getReduction(), start.getInputs(),
-                           start.getHandle());
-        if (failed(bucket))
-          return WalkResult::interrupt();
-        // Its handle is used until the wait is lowered.
-        lowered.push_back(op);
-        return WalkResult::advance();
+/// An in-flight allreduce is its bucket number and its result buffers.
+struct HandleTypeConverter : TypeConverter {
+  HandleTypeConverter() {
+    addConversion([](Type type) { return type; });
+    addConversion([](AllReduceHandleType type, SmallVectorImpl<Type> &parts) {
+      parts.push_back(IntegerType::get(type.getContext(), 64));
+      for (Type result : type.getResultTypes()) {
+        auto tensor = cast<RankedTensorType>(result);
+        parts.push_back(
+            MemRefType::get(tensor.getShape(), tensor.getElementType()));
       }
-      if (auto wait = dyn_cast<AllReduceWaitOp>(op)) {
-        waitAllReduce(builder, op, wait.getHandle(), wait.getResults());
-        op->erase();
-        return WalkResult::advance();
-      }
-      if (auto allreduce = dyn_cast<AllReduceOp>(op)) {
-        Value handle = allreduce.getResult(0); // any key unique to the op
-        if (failed(startAllReduce(builder, op, allreduce.getReduction(),
-                                  allreduce.getInputs(), handle)))
-          return WalkResult::interrupt();
-        waitAllReduce(builder, op, handle, allreduce.getResults());
-        op->erase();
-        return WalkResult::advance();
-      }
-      if (auto gather = dyn_cast<AllGatherOp>(op))
-        return lowerAllGather(builder, gather);
-      if (auto broadcast = dyn_cast<BroadcastOp>(op))
-        return lowerBroadcast(builder, broadcast);
-      return WalkResult::advance();
+      return success();
     });
-    if (result.wasInterrupted())
-      return signalPassFailure();
-    for (Operation *start : lowered) {
-      if (!start->use_empty()) {
-        start->emitError("allreduce_start whose handle has no "
-                         "parallax.allreduce_wait");
-        return signalPassFailure();
-      }
-      start->erase();
-    }
   }
+};
+
+/// Each allreduce (synchronous or started) is one bucket of the runtime,
+/// numbered in module order before the rewrite.
+using BucketNumbers = DenseMap<Operation *, int64_t>;
+
+template <typename OpT> struct CollectivePattern : OpConversionPattern<OpT> {
+  CollectivePattern(const TypeConverter &converter, MLIRContext *context,
+                    ModuleOp module, const BucketNumbers &buckets)
+      : OpConversionPattern<OpT>(converter, context), module(module),
+        buckets(buckets) {}
 
   func::CallOp call(OpBuilder &b, Location loc, abi::Function callee,
-                    ValueRange args) {
+                    ValueRange args) const {
     return callRuntime(b, module, loc, callee, args);
   }
 
-  FailureOr<int64_t> startAllReduce(OpBuilder &b, Operation *op,
+  /// Adds each input to the bucket of `op` with a fresh result buffer and
+  /// starts it; returns the bucket number and the buffers.
+  SmallVector<Value> startAllReduce(OpBuilder &b, Operation *op,
                                     ReductionKind reduction, ValueRange inputs,
-                                    Value key) {
+                                    ArrayRef<StringRef> names) const {
     Location loc = op->getLoc();
-    int64_t bucket = nextBucket++;
-    Value id = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bucket));
-    SmallVector<Value> buffers;
-    for (auto [i, input] : llvm::enumerate(inputs)) {
-      auto type = cast<RankedTensorType>(input.getType());
-      if (!type.getElementType().isF32())
-        return op->emitError() << "the runtime reduces f32 tensors only, input "
-                               << i << " is " << type;
-      Value result = freshBuffer(b, loc, type);
-      buffers.push_back(result);
-      Value consumer;
-      if (!isa<AllReduceStartOp>(op))
-        consumer = op->getResult(i);
-      else
-        for (Operation *user : key.getUsers())
-          if (auto wait = dyn_cast<AllReduceWaitOp>(user))
-            consumer = wait.getResult(i);
-      std::string name =
-          consumer ? trafficName(consumer, "allreduce") : "allreduce";
+    Value id =
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(buckets.at(op)));
+    SmallVector<Value> handle{id};
+    for (auto [input, name] : llvm::zip_equal(inputs, names)) {
+      Value result =
+          freshBuffer(b, loc, cast<RankedTensorType>(input.getType()));
+      handle.push_back(result);
       call(b, loc, abi::Function::allreduce_add_f32,
            {id, runtimeString(b, module, loc, name),
             readOnlyBuffer(b, loc, input), unrankedMemRef(b, loc, result)});
     }
-    Value kind = arith::ConstantOp::create(
-        b, loc, b.getI32IntegerAttr(static_cast<int32_t>(reduction)));
     static_assert(
         static_cast<int>(ReductionKind::Sum) == PARALLAX_RT_REDUCE_SUM &&
             static_cast<int>(ReductionKind::Mean) == PARALLAX_RT_REDUCE_MEAN &&
             static_cast<int>(ReductionKind::Max) == PARALLAX_RT_REDUCE_MAX &&
             static_cast<int>(ReductionKind::Min) == PARALLAX_RT_REDUCE_MIN,
         "#parallax.reduction's values are the runtime's");
+    Value kind = arith::ConstantOp::create(
+        b, loc, b.getI32IntegerAttr(static_cast<int32_t>(reduction)));
     call(b, loc, abi::Function::allreduce_start, {id, kind});
-    started[key] = {bucket, buffers};
-    return bucket;
+    return handle;
   }
 
-  void waitAllReduce(OpBuilder &b, Operation *op, Value key,
-                     ValueRange results) {
-    Location loc = op->getLoc();
-    auto &[bucket, buffers] = started[key];
-    Value id = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bucket));
-    call(b, loc, abi::Function::allreduce_wait, {id});
-    for (auto [result, buffer] : llvm::zip_equal(results, buffers))
-      result.replaceAllUsesWith(bufferContents(b, loc, buffer));
-    started.erase(key);
+  /// Waits for the bucket of `handle` and returns views of its results.
+  SmallVector<Value> waitAllReduce(OpBuilder &b, Location loc,
+                                   ValueRange handle) const {
+    call(b, loc, abi::Function::allreduce_wait, {handle.front()});
+    SmallVector<Value> results;
+    for (Value buffer : handle.drop_front())
+      results.push_back(bufferContents(b, loc, buffer));
+    return results;
   }
 
-  WalkResult lowerAllGather(OpBuilder &b, AllGatherOp gather) {
-    Location loc = gather.getLoc();
-    auto type = cast<RankedTensorType>(gather.getType());
-    std::optional<abi::Function> callee = abi::allGather(type.getElementType());
-    if (!type.hasStaticShape() || !callee)
-      return gather.emitError()
-             << "the runtime gathers statically shaped tensors of f32, f64, "
-                "f16 or integers only, not "
-             << type;
-    Value result = freshBuffer(b, loc, type);
-    call(b, loc, *callee,
-         {runtimeString(b, module, loc,
-                        trafficName(gather.getResult(), "allgather")),
-          readOnlyBuffer(b, loc, gather.getInput()),
-          unrankedMemRef(b, loc, result)});
-    gather.replaceAllUsesWith(bufferContents(b, loc, result));
-    gather.erase();
-    return WalkResult::advance();
-  }
+  ModuleOp module;
+  const BucketNumbers &buckets;
+};
 
-  WalkResult lowerBroadcast(OpBuilder &b, BroadcastOp broadcast) {
-    Location loc = broadcast.getLoc();
-    auto type = cast<RankedTensorType>(broadcast.getType());
-    std::optional<abi::Function> callee = abi::broadcast(type.getElementType());
-    if (!callee)
-      return broadcast.emitError()
-             << "the runtime broadcasts tensors of f32, f64, f16 or integers "
-                "only, not "
-             << type;
-    Value result = freshBuffer(b, loc, type);
+struct AllReduceStartLowering : CollectivePattern<AllReduceStartOp> {
+  using CollectivePattern::CollectivePattern;
+  LogicalResult
+  matchAndRewrite(AllReduceStartOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> handle =
+        startAllReduce(rewriter, op, op.getReduction(), adaptor.getInputs(),
+                       op.getTrafficNames());
+    rewriter.replaceOpWithMultiple(op, {handle});
+    return success();
+  }
+};
+
+struct AllReduceWaitLowering : CollectivePattern<AllReduceWaitOp> {
+  using CollectivePattern::CollectivePattern;
+  LogicalResult
+  matchAndRewrite(AllReduceWaitOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(
+        op, waitAllReduce(rewriter, op.getLoc(), adaptor.getHandle()));
+    return success();
+  }
+};
+
+/// A synchronous allreduce: its bucket's start, then at once its wait.
+struct AllReduceLowering : CollectivePattern<AllReduceOp> {
+  using CollectivePattern::CollectivePattern;
+  LogicalResult
+  matchAndRewrite(AllReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> handle =
+        startAllReduce(rewriter, op, op.getReduction(), adaptor.getInputs(),
+                       op.getTrafficNames());
+    rewriter.replaceOp(op, waitAllReduce(rewriter, op.getLoc(), handle));
+    return success();
+  }
+};
+
+struct AllGatherLowering : CollectivePattern<AllGatherOp> {
+  using CollectivePattern::CollectivePattern;
+  LogicalResult
+  matchAndRewrite(AllGatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Value result = freshBuffer(rewriter, loc, type);
+    call(rewriter, loc, *abi::allGather(type.getElementType()),
+         {runtimeString(rewriter, module, loc,
+                        op.getVariable().value_or("allgather")),
+          readOnlyBuffer(rewriter, loc, adaptor.getInput()),
+          unrankedMemRef(rewriter, loc, result)});
+    rewriter.replaceOp(op, bufferContents(rewriter, loc, result));
+    return success();
+  }
+};
+
+struct BroadcastLowering : CollectivePattern<BroadcastOp> {
+  using CollectivePattern::CollectivePattern;
+  LogicalResult
+  matchAndRewrite(BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Value result = freshBuffer(rewriter, loc, type);
     Value root = arith::ConstantOp::create(
-        b, loc, b.getI64IntegerAttr(broadcast.getRoot()));
-    call(b, loc, *callee,
-         {readOnlyBuffer(b, loc, broadcast.getInput()),
-          unrankedMemRef(b, loc, result), root});
-    broadcast.replaceAllUsesWith(bufferContents(b, loc, result));
-    broadcast.erase();
-    return WalkResult::advance();
+        rewriter, loc, rewriter.getI64IntegerAttr(op.getRoot()));
+    call(rewriter, loc, *abi::broadcast(type.getElementType()),
+         {readOnlyBuffer(rewriter, loc, adaptor.getInput()),
+          unrankedMemRef(rewriter, loc, result), root});
+    rewriter.replaceOp(op, bufferContents(rewriter, loc, result));
+    return success();
+  }
+};
+
+/// What the runtime cannot do, diagnosed before anything is rewritten (the
+/// patterns then cannot fail); numbers the buckets.
+FailureOr<BucketNumbers> checkAndNumber(ModuleOp module) {
+  BucketNumbers buckets;
+  auto f32Only = [](Operation *op, TypeRange types) -> LogicalResult {
+    for (auto [i, type] : llvm::enumerate(types))
+      if (!cast<RankedTensorType>(type).getElementType().isF32())
+        return op->emitError() << "the runtime reduces f32 tensors only, input "
+                               << i << " is " << type;
+    return success();
+  };
+  WalkResult result = module.walk([&](Operation *op) -> WalkResult {
+    if (isa<AllReduceOp, AllReduceStartOp>(op)) {
+      buckets[op] = buckets.size();
+      return f32Only(op, op->getOperandTypes());
+    }
+    if (auto gather = dyn_cast<AllGatherOp>(op)) {
+      auto type = cast<RankedTensorType>(gather.getType());
+      if (!type.hasStaticShape() || !abi::allGather(type.getElementType()))
+        return gather.emitError()
+               << "the runtime gathers statically shaped tensors of f32, f64, "
+                  "f16 or integers only, not "
+               << type;
+    }
+    if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+      auto type = cast<RankedTensorType>(broadcast.getType());
+      if (!abi::broadcast(type.getElementType()))
+        return broadcast.emitError()
+               << "the runtime broadcasts tensors of f32, f64, f16 or "
+                  "integers only, not "
+               << type;
+    }
+    return success();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  return buckets;
+}
+
+/// The collectives become runtime calls by patterns under a 1:N type
+/// conversion: a started allreduce's handle is its bucket number and result
+/// buffers, so the wait needs nothing but its operand.
+struct ConvertParallaxCollectivesPass
+    : parallax::impl::ConvertParallaxCollectivesBase<
+          ConvertParallaxCollectivesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    FailureOr<BucketNumbers> buckets = checkAndNumber(module);
+    if (failed(buckets))
+      return signalPassFailure();
+
+    HandleTypeConverter converter;
+    RewritePatternSet patterns(ctx);
+    patterns.add<AllReduceStartLowering, AllReduceWaitLowering,
+                 AllReduceLowering, AllGatherLowering, BroadcastLowering>(
+        converter, ctx, module, *buckets);
+    ConversionTarget target(*ctx);
+    target.addIllegalOp<AllReduceOp, AllReduceStartOp, AllReduceWaitOp,
+                        AllGatherOp, BroadcastOp>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      signalPassFailure();
   }
 };
 

@@ -1,25 +1,31 @@
 // RUN: parallax-opt %s --split-input-file --convert-parallax-collectives --verify-diagnostics | FileCheck %s
 
 // An asynchronous bucket: each gradient is added (copied) to bucket 0 with
-// a fresh result buffer and named after the variable it updates; the wait
-// yields views of the results. A synchronous allreduce is bucket 1, an
-// allgather and a broadcast fill fresh buffers.
-// Traffic is counted under the variables' names.
-// CHECK-DAG: llvm.mlir.global internal constant @{{.*}}("w\00")
-// CHECK-DAG: llvm.mlir.global internal constant @{{.*}}("bias\00")
+// a fresh result buffer and named after the variable of its `for` list; the
+// handle is the bucket number and the buffers, so the wait yields views of
+// them. A synchronous allreduce is bucket 1, an allgather and a broadcast
+// fill fresh buffers. Traffic is counted under the names of the `for`
+// lists, or the collective's own name.
+// CHECK-DAG: llvm.mlir.global internal constant @[[W:.*]]("w\00")
+// CHECK-DAG: llvm.mlir.global internal constant @[[BIAS:.*]]("bias\00")
+// CHECK-DAG: llvm.mlir.global internal constant @[[EMB:.*]]("emb\00")
+// CHECK-DAG: llvm.mlir.global internal constant @[[ALLREDUCE:.*]]("allreduce\00")
 // CHECK-LABEL: func.func @step
 func.func @step(%a: tensor<8x4xf32>, %b: tensor<4xf32>, %ids: tensor<3xi64>, %c: tensor<2xf32>) -> (tensor<12xi64>, tensor<2xf32>, tensor<2xf32>) {
   // CHECK: %[[BUCKET:.*]] = arith.constant 0 : i64
   // CHECK: %[[RA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x4xf32>
-  // CHECK: call @parallax_rt_allreduce_add_f32(%[[BUCKET]], %{{.*}}, %{{.*}}, %{{.*}}) : (i64, !llvm.ptr, memref<*xf32>, memref<*xf32>) -> ()
+  // CHECK: %[[NW:.*]] = llvm.mlir.addressof @[[W]]
+  // CHECK: call @parallax_rt_allreduce_add_f32(%[[BUCKET]], %[[NW]], %{{.*}}, %{{.*}}) : (i64, !llvm.ptr, memref<*xf32>, memref<*xf32>) -> ()
   // CHECK: %[[RB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
-  // CHECK: call @parallax_rt_allreduce_add_f32(%[[BUCKET]]
+  // CHECK: %[[NB:.*]] = llvm.mlir.addressof @[[BIAS]]
+  // CHECK: call @parallax_rt_allreduce_add_f32(%[[BUCKET]], %[[NB]]
   // CHECK: %[[MEAN:.*]] = arith.constant 1 : i32
   // CHECK: call @parallax_rt_allreduce_start(%[[BUCKET]], %[[MEAN]])
-  %h = parallax.allreduce_start mean %a, %b : tensor<8x4xf32>, tensor<4xf32>
-  // CHECK: call @parallax_rt_allgather_i64
-  %all = parallax.allgather %ids : tensor<3xi64> -> tensor<12xi64>
-  // CHECK: call @parallax_rt_allreduce_wait
+  %h = parallax.allreduce_start mean %a, %b for ["w", "bias"] : tensor<8x4xf32>, tensor<4xf32>
+  // CHECK: %[[NE:.*]] = llvm.mlir.addressof @[[EMB]]
+  // CHECK: call @parallax_rt_allgather_i64(%[[NE]]
+  %all = parallax.allgather %ids for "emb" : tensor<3xi64> -> tensor<12xi64>
+  // CHECK: call @parallax_rt_allreduce_wait(%[[BUCKET]])
   // CHECK: %[[A:.*]] = bufferization.to_tensor %[[RA]] restrict writable
   // CHECK: %[[B:.*]] = bufferization.to_tensor %[[RB]] restrict writable
   %r:2 = parallax.allreduce_wait %h : tensor<8x4xf32>, tensor<4xf32>
@@ -27,7 +33,8 @@ func.func @step(%a: tensor<8x4xf32>, %b: tensor<4xf32>, %ids: tensor<3xi64>, %c:
   parallax.update @w, %r#0 optimizer = <sgd, lr = 1.000000e-01> : tensor<8x4xf32>
   parallax.update @bias, %r#1 optimizer = <sgd, lr = 1.000000e-01> : tensor<4xf32>
   // CHECK: %[[SYNC:.*]] = arith.constant 1 : i64
-  // CHECK: call @parallax_rt_allreduce_add_f32(%[[SYNC]]
+  // CHECK: %[[NS:.*]] = llvm.mlir.addressof @[[ALLREDUCE]]
+  // CHECK: call @parallax_rt_allreduce_add_f32(%[[SYNC]], %[[NS]]
   // CHECK: %[[SUM:.*]] = arith.constant 0 : i32
   // CHECK: call @parallax_rt_allreduce_start(%[[SYNC]], %[[SUM]])
   // CHECK: call @parallax_rt_allreduce_wait

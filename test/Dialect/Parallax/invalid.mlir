@@ -249,7 +249,7 @@ func.func @f(%x: tensor<4xf32>, %c: i1) {
 
 // -----
 
-func.func @f(%h: !parallax.allreduce_handle) {
+func.func @f(%h: !parallax.allreduce_handle<tensor<4xf32>>) {
   // expected-error @+1 {{'parallax.allreduce_wait' op handle must come directly from a parallax.allreduce_start}}
   %0 = parallax.allreduce_wait %h : tensor<4xf32>
   return
@@ -259,9 +259,41 @@ func.func @f(%h: !parallax.allreduce_handle) {
 
 func.func @f(%x: tensor<4xf32>) {
   %h = parallax.allreduce_start sum %x : tensor<4xf32>
-  // expected-error @+1 {{'parallax.allreduce_wait' op result types must match the types of the inputs of the started allreduce}}
+  // expected-error @+1 {{'parallax.allreduce_wait' op result types must be the types its handle carries}}
+  %0 = "parallax.allreduce_wait"(%h) : (!parallax.allreduce_handle<tensor<4xf32>>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  %h = parallax.allreduce_start sum %x : tensor<4xf32>
+  // expected-error @+2 {{use of value '%h' expects different type than prior uses: '!parallax.allreduce_handle<tensor<8xf32>>' vs '!parallax.allreduce_handle<tensor<4xf32>>'}}
+  // expected-note @-2 {{prior use here}}
   %0 = parallax.allreduce_wait %h : tensor<8xf32>
   return
+}
+
+// -----
+
+// expected-error @+1 {{an allreduce handle carries ranked tensor types, not 'i32'}}
+func.func @f(%h: !parallax.allreduce_handle<i32>)
+
+// -----
+
+func.func @f(%x: tensor<4xf32>, %y: tensor<2xf32>) -> (tensor<4xf32>, tensor<2xf32>) {
+  // expected-error @+1 {{'parallax.allreduce' op names 1 variables for 2 inputs}}
+  %0:2 = parallax.allreduce sum %x, %y for ["w"] : tensor<4xf32>, tensor<2xf32>
+  return %0#0, %0#1 : tensor<4xf32>, tensor<2xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'parallax.allreduce_start' op names 2 variables for 1 inputs}}
+  %h = parallax.allreduce_start sum %x for ["w", "b"] : tensor<4xf32>
+  %0 = parallax.allreduce_wait %h : tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
 
 // -----

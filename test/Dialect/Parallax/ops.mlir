@@ -45,6 +45,8 @@ func.func @row_sparse(%ids: tensor<32xi64>, %rows: tensor<32x64xf32>) -> tensor<
 func.func @dense_collectives(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<3xi32>) {
   // CHECK: parallax.allreduce mean %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8xf32>
   %ra, %rb = parallax.allreduce mean %a, %b : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: parallax.allreduce mean %{{.*}}, %{{.*}} for ["w", "b"] : tensor<4x8xf32>, tensor<8xf32>
+  %na, %nb = parallax.allreduce mean %a, %b for ["w", "b"] : tensor<4x8xf32>, tensor<8xf32>
   // CHECK: parallax.allreduce sum %{{.*}} : tensor<3xi32>
   %s = parallax.allreduce sum %c : tensor<3xi32>
   // CHECK: parallax.allreduce max %{{.*}} : tensor<3xi32>
@@ -55,8 +57,13 @@ func.func @dense_collectives(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<
   %h = parallax.allreduce_start mean %a, %b : tensor<4x8xf32>, tensor<8xf32>
   // CHECK: parallax.allreduce_wait %[[H]] : tensor<4x8xf32>, tensor<8xf32>
   %wa, %wb = parallax.allreduce_wait %h : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: %[[HN:.*]] = parallax.allreduce_start sum %{{.*}} for ["w"] : tensor<4x8xf32>
+  %hn = parallax.allreduce_start sum %a for ["w"] : tensor<4x8xf32>
+  %wn = parallax.allreduce_wait %hn : tensor<4x8xf32>
   // CHECK: parallax.allgather %{{.*}} : tensor<8xf32> -> tensor<32xf32>
   %all = parallax.allgather %b : tensor<8xf32> -> tensor<32xf32>
+  // CHECK: parallax.allgather %{{.*}} for "emb" : tensor<8xf32> -> tensor<32xf32>
+  %named = parallax.allgather %b for "emb" : tensor<8xf32> -> tensor<32xf32>
   // CHECK: parallax.allgather %{{.*}} : tensor<4x8xf32> -> tensor<?x8xf32>
   %dyn = parallax.allgather %a : tensor<4x8xf32> -> tensor<?x8xf32>
   // CHECK: parallax.broadcast %{{.*}} root 3 : tensor<4x8xf32>
@@ -80,6 +87,10 @@ func.func @parameter_server(%ids: tensor<32xi64>, %rows: tensor<32x64xf32>, %den
   %w = parallax.pull @fc.weight : tensor<4x8xf32>
   return %pulled : tensor<32x64xf32>
 }
+
+// The handle's type carries the reduced types.
+// CHECK: func.func private @takes_handle(!parallax.allreduce_handle<tensor<4x8xf32>, tensor<8xf32>>)
+func.func private @takes_handle(!parallax.allreduce_handle<tensor<4x8xf32>, tensor<8xf32>>)
 
 }
 

@@ -184,9 +184,9 @@ IndexRangeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (low >= high)
     return emitError() << "an index range needs low < high, got [" << low
                        << ", " << high << ")";
-  if (region && (region.size() % 3 != 0 ||
-                 llvm::any_of(region.asArrayRef(),
-                              [](int64_t v) { return v < 0; })))
+  if (region &&
+      (region.size() % 3 != 0 ||
+       llvm::any_of(region.asArrayRef(), [](int64_t v) { return v < 0; })))
     return emitError() << "an index range's region holds (offset, size, "
                           "stride) triples of non-negative numbers";
   return success();
@@ -268,6 +268,19 @@ RowSparseType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (rows < 0)
     return emitError() << "row-sparse row count must be non-negative, got "
                        << rows;
+  return success();
+}
+
+LogicalResult
+AllReduceHandleType::verify(function_ref<InFlightDiagnostic()> emitError,
+                            ArrayRef<Type> resultTypes) {
+  if (resultTypes.empty())
+    return emitError() << "an allreduce handle carries at least one type";
+  for (Type type : resultTypes)
+    if (!isa<RankedTensorType>(type))
+      return emitError() << "an allreduce handle carries ranked tensor types, "
+                            "not "
+                         << type;
   return success();
 }
 

@@ -50,6 +50,24 @@ static void printTypeAndInitialValue(OpAsmPrinter &p, Operation *,
     p.printAttribute(initialValue);
 }
 
+/// Parses `: T1, T2, ...` as a wait's result types; the handle's type is
+/// the handle type carrying them.
+static ParseResult parseHandleResults(OpAsmParser &parser, Type &handleType,
+                                      SmallVectorImpl<Type> &resultTypes) {
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseTypeList(resultTypes))
+    return failure();
+  handleType = AllReduceHandleType::getChecked(
+      [&] { return parser.emitError(loc); }, parser.getContext(),
+      ArrayRef<Type>(resultTypes));
+  return success(handleType != nullptr);
+}
+
+static void printHandleResults(OpAsmPrinter &p, Operation *, Type,
+                               TypeRange resultTypes) {
+  llvm::interleaveComma(resultTypes, p);
+}
+
 #define GET_OP_CLASSES
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.cpp.inc"
 
@@ -279,8 +297,31 @@ LogicalResult RowSparseUnpackOp::fold(FoldAdaptor,
 // AllReduce ops
 //===----------------------------------------------------------------------===//
 
+/// `variables`, where present, names each input.
+static LogicalResult verifyTrafficNames(Operation *op,
+                                        std::optional<ArrayAttr> variables,
+                                        size_t inputs) {
+  if (variables && variables->size() != inputs)
+    return op->emitOpError() << "names " << variables->size()
+                             << " variables for " << inputs << " inputs";
+  return success();
+}
+
+static SmallVector<StringRef> trafficNames(std::optional<ArrayAttr> variables,
+                                           size_t inputs) {
+  if (!variables)
+    return SmallVector<StringRef>(inputs, "allreduce");
+  return llvm::to_vector(variables->getAsValueRange<StringAttr>());
+}
+
 LogicalResult AllReduceOp::verify() {
-  return verifyReduction(*this, getReduction(), getInputs().getTypes());
+  if (failed(verifyReduction(*this, getReduction(), getInputs().getTypes())))
+    return failure();
+  return verifyTrafficNames(*this, getVariables(), getInputs().size());
+}
+
+SmallVector<StringRef> AllReduceOp::getTrafficNames() {
+  return trafficNames(getVariables(), getInputs().size());
 }
 
 LogicalResult AllReduceOp::inferReturnTypes(
@@ -291,7 +332,8 @@ LogicalResult AllReduceOp::inferReturnTypes(
 }
 
 LogicalResult AllReduceStartOp::verify() {
-  if (failed(verifyReduction(*this, getReduction(), getInputs().getTypes())))
+  if (failed(verifyReduction(*this, getReduction(), getInputs().getTypes())) ||
+      failed(verifyTrafficNames(*this, getVariables(), getInputs().size())))
     return failure();
   Value handle = getHandle();
   auto wait = handle.hasOneUse()
@@ -303,14 +345,29 @@ LogicalResult AllReduceStartOp::verify() {
   return success();
 }
 
+SmallVector<StringRef> AllReduceStartOp::getTrafficNames() {
+  return trafficNames(getVariables(), getInputs().size());
+}
+
+LogicalResult AllReduceStartOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  if (operands.empty())
+    return failure();
+  inferredReturnTypes.push_back(
+      AllReduceHandleType::get(context, llvm::to_vector(operands.getTypes())));
+  return success();
+}
+
 LogicalResult AllReduceWaitOp::verify() {
-  auto start = getHandle().getDefiningOp<AllReduceStartOp>();
-  if (!start)
+  if (!getHandle().getDefiningOp<AllReduceStartOp>())
     return emitOpError("handle must come directly from a "
                        "parallax.allreduce_start");
-  if (getResultTypes() != start.getInputs().getTypes())
-    return emitOpError("result types must match the types of the inputs of "
-                       "the started allreduce");
+  if (getResultTypes() !=
+      TypeRange(
+          cast<AllReduceHandleType>(getHandle().getType()).getResultTypes()))
+    return emitOpError("result types must be the types its handle carries");
   return success();
 }
 

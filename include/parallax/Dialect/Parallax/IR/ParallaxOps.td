@@ -234,42 +234,60 @@ def Parallax_AllReduceOp : Parallax_Op<"allreduce", [Parallax_Collective,
   let description = [{
     Combines each input elementwise over all workers with `reduction` and
     gives every worker the result. Several tensors may be reduced together
-    (a bucket), which the runtime sends as one message.
+    (a bucket), which the runtime sends as one message. `for` names, per
+    input, the variable whose gradient it is: the runtime accounts the
+    traffic under that name (under `allreduce` where it is absent).
 
     Example:
 
     ```mlir
-    %a, %b = parallax.allreduce mean %ga, %gb : tensor<8x4xf32>, tensor<4xf32>
+    %a, %b = parallax.allreduce mean %ga, %gb for ["w", "b"]
+        : tensor<8x4xf32>, tensor<4xf32>
     ```
   }];
   let arguments = (ins Parallax_ReductionKind:$reduction,
-                       Variadic<AnyStaticShapeTensor>:$inputs);
+                       Variadic<AnyStaticShapeTensor>:$inputs,
+                       OptionalAttr<StrArrayAttr>:$variables);
   let results = (outs Variadic<AnyStaticShapeTensor>:$results);
-  let assemblyFormat = "$reduction $inputs attr-dict `:` type($inputs)";
+  let assemblyFormat = [{
+    $reduction $inputs (`for` $variables^)? attr-dict `:` type($inputs)
+  }];
+  let extraClassDeclaration = [{
+    /// The name each input's traffic is accounted under.
+    ::llvm::SmallVector<::llvm::StringRef> getTrafficNames();
+  }];
   let hasVerifier = 1;
 }
 
 def Parallax_AllReduceStartOp : Parallax_Op<"allreduce_start", [
-    Parallax_Collective]> {
+    Parallax_Collective, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "start an asynchronous allreduce";
   let description = [{
     Starts the same reduction as `parallax.allreduce` and returns at once, so
     that computation placed between the start and its
     `parallax.allreduce_wait` overlaps the communication. The handle must be
-    consumed by exactly one `parallax.allreduce_wait` in the same block.
+    consumed by exactly one `parallax.allreduce_wait` in the same block; its
+    type carries the input types.
 
     Example:
 
     ```mlir
-    %h = parallax.allreduce_start mean %g : tensor<8x4xf32>
+    %h = parallax.allreduce_start mean %g for ["w"] : tensor<8x4xf32>
     ...
     %r = parallax.allreduce_wait %h : tensor<8x4xf32>
     ```
   }];
   let arguments = (ins Parallax_ReductionKind:$reduction,
-                       Variadic<AnyStaticShapeTensor>:$inputs);
+                       Variadic<AnyStaticShapeTensor>:$inputs,
+                       OptionalAttr<StrArrayAttr>:$variables);
   let results = (outs Parallax_AllReduceHandleType:$handle);
-  let assemblyFormat = "$reduction $inputs attr-dict `:` type($inputs)";
+  let assemblyFormat = [{
+    $reduction $inputs (`for` $variables^)? attr-dict `:` type($inputs)
+  }];
+  let extraClassDeclaration = [{
+    /// The name each input's traffic is accounted under.
+    ::llvm::SmallVector<::llvm::StringRef> getTrafficNames();
+  }];
   let hasVerifier = 1;
 }
 
@@ -283,7 +301,9 @@ def Parallax_AllReduceWaitOp : Parallax_Op<"allreduce_wait", [
   }];
   let arguments = (ins Parallax_AllReduceHandleType:$handle);
   let results = (outs Variadic<AnyStaticShapeTensor>:$results);
-  let assemblyFormat = "$handle attr-dict `:` type($results)";
+  let assemblyFormat = [{
+    $handle attr-dict `:` custom<HandleResults>(type($handle), type($results))
+  }];
   let hasVerifier = 1;
 }
 
@@ -293,14 +313,18 @@ def Parallax_AllGatherOp : Parallax_Op<"allgather", [Parallax_Collective]> {
     Worker `r`'s `input` becomes rows `[r*k, (r+1)*k)` of the result, where
     `k` is the input's leading dimension. The result's leading dimension is
     `k` times the number of workers, or `?` when that number is only known
-    at run time.
+    at run time. `for` names the variable whose rows or row ids these are:
+    the runtime accounts the traffic under that name (under `allgather`
+    where it is absent).
 
-    Example: `%all = parallax.allgather %rows : tensor<32x64xf32> -> tensor<128x64xf32>`
+    Example: `%all = parallax.allgather %rows for "emb" : tensor<32x64xf32> -> tensor<128x64xf32>`
   }];
-  let arguments = (ins AnyStaticShapeTensor:$input);
+  let arguments = (ins AnyStaticShapeTensor:$input,
+                       OptionalAttr<StrAttr>:$variable);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat =
-      "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input (`for` $variable^)? attr-dict `:` type($input) `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 

@@ -54,8 +54,17 @@ def Parallax_AllReduceHandleType
   let summary = "an in-flight asynchronous allreduce";
   let description = [{
     Produced by `parallax.allreduce_start` and consumed by exactly one
-    `parallax.allreduce_wait`, which yields the reduced tensors.
+    `parallax.allreduce_wait`, which yields tensors of the types the handle
+    carries (those of the start's inputs). The runtime lowering converts a
+    handle into its bucket number and its result buffers.
+
+    Example: `!parallax.allreduce_handle<tensor<8x4xf32>, tensor<4xf32>>`
   }];
+  let parameters = (ins
+      ArrayRefParameter<"::mlir::Type", "the reduced tensors' types">:
+          $resultTypes);
+  let assemblyFormat = "`<` $resultTypes `>`";
+  let genVerifyDecl = 1;
 }
 
 def Parallax_TensorOrRowSparse
