@@ -8,35 +8,33 @@
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 #include "parallax/Support/Npy.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
 
-#include <cstring>
+#include <climits>
 
 using namespace mlir;
 using namespace mlir::parallax;
 
 namespace {
 
-/// An integer tensor evaluated at compile time.
-struct IntTensor {
-  SmallVector<int64_t> shape;
-  std::vector<int64_t> values;
-};
-
-/// Evaluates index computations on the examples of one worker's batch.
+/// Evaluates the row ids of one worker's batch with the dialect's own
+/// folders (the one constant evaluator of the compiler): each graph input
+/// is a constant holding the batch's examples, and every op between it and
+/// the ids folds on its operands' constants. The constants live as long as
+/// the context: a few per op on the ids' path, of one batch's size.
 class IdEvaluator {
 public:
   IdEvaluator(ArrayRef<::parallax::runtime::NpyArray> files,
               int64_t firstExample)
       : files(files), firstExample(firstExample) {}
 
-  FailureOr<IntTensor> eval(Value value) {
+  FailureOr<DenseElementsAttr> eval(Value value) {
     auto it = memo.find(value);
     if (it != memo.end())
       return it->second;
-    FailureOr<IntTensor> result = compute(value);
+    FailureOr<DenseElementsAttr> result = compute(value);
     if (succeeded(result))
       memo[value] = *result;
     return result;
@@ -45,100 +43,66 @@ public:
 private:
   ArrayRef<::parallax::runtime::NpyArray> files;
   int64_t firstExample;
-  DenseMap<Value, IntTensor> memo;
+  DenseMap<Value, DenseElementsAttr> memo;
 
-  FailureOr<IntTensor> compute(Value value) {
+  FailureOr<DenseElementsAttr> compute(Value value) {
     auto type = cast<RankedTensorType>(value.getType());
-    IntTensor out;
-    out.shape.assign(type.getShape().begin(), type.getShape().end());
     if (auto arg = dyn_cast<BlockArgument>(value)) {
+      // The examples of this batch, in the file's (little-endian) layout.
       const ::parallax::runtime::NpyArray &file = files[arg.getArgNumber()];
-      int64_t count = type.getNumElements();
-      int64_t width = file.dtype == "<i8" ? 8 : 4;
-      const char *data = file.data.data() +
-                         firstExample * (count / type.getDimSize(0)) * width;
-      out.values.resize(count);
-      for (int64_t i = 0; i < count; ++i) {
-        if (width == 8) {
-          std::memcpy(&out.values[i], data + 8 * i, 8);
-        } else {
-          int32_t v;
-          std::memcpy(&v, data + 4 * i, 4);
-          out.values[i] = v;
-        }
-      }
-      return out;
+      Type element = type.getElementType();
+      bool sameLayout = (element.isInteger(64) && file.dtype == "<i8") ||
+                        (element.isInteger(32) && file.dtype == "<i4") ||
+                        (element.isF32() && file.dtype == "<f4") ||
+                        (element.isF64() && file.dtype == "<f8");
+      if (!sameLayout)
+        return emitError(value.getLoc())
+               << "cannot compute row ids from the profile data: graph input "
+               << arg.getArgNumber() << " is " << type << ", its file holds "
+               << file.dtype;
+      int64_t bytes =
+          type.getNumElements() * (type.getElementTypeBitWidth() / CHAR_BIT);
+      int64_t first = firstExample * (bytes / type.getDimSize(0));
+      return DenseElementsAttr::getFromRawBuffer(
+          type, ArrayRef<char>(file.data.data() + first, bytes));
     }
     Operation *op = value.getDefiningOp();
-    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-      auto attr = dyn_cast<DenseIntElementsAttr>(constant.getValue());
-      if (!attr)
+    Attribute constant;
+    if (matchPattern(value, m_Constant(&constant))) {
+      if (auto elements = dyn_cast<DenseElementsAttr>(constant))
+        return elements;
+      return fail(op);
+    }
+    SmallVector<Attribute> operands;
+    for (Value operand : op->getOperands()) {
+      if (!isa<RankedTensorType>(operand.getType()))
         return fail(op);
-      for (const APInt &v : attr.getValues<APInt>())
-        out.values.push_back(v.getSExtValue());
-      return out;
-    }
-    if (isa<ReshapeOp, CastOp>(op)) {
-      FailureOr<IntTensor> in = eval(op->getOperand(0));
+      FailureOr<DenseElementsAttr> in = eval(operand);
       if (failed(in))
         return failure();
-      out.values = in->values;
-      return out;
+      operands.push_back(*in);
     }
-    if (auto concat = dyn_cast<ConcatOp>(op)) {
-      // Rows of every input, interleaved per outer index.
-      int64_t axis = concat.getAxis();
-      SmallVector<IntTensor> inputs;
-      for (Value input : concat.getInputs()) {
-        FailureOr<IntTensor> in = eval(input);
-        if (failed(in))
-          return failure();
-        inputs.push_back(std::move(*in));
-      }
-      int64_t outer = 1;
-      for (int64_t d = 0; d < axis; ++d)
-        outer *= out.shape[d];
-      for (int64_t o = 0; o < outer; ++o)
-        for (IntTensor &in : inputs) {
-          int64_t chunk = in.values.size() / outer;
-          out.values.insert(out.values.end(), in.values.begin() + o * chunk,
-                            in.values.begin() + (o + 1) * chunk);
-        }
-      return out;
+    SmallVector<OpFoldResult> results;
+    if (failed(op->fold(operands, results)) || results.empty())
+      return fail(op);
+    OpFoldResult result = results[cast<OpResult>(value).getResultNumber()];
+    if (auto folded = dyn_cast<Attribute>(result)) {
+      if (auto elements = dyn_cast<DenseElementsAttr>(folded))
+        return elements;
+      return fail(op);
     }
-    if (auto slice = dyn_cast<SliceOp>(op)) {
-      FailureOr<IntTensor> in = eval(slice.getInput());
-      if (failed(in))
-        return failure();
-      int64_t rank = in->shape.size();
-      SmallVector<int64_t> inStrides(rank, 1);
-      for (int64_t d = rank - 2; d >= 0; --d)
-        inStrides[d] = inStrides[d + 1] * in->shape[d + 1];
-      int64_t count = type.getNumElements();
-      SmallVector<int64_t> index(rank, 0);
-      for (int64_t n = 0; n < count; ++n) {
-        int64_t offset = 0;
-        for (int64_t d = 0; d < rank; ++d)
-          offset += (slice.getOffsets()[d] + index[d] * slice.getStrides()[d]) *
-                    inStrides[d];
-        out.values.push_back(in->values[offset]);
-        for (int64_t d = rank - 1; d >= 0; --d) {
-          if (++index[d] < out.shape[d])
-            break;
-          index[d] = 0;
-        }
-      }
-      return out;
-    }
-    return fail(op);
+    // An identity fold: the value is one of the op's operands.
+    if (cast<Value>(result) == value)
+      return fail(op);
+    return eval(cast<Value>(result));
   }
 
-  FailureOr<IntTensor> fail(Operation *op) {
-    op->emitError() << "cannot compute row ids from the profile data "
-                       "through '"
-                    << op->getName()
-                    << "' (only reshape, cast, slice, concat and constants)";
-    return failure();
+  FailureOr<DenseElementsAttr> fail(Operation *op) {
+    return op->emitError()
+           << "cannot compute row ids from the profile data through '"
+           << op->getName()
+           << "': it does not fold on constants (reshape, cast, slice, "
+              "concat, elementwise arithmetic and constants do)";
   }
 };
 
@@ -208,12 +172,12 @@ LogicalResult mlir::parallax::measureSparsity(ModuleOp module,
       llvm::DenseSet<int64_t> seen;
       for (int64_t r = 0; r < workers; ++r) {
         IdEvaluator evaluator(files, (s * workers + r) * batch);
-        FailureOr<IntTensor> values = evaluator.eval(ids);
+        FailureOr<DenseElementsAttr> values = evaluator.eval(ids);
         if (failed(values))
           return failure();
-        for (int64_t id : values->values)
-          if (id >= 0 && id < rows)
-            seen.insert(id);
+        for (const APInt &id : values->getValues<APInt>())
+          if (id.getSExtValue() >= 0 && id.getSExtValue() < rows)
+            seen.insert(id.getSExtValue());
       }
       unique += seen.size();
     }

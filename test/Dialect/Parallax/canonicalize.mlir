@@ -64,6 +64,38 @@ func.func @constant_arithmetic() -> (tensor<4xf16>, tensor<4xf32>, tensor<2xi64>
   return %sum, %half, %q : tensor<4xf16>, tensor<4xf32>, tensor<2xi64>
 }
 
+// Data movement of constants folds (the sparsity profiler evaluates row
+// ids this way): a reshape keeps the row-major order, a slice with a
+// negative stride reverses, a concatenation along axis 1 interleaves the
+// rows, casts truncate floats toward zero, sign-extend integers and map
+// bools to 0/1 (and anything to a bool as x != 0).
+// CHECK-LABEL: func.func @constant_data_movement
+// CHECK-DAG: %[[R:.*]] = arith.constant dense<{{\[}}[0, 1, 2], [3, 4, 5]]> : tensor<2x3xi64>
+// CHECK-DAG: %[[S:.*]] = arith.constant dense<{{\[}}[5, 4], [2, 1]]> : tensor<2x2xi64>
+// CHECK-DAG: %[[C:.*]] = arith.constant dense<{{\[}}[0, 1, 2, 7], [3, 4, 5, 8]]> : tensor<2x4xi64>
+// CHECK-DAG: %[[F:.*]] = arith.constant dense<[-1, 2, 0, -300]> : tensor<4xi32>
+// CHECK-DAG: %[[E:.*]] = arith.constant dense<[-1, 127, 0, 1]> : tensor<4xi64>
+// CHECK-DAG: %[[B:.*]] = arith.constant dense<[1, 0, 1, 1]> : tensor<4xi64>
+// CHECK-DAG: %[[T:.*]] = arith.constant dense<[true, true, false, true]> : tensor<4xi1>
+// CHECK-DAG: %[[G:.*]] = arith.constant dense<[-1.000000e+00, 1.270000e+02, 0.000000e+00, 1.000000e+00]> : tensor<4xf32>
+// CHECK: return %[[R]], %[[S]], %[[C]], %[[F]], %[[E]], %[[B]], %[[T]], %[[G]]
+func.func @constant_data_movement() -> (tensor<2x3xi64>, tensor<2x2xi64>, tensor<2x4xi64>, tensor<4xi32>, tensor<4xi64>, tensor<4xi64>, tensor<4xi1>, tensor<4xf32>) {
+  %flat = arith.constant dense<[0, 1, 2, 3, 4, 5]> : tensor<6xi64>
+  %r = parallax.reshape %flat : tensor<6xi64> -> tensor<2x3xi64>
+  %s = parallax.slice %r offsets = [1, 2] sizes = [2, 2] strides = [-1, -1] : tensor<2x3xi64>
+  %col = arith.constant dense<[[7], [8]]> : tensor<2x1xi64>
+  %c = parallax.concat %r, %col axis = 1 : tensor<2x3xi64>, tensor<2x1xi64>
+  %fl = arith.constant dense<[-1.9, 2.5, 0.3, -300.7]> : tensor<4xf32>
+  %f = parallax.cast %fl : tensor<4xf32> -> tensor<4xi32>
+  %i8 = arith.constant dense<[-1, 127, 0, 1]> : tensor<4xi8>
+  %e = parallax.cast %i8 : tensor<4xi8> -> tensor<4xi64>
+  %bools = arith.constant dense<[true, false, true, true]> : tensor<4xi1>
+  %b = parallax.cast %bools : tensor<4xi1> -> tensor<4xi64>
+  %t = parallax.cast %i8 : tensor<4xi8> -> tensor<4xi1>
+  %g = parallax.cast %i8 : tensor<4xi8> -> tensor<4xf32>
+  return %r, %s, %c, %f, %e, %b, %t, %g : tensor<2x3xi64>, tensor<2x2xi64>, tensor<2x4xi64>, tensor<4xi32>, tensor<4xi64>, tensor<4xi64>, tensor<4xi1>, tensor<4xf32>
+}
+
 // x * 1, x / 1, x - 0.0 and x + -0.0 are x; x + 0.0 is not (it turns
 // -0.0 into +0.0), nor is an integer division by zero folded.
 // CHECK-LABEL: func.func @identities

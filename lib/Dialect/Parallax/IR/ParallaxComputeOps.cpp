@@ -530,9 +530,15 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
-OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  // Row-major order is kept: a constant's elements reshaped (a copy, so
+  // only for constants of at most 2^24 elements, as the other folds).
+  if (auto elements = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
+      elements &&
+      (elements.isSplat() || elements.getNumElements() <= (1 << 24)))
+    return elements.reshape(cast<ShapedType>(getType()));
   if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
     getInputMutable().assign(inner.getInput());
     return getResult();

@@ -3,12 +3,14 @@
 // Part of the Parallax project.
 //
 // Identity folds of the data movement ops (a transpose by the identity, an
-// expand, slice, tile or pad that changes nothing) and constant folding of
-// elementwise arithmetic through mlir/Dialect/CommonFolders.h: floats as
-// APFloat in the element type's own precision (rounded as the element
-// type rounds, never computed in double), integers as APInt of their width.
-// Builders fold through createOrFold (the gradient rules) and the
-// canonicalizer through these hooks.
+// expand, slice, tile or pad that changes nothing), constant folding of
+// elementwise arithmetic through mlir/Dialect/CommonFolders.h (floats as
+// APFloat in the element type's own precision, rounded as the element
+// type rounds, never computed in double; integers as APInt of their
+// width), and of casts, reshapes, slices and concatenations of constants.
+// Builders fold through createOrFold (the gradient rules), the
+// canonicalizer through these hooks, and the sparsity profiler evaluates
+// row ids with them (lib/Analysis/ProfileSparsity.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -176,10 +178,75 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-OpFoldResult CastOp::fold(FoldAdaptor) {
+/// Non-splat constants larger than this stay run-time ops: these folds
+/// go element by element through uniqued attributes.
+static constexpr int64_t kMaxFoldedElements = int64_t(1) << 16;
+
+static DenseElementsAttr foldableConstant(Attribute operand) {
+  auto elements = dyn_cast_or_null<DenseElementsAttr>(operand);
+  if (!elements ||
+      (!elements.isSplat() && elements.getNumElements() > kMaxFoldedElements))
+    return {};
+  return elements;
+}
+
+/// `value` converted as parallax.cast converts, or nullopt where the
+/// conversion is not exact enough to fold (a float out of an integer's
+/// range).
+static std::optional<Attribute> castElement(Attribute value, Type to) {
+  if (auto integer = dyn_cast<IntegerAttr>(value)) {
+    APInt v = integer.getValue();
+    bool isBool = v.getBitWidth() == 1;
+    if (to.isInteger(1))
+      return IntegerAttr::get(to, APInt(1, !v.isZero()));
+    if (auto intTo = dyn_cast<IntegerType>(to))
+      return IntegerAttr::get(to, isBool ? v.zext(intTo.getWidth())
+                                         : v.sextOrTrunc(intTo.getWidth()));
+    auto floatTo = cast<FloatType>(to);
+    APFloat f(floatTo.getFloatSemantics());
+    f.convertFromAPInt(v, /*IsSigned=*/!isBool, APFloat::rmNearestTiesToEven);
+    return FloatAttr::get(to, f);
+  }
+  APFloat f = cast<FloatAttr>(value).getValue();
+  if (to.isInteger(1))
+    return IntegerAttr::get(to, APInt(1, !f.isZero()));
+  if (auto intTo = dyn_cast<IntegerType>(to)) {
+    APSInt result(intTo.getWidth(), /*isUnsigned=*/false);
+    bool exact;
+    if (f.convertToInteger(result, APFloat::rmTowardZero, &exact) &
+        APFloat::opInvalidOp)
+      return std::nullopt;
+    return IntegerAttr::get(to, result);
+  }
+  bool losesInfo;
+  f.convert(cast<FloatType>(to).getFloatSemantics(),
+            APFloat::rmNearestTiesToEven, &losesInfo);
+  return FloatAttr::get(to, f);
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
-  return {};
+  DenseElementsAttr elements = foldableConstant(adaptor.getInput());
+  if (!elements)
+    return {};
+  auto type = cast<ShapedType>(getType());
+  if (elements.isSplat()) {
+    std::optional<Attribute> cast =
+        castElement(elements.getSplatValue<Attribute>(), type.getElementType());
+    if (!cast)
+      return {};
+    return SplatElementsAttr::get(type, *cast);
+  }
+  SmallVector<Attribute> values;
+  values.reserve(elements.getNumElements());
+  for (Attribute value : elements.getValues<Attribute>()) {
+    std::optional<Attribute> cast = castElement(value, type.getElementType());
+    if (!cast)
+      return {};
+    values.push_back(*cast);
+  }
+  return DenseElementsAttr::get(type, values);
 }
 
 OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
@@ -204,13 +271,75 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
   return {};
 }
 
-OpFoldResult SliceOp::fold(FoldAdaptor) {
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   auto input = cast<RankedTensorType>(getInput().getType());
+  auto type = cast<ShapedType>(getType());
+  if (DenseElementsAttr elements = foldableConstant(adaptor.getInput())) {
+    if (elements.isSplat())
+      return SplatElementsAttr::get(type, elements.getSplatValue<Attribute>());
+    // Element n of the result is input element sum_d (offset_d + i_d *
+    // stride_d) * inputStride_d, for n's index i in the result.
+    SmallVector<int64_t> inputStrides = computeStrides(input.getShape());
+    auto values = llvm::to_vector(elements.getValues<Attribute>());
+    SmallVector<Attribute> sliced;
+    sliced.reserve(type.getNumElements());
+    SmallVector<int64_t> index(type.getRank(), 0);
+    for (int64_t n = 0, count = type.getNumElements(); n < count; ++n) {
+      int64_t offset = 0;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        offset +=
+            (getOffsets()[d] + index[d] * getStrides()[d]) * inputStrides[d];
+      sliced.push_back(values[offset]);
+      for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+        if (++index[d] < type.getDimSize(d))
+          break;
+        index[d] = 0;
+      }
+    }
+    return DenseElementsAttr::get(type, sliced);
+  }
   for (auto [offset, size, stride, extent] : llvm::zip_equal(
            getOffsets(), getSizes(), getStrides(), input.getShape()))
     if (offset != 0 || size != extent || stride != 1)
       return {};
   return getInput();
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
+  if (getInputs().size() == 1)
+    return getInputs().front();
+  auto type = cast<ShapedType>(getType());
+  SmallVector<DenseElementsAttr> constants;
+  for (Attribute operand : adaptor.getInputs()) {
+    DenseElementsAttr elements = foldableConstant(operand);
+    if (!elements)
+      return {};
+    constants.push_back(elements);
+  }
+  // Equal splats join into a splat.
+  if (llvm::all_of(constants, [&](DenseElementsAttr c) {
+        return c.isSplat() && c.getSplatValue<Attribute>() ==
+                                  constants.front().getSplatValue<Attribute>();
+      }))
+    return SplatElementsAttr::get(type,
+                                  constants.front().getSplatValue<Attribute>());
+  if (type.getNumElements() > kMaxFoldedElements)
+    return {};
+  SmallVector<SmallVector<Attribute>> inputs;
+  for (DenseElementsAttr elements : constants)
+    inputs.push_back(llvm::to_vector(elements.getValues<Attribute>()));
+  // Per index of the dimensions before the axis, each input's block.
+  int64_t outer = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(getAxis()); ++d)
+    outer *= type.getDimSize(d);
+  SmallVector<Attribute> joined;
+  joined.reserve(type.getNumElements());
+  for (int64_t o = 0; o < outer; ++o)
+    for (ArrayRef<Attribute> input : inputs) {
+      int64_t block = input.size() / outer;
+      llvm::append_range(joined, input.slice(o * block, block));
+    }
+  return DenseElementsAttr::get(type, joined);
 }
 
 OpFoldResult TileOp::fold(FoldAdaptor) {

@@ -326,6 +326,7 @@ def Parallax_ConcatOp : Parallax_Op<"concat", [Pure, Parallax_Differentiable, In
   let results = (outs Parallax_Tensor:$result);
   let assemblyFormat = "$inputs `axis` `=` $axis attr-dict `:` type($inputs)";
   let extraClassDefinition = Parallax_InferWith<"inferConcat">.body;
+  let hasFolder = 1;
 }
 
 def Parallax_SliceOp : Parallax_Op<"slice", [Pure, Parallax_Differentiable, InferTypeOpAdaptor]> {
