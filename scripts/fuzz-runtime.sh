@@ -29,14 +29,15 @@ mkdir -p "$BUILD/corpus" "$BUILD/artifacts"
 FLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer -Wno-deprecated-declarations
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include -DOMPI_SKIP_MPICXX
+  -DONNX_NAMESPACE=onnx -DONNX_ML=1
   $(mpicc --showme:compile))
 /usr/lib/llvm-22/bin/clang++ "${FLAGS[@]}" \
   tools/parallax-runtime-fuzzer/parallax-runtime-fuzzer.cpp \
-  lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp \
-  $(mpicc --showme:link) -lopenblas -o "$BUILD/parallax-runtime-fuzzer"
+  lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,ModelWeights,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp \
+  $(mpicc --showme:link) -lopenblas -lonnx_proto -lprotobuf -o "$BUILD/parallax-runtime-fuzzer"
 
 # Seeds: each example's data files (case 0), a checkpoint (case 1), names
-# (case 2).
+# (case 2), models holding a variable's initial value (case 3).
 n=0
 for file in examples/models/data/*/train/*.npy examples/models/data/*/inputs/*.npy; do
   { printf '\x00'; head -c 4096 "$file"; } > "$BUILD/corpus/data$((n++))"
@@ -51,6 +52,24 @@ w = npy(np.ones((4, 3), np.float32))
 open(sys.argv[1], "wb").write(b"\x01" + manifest + b"\0" + w + b"\0" + w)
 PY
 printf '\x02dense/kernel:0' > "$BUILD/corpus/name"
+/usr/bin/python3 - "$BUILD/corpus/model" <<'PY'
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+def model(init):
+    graph = helper.make_graph([], "g", [], [], [init])
+    return b"\x03" + helper.make_model(graph).SerializeToString()
+w = numpy_helper.from_array(np.ones((4, 3), np.float32), "w")
+open(sys.argv[1], "wb").write(model(w))
+ext = TensorProto()
+ext.name, ext.data_type = "w", TensorProto.FLOAT
+ext.dims.extend([4, 3])
+ext.data_location = TensorProto.EXTERNAL
+for key, value in [("location", "w.data"), ("offset", "0"), ("length", "48")]:
+    entry = ext.external_data.add()
+    entry.key, entry.value = key, value
+open(sys.argv[1] + ".external", "wb").write(model(ext))
+PY
 
 # libFuzzer's progress goes to a log; the summary (or a crash's report)
 # is printed.

@@ -37,15 +37,15 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 objects=()
-for source in lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp; do
+for source in lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,ModelWeights,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp; do
   object=$BUILD/obj/$(basename "$source" .cpp).o
   $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include \
-    -DOMPI_SKIP_MPICXX $MPI_CFLAGS -c "$source" -o "$object"
+    -DOMPI_SKIP_MPICXX -DONNX_NAMESPACE=onnx -DONNX_ML=1 $MPI_CFLAGS -c "$source" -o "$object"
   objects+=("$object")
 done
 rm -f "$BUILD/libParallaxRuntime.a"
 ar rcs "$BUILD/libParallaxRuntime.a" "${objects[@]}"
-RUNTIME=("$BUILD/libParallaxRuntime.a" -lopenblas $MPI_LIBS -lm)
+RUNTIME=("$BUILD/libParallaxRuntime.a" -lopenblas $MPI_LIBS -lonnx_proto -lprotobuf -lm)
 
 $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include $MPI_CFLAGS \
   unittests/Support/{FileNames,Npy}Test.cpp unittests/Runtime/{InputChecks,Optimizers}Test.cpp \
@@ -116,4 +116,8 @@ edit "$DATA/cnn/train" "$WORK/cnn.nan" 'images[0,0,0,0]=nan'
 check fails "$BUILD/cnn" --data "$WORK/cnn.nan"
 check fails "$BUILD/lstm_lm" --data "$DATA/lstm_lm/train" --save "$DATA/lstm_lm/train"
 check fails "$BUILD/lstm_lm" --data "$DATA/lstm_lm/train" --metrics /dev/full
+# Initial weights from another copy of the model, and from one that differs.
+check "$BUILD/cnn" --data "$DATA/cnn/train" --steps 1 --init examples/models/cnn.opset14.onnx
+check fails "$BUILD/cnn" --data "$DATA/cnn/train" --steps 1 --init examples/models/lstm_lm.onnx
+check "$BUILD/cnn" --data "$DATA/cnn/train" --steps 1 --init "$WORK/cnn.ckpt"
 echo "sanitize-runtime: $runs runs clean (ASan + UBSan)"

@@ -42,6 +42,9 @@ std::vector<std::string> mlir::parallax::runtimeDependencies() {
   StringRef(PARALLAX_MPI_LIBRARIES).split(mpi, ',', -1, false);
   for (StringRef library : mpi)
     libraries.push_back(library.str());
+  // The ONNX protobuf classes: programs read their weights from the model.
+  libraries.push_back("-lonnx_proto");
+  libraries.push_back("-lprotobuf");
   libraries.push_back("-lm");
   return libraries;
 }
@@ -154,17 +157,27 @@ std::string mlir::parallax::emitProgram(ModuleOp module, StringRef path,
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!llvmTarget)
     return error;
-  llvm::TargetOptions targetOptions;
-  std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), "", targetOptions, llvm::Reloc::PIC_,
-      std::nullopt,
-      static_cast<llvm::CodeGenOptLevel>(std::min(options.optLevel, 3u))));
-
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext);
   if (!llvmModule)
     return "translation to LLVM IR failed";
+  // Globals past what 32-bit PC-relative addresses reach (variables of
+  // large models, zero until the weights are loaded) go to the large data
+  // sections of the medium code model; code stays small.
+  uint64_t globalBytes = 0;
+  for (const llvm::GlobalVariable &global : llvmModule->globals())
+    globalBytes +=
+        llvmModule->getDataLayout().getTypeAllocSize(global.getValueType());
+  std::optional<llvm::CodeModel::Model> codeModel;
+  if (globalBytes > (uint64_t(1) << 30))
+    codeModel = llvm::CodeModel::Medium;
+
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), "", targetOptions, llvm::Reloc::PIC_,
+      codeModel,
+      static_cast<llvm::CodeGenOptLevel>(std::min(options.optLevel, 3u))));
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());
   optimizeLLVMModule(*llvmModule, *machine, options.optLevel,

@@ -18,6 +18,7 @@
 #include "Checkpoint.h"
 #include "Comm.h"
 #include "Descriptor.h"
+#include "ModelWeights.h"
 #include "ParameterStore.h"
 #include "Support.h"
 #include "Trace.h"
@@ -46,7 +47,7 @@ struct Input : Buffer {
 };
 
 struct Options {
-  std::string data, metrics, save, restore, trace;
+  std::string data, metrics, save, restore, trace, init;
   std::string rankMetrics; // --metrics-all-ranks: FILE.<rank>
   int64_t steps = -1, saveEvery = 0, logEvery = 10, commTimeout = 60;
   bool metricsAllRanks = false;
@@ -193,8 +194,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         "usage: [mpirun -np N] " + std::string(argc > 0 ? argv[0] : "program") +
         " --data DIR [--steps S] [--metrics FILE.jsonl]\n"
         "       [--metrics-all-ranks] [--save DIR] [--save-every K]\n"
-        "       [--restore DIR] [--log-every K] [--trace FILE.json]\n"
-        "       [--comm-timeout SECONDS]\n"
+        "       [--restore DIR] [--init MODEL.onnx|DIR] [--log-every K]\n"
+        "       [--trace FILE.json] [--comm-timeout SECONDS]\n"
         "  --data DIR       DIR/<graph input>.npy, leading dimension = "
         "examples;\n"
         "                   worker r of N trains step s on examples\n"
@@ -208,6 +209,9 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         "  --save-every K   ... and every K steps\n"
         "  --restore DIR    start from a checkpoint (or a directory of "
         "<variable>.npy)\n"
+        "  --init MODEL|DIR take the initial weights from MODEL.onnx (or\n"
+        "                   DIR/<variable>.npy) instead of the model the\n"
+        "                   program was compiled from\n"
         "  --log-every K    progress on stderr every K steps (default 10)\n"
         "  --trace FILE     a Chrome-trace timeline (chrome://tracing,\n"
         "                   Perfetto) of every worker's steps, communication\n"
@@ -243,6 +247,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
       options.saveEvery = parseCount(arg, value(), 1);
     else if (arg == "--restore")
       options.restore = value();
+    else if (arg == "--init")
+      options.init = value();
     else if (arg == "--log-every")
       options.logEvery = parseCount(arg, value(), 1);
     else if (arg == "--trace")
@@ -260,6 +266,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
     die("--data '" + options.data + "' is not a directory");
   if (options.saveEvery && options.save.empty())
     usage("--save-every needs --save");
+  if (!options.init.empty() && !options.restore.empty())
+    usage("--init and --restore both give the initial values: use one");
   if (options.metricsAllRanks && options.metrics.empty())
     usage("--metrics-all-ranks needs --metrics");
   setCommTimeout(static_cast<double>(options.commTimeout));
@@ -307,6 +315,12 @@ extern "C" void parallax_rt_register_variable(const char *name, int32_t isState,
   v.partitions = partitions;
   v.firstServer = firstServer;
   variables.push_back(std::move(v));
+}
+
+extern "C" void parallax_rt_set_model(const char *path) { setModelPath(path); }
+
+extern "C" void parallax_rt_variable_from_model(const char *name) {
+  markFromModel(name);
 }
 
 static void registerInput(const char *name, const char *dtype, int64_t rank,
@@ -373,8 +387,20 @@ extern "C" int64_t parallax_rt_begin() {
                 "batch " + std::to_string(batch) +
                 "): nothing would be trained (--steps 0 runs no step on "
                 "purpose)");
+  // A checkpoint replaces every variable: the model is not needed then.
+  std::error_code ec;
   if (!options.restore.empty())
     firstStep = restoreCheckpoint(options.restore, variables);
+  else if (!options.init.empty() &&
+           std::filesystem::is_directory(options.init, ec))
+    loadWeightsFromDirectory(variables, options.init);
+  else if (!options.init.empty() && !hasModelWeights())
+    die("--init '" + options.init +
+        "': this program holds its initial weights (compiled with "
+        "--embed-weights, or from a model without trainable initializers); "
+        "--init DIR takes them from DIR/<variable>.npy");
+  else
+    loadModelWeights(variables, options.init);
   if (endStep > available)
     dieTogether("--steps " + std::to_string(endStep) + " needs " +
                 std::to_string(endStep * globalBatch) + " examples (" +

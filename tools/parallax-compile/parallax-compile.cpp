@@ -104,6 +104,13 @@ cl::opt<double> lr("lr", cl::init(0.01), cl::cat(trainingCategory),
 cl::opt<double> momentum("momentum", cl::init(0.9), cl::cat(trainingCategory),
                          cl::desc("Momentum factor of --optimizer momentum "
                                   "(default 0.9)"));
+cl::opt<bool> embedWeights(
+    "embed-weights", cl::cat(trainingCategory),
+    cl::desc("Embed the initial weights in the training program instead of "
+             "loading them from the model file when it starts (--init); "
+             "the program then runs without the model, but its size grows "
+             "with the weights and weights past 2 GB do not link"));
+
 cl::opt<bool> nesterov("nesterov", cl::cat(trainingCategory),
                        cl::desc("Nesterov momentum"));
 cl::opt<double> beta1("beta1", cl::init(0.9), cl::cat(trainingCategory),
@@ -304,6 +311,7 @@ int main(int argc, char **argv) {
     return fail(error);
   options.dataDirectory = dataDir;
   options.shapesOnly = planOnly;
+  options.weightsFromModel = mode == Mode::Train && !embedWeights;
   for (const std::string &name : freeze)
     options.frozen.insert(name);
 

@@ -4,8 +4,9 @@
 //
 // A libFuzzer target over the inputs a training program reads from disk:
 // .npy data files (parsed, then checked against declared index ranges,
-// with and without a region, and for NaN), and checkpoint directories
-// (a manifest and variable files, restored into registered variables).
+// with and without a region, and for NaN), checkpoint directories (a
+// manifest and variable files, restored into registered variables), and
+// ONNX models a variable's initial value is loaded from.
 // The first byte picks the case. Errors the runtime reports (die) are the
 // expected outcome for bad input: they throw here and are caught; any
 // crash, sanitizer report or hang is a bug. Also checks that file-name
@@ -13,12 +14,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Support/Npy.h"
 #include "parallax/Runtime/Runtime.h"
+#include "parallax/Support/Npy.h"
 
 #include "Checkpoint.h"
-#include "parallax/Support/FileNames.h"
+#include "ModelWeights.h"
 #include "Support.h"
+#include "parallax/Support/FileNames.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -99,6 +101,32 @@ void fuzzCheckpoint(const uint8_t *data, size_t size) {
   restoreCheckpoint(dir, variables);
 }
 
+void fuzzModelWeights(const uint8_t *data, size_t size) {
+  // The bytes are the model; a 4x3 float variable 'w' is loaded from it
+  // (external data, if it names any, from w.data beside it: 40 bytes, too
+  // few for the variable).
+  std::string dir = workDir() + "/model";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string path = dir + "/model.onnx";
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char *>(data), size);
+  std::ofstream(dir + "/w.data", std::ios::binary) << std::string(40, 'x');
+  static float weights[12];
+  std::vector<Variable> variables(1);
+  Variable &v = variables[0];
+  v.name = "w";
+  v.dtype = "<f4";
+  v.shape = {4, 3};
+  v.bytes = sizeof weights;
+  v.data = reinterpret_cast<char *>(weights);
+  v.isState = false;
+  v.partitions = 0;
+  v.firstServer = 0;
+  markFromModel("w");
+  loadModelWeights(variables, path);
+}
+
 void fuzzFileNames(const uint8_t *data, size_t size) {
   std::string name(reinterpret_cast<const char *>(data), size);
   std::string file = encodeFileName(name);
@@ -123,12 +151,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
   try {
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
     case 0:
       fuzzData(data + 1, size - 1);
       break;
     case 1:
       fuzzCheckpoint(data + 1, size - 1);
+      break;
+    case 3:
+      fuzzModelWeights(data + 1, size - 1);
       break;
     default:
       fuzzFileNames(data + 1, size - 1);

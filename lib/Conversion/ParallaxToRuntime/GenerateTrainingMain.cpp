@@ -65,6 +65,10 @@ struct GenerateTrainingMainPass
     call(abi::Function::set_workers,
          {arith::ConstantOp::create(builder, loc,
                                     builder.getI64IntegerAttr(workers))});
+    if (auto model = module->getAttrOfType<StringAttr>(
+            ParallaxDialect::getModelAttrName()))
+      call(abi::Function::set_model,
+           {runtimeString(builder, module, loc, model.getValue())});
 
     for (auto global : module.getOps<memref::GlobalOp>()) {
       auto kind = global->getAttrOfType<StringAttr>(
@@ -86,6 +90,9 @@ struct GenerateTrainingMainPass
             i64Constant(shards ? shards[0] : 0),
             i64Constant(shards ? shards[1] : 0),
             unrankedMemRef(builder, loc, buffer)});
+      if (global->hasAttr(ParallaxDialect::getFromModelAttrName()))
+        call(abi::Function::variable_from_model,
+             {runtimeString(builder, module, loc, global.getSymName())});
     }
 
     SmallVector<Value> buffers;

@@ -420,6 +420,11 @@ struct ConvertParallaxVariablesPass
         global->setAttr(ParallaxDialect::getVariableAttrName(),
                         builder.getStringAttr(
                             variable.getTrainable() ? "trainable" : "state"));
+      // Left uninitialized (zero pages, no bytes in the program): the
+      // runtime loads it from the model when the program begins.
+      if (variable->hasAttr(ParallaxDialect::getFromModelAttrName()))
+        global->setAttr(ParallaxDialect::getFromModelAttrName(),
+                        builder.getUnitAttr());
       auto it = shards.find(variable.getSymName());
       if (it != shards.end())
         global->setAttr(ParallaxDialect::getShardsAttrName(),

@@ -553,8 +553,15 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   OwningOpRef<ModuleOp> owned = ModuleOp::create(fileLoc());
   module = *owned;
   builder.setInsertionPointToEnd(module.getBody());
-  if (failed(importInitializers(*model.mutable_graph())) ||
-      failed(importGraph(model.graph())) || failed(verify(module)))
+  if (failed(importInitializers(*model.mutable_graph())))
+    return nullptr;
+  if (loadsWeightsFromModel()) {
+    SmallString<256> path(filename);
+    llvm::sys::fs::make_absolute(path);
+    module->setAttr(ParallaxDialect::getModelAttrName(),
+                    builder.getStringAttr(path));
+  }
+  if (failed(importGraph(model.graph())) || failed(verify(module)))
     return nullptr;
   return owned;
 }
@@ -597,6 +604,7 @@ OwningOpRef<ModuleOp> mlir::parallax::importONNXModel(
       return nullptr;
     }
     GraphImporter importer(context, options, filename);
+    importer.isText = isText;
     return importer.import(model);
   } catch (const std::exception &e) {
     emitError(loc) << "ONNX import failed: " << e.what();

@@ -187,7 +187,15 @@ public:
   OpBuilder builder;
   const ONNXImportOptions &options;
   std::string filename;
+  bool isText = false;
   int64_t opset = 0;
+
+  /// Whether trainable initializers are left in the model file, to be
+  /// loaded by the program (ONNXImportOptions::weightsFromModel).
+  bool loadsWeightsFromModel() const {
+    return options.weightsFromModel && !options.shapesOnly && !isText &&
+           options.dataDirectory.empty();
+  }
 
   Value lookupValue(const std::string &name, Location loc);
   const Const *lookupConst(const std::string &name) const;

@@ -1,4 +1,4 @@
-//===- TensorData.cpp - Initializer and constant tensor data ---------------===//
+//===- TensorData.cpp - Initializer and constant tensor data --------------===//
 //
 // Part of the Parallax project.
 //
@@ -230,8 +230,10 @@ LogicalResult GraphImporter::importInitializers(onnx::GraphProto &graph) {
     }
     floatInitializers.insert(init.name());
     auto type = RankedTensorType::get(shape, elementType);
+    bool trainable = !options.frozen.contains(init.name());
+    bool fromModel = trainable && loadsWeightsFromModel();
     ElementsAttr value;
-    if (!options.shapesOnly) {
+    if (!options.shapesOnly && !fromModel) {
       // The raw data moves out of the model into the variable's blob.
       FailureOr<TensorData> data =
           readTensorBytes(init, elementType, type.getNumElements(), &init);
@@ -243,10 +245,13 @@ LogicalResult GraphImporter::importInitializers(onnx::GraphProto &graph) {
     }
     Location loc =
         NameLoc::get(StringAttr::get(context, init.name()), fileLoc());
-    VariableOp::create(builder, loc, init.name(), type, value,
-                       /*trainable=*/!options.frozen.contains(init.name()),
-                       /*state=*/false,
-                       /*distribution=*/nullptr, /*sparsity=*/nullptr);
+    auto variable = VariableOp::create(builder, loc, init.name(), type, value,
+                                       trainable, /*state=*/false,
+                                       /*distribution=*/nullptr,
+                                       /*sparsity=*/nullptr);
+    if (fromModel)
+      variable->setAttr(ParallaxDialect::getFromModelAttrName(),
+                        builder.getUnitAttr());
   }
   for (const auto &name : options.frozen)
     if (!floatInitializers.contains(name.getKey())) {

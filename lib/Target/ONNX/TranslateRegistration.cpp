@@ -39,6 +39,12 @@ struct ImportOptions {
       "onnx-data-dir", llvm::cl::cat(category), llvm::cl::value_desc("DIR"),
       llvm::cl::desc("Directory of external tensor data (default: the "
                      "model's directory)")};
+  llvm::cl::opt<bool> weightsFromModel{
+      "weights-from-model", llvm::cl::cat(category),
+      llvm::cl::desc("Leave the values of trainable initializers in the "
+                     "model (variables marked parallax.from_model, read by "
+                     "the program when it starts), as parallax-compile "
+                     "does for training programs")};
   llvm::cl::opt<bool> bytecode{
       "emit-bytecode", llvm::cl::cat(category),
       llvm::cl::desc("Write MLIR bytecode instead of text (compact and "
@@ -113,6 +119,7 @@ void mlir::parallax::registerONNXImportTranslation() {
         for (const std::string &name : cl.freeze)
           options.frozen.insert(name);
         options.dataDirectory = cl.dataDir;
+        options.weightsFromModel = cl.weightsFromModel;
 
         OwningOpRef<ModuleOp> module = importONNXModel(
             *buffer, filename, isONNXText(filename, buffer->getBuffer()),

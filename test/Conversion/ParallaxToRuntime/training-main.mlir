@@ -85,3 +85,27 @@ func.func @train_step(%x: memref<8xindex>) -> memref<f32> {
   %l = memref.alloc() : memref<f32>
   return %l : memref<f32>
 }
+
+// -----
+
+// Variables loaded from the model: main names the model first, then marks
+// each such variable after registering it.
+module attributes {parallax.model = "/models/m.onnx"} {
+  memref.global "private" @w : memref<4xf32> = uninitialized {parallax.from_model, parallax.variable = "trainable"}
+  memref.global "private" @b : memref<4xf32> = dense<0.5> {parallax.variable = "trainable"}
+  func.func @train_step(%x: memref<8x4xf32> {parallax.name = "x"}) -> (memref<f32> {parallax.name = "loss"}) {
+    %l = memref.alloc() : memref<f32>
+    return %l : memref<f32>
+  }
+}
+// CHECK-DAG: llvm.mlir.global internal constant @[[MODEL:.*]]("/models/m.onnx\00")
+// CHECK-LABEL: func.func @main
+// CHECK: call @parallax_rt_set_workers
+// CHECK: %[[PATH:.*]] = llvm.mlir.addressof @[[MODEL]]
+// CHECK: call @parallax_rt_set_model(%[[PATH]])
+// CHECK: call @parallax_rt_register_variable
+// CHECK-NEXT: %[[NAME:.*]] = llvm.mlir.addressof
+// CHECK-NEXT: call @parallax_rt_variable_from_model(%[[NAME]])
+// CHECK: call @parallax_rt_register_variable
+// CHECK-NOT: parallax_rt_variable_from_model
+// CHECK: call @parallax_rt_begin

@@ -88,3 +88,16 @@ func.func @train_step(%g: !parallax.row_sparse<tensor<4x2xf32>, rows = 3>, %c: i
   parallax.update @w, %h optimizer = <sgd, lr = 1.000000e-01> : !parallax.row_sparse<tensor<4x2xf32>, rows = 3>
   return
 }
+
+// -----
+
+// A variable loaded from the model is an uninitialized global (no bytes in
+// the program) that keeps the mark.
+module attributes {parallax.model = "/models/m.onnx"} {
+  // CHECK: memref.global "private" @big : memref<1000x64xf32> = uninitialized {alignment = 64 : i64, parallax.from_model, parallax.variable = "trainable"}
+  parallax.variable trainable @big : tensor<1000x64xf32> {parallax.from_model}
+  func.func @step() -> tensor<1000x64xf32> {
+    %w = parallax.read @big : tensor<1000x64xf32>
+    return %w : tensor<1000x64xf32>
+  }
+}

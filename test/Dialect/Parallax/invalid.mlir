@@ -450,3 +450,22 @@ func.func private @region(tensor<4xi64> {parallax.index_ranges = [#parallax.inde
 
 // expected-error @+1 {{'parallax.index_ranges' must be an array of #parallax.index_range}}
 func.func private @ranges(tensor<4xi64> {parallax.index_ranges = [1 : i64]})
+
+// -----
+
+// expected-error @+1 {{'parallax.from_model' needs the module's 'parallax.model'}}
+parallax.variable trainable @w : tensor<4xf32> {parallax.from_model}
+
+// -----
+
+module attributes {parallax.model = "/m.onnx"} {
+  // expected-error @+1 {{a variable loaded from the model has no initial value of its own}}
+  parallax.variable trainable @w : tensor<4xf32> = dense<1.0> {parallax.from_model}
+}
+
+// -----
+
+// expected-error @+1 {{'parallax.model' must be a string on a builtin.module}}
+func.func @f() attributes {parallax.model = "/m.onnx"} {
+  return
+}

@@ -36,6 +36,12 @@ struct ONNXImportOptions {
   /// Import float initializers as variables without their values (shapes
   /// only; the data is never read): for planning (`--plan-only`).
   bool shapesOnly = false;
+  /// Import trainable float initializers of a binary model as variables
+  /// marked `parallax.from_model`, without their values (never read): the
+  /// program loads them from the model file when it starts. The module
+  /// records the model's absolute path (`parallax.model`). Ignored for text
+  /// models and with `dataDirectory` set (their weights are embedded).
+  bool weightsFromModel = false;
   /// Initializers and constants larger than this are stored as resource
   /// blobs rather than as dense text.
   int64_t resourceBlobThresholdBytes = 1024;

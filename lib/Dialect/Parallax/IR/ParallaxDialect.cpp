@@ -72,6 +72,31 @@ LogicalResult ParallaxDialect::verifyOperationAttribute(Operation *op,
                 "partitions >= 1 and first server >= 0";
     return success();
   }
+  if (attr.getName() == getModelAttrName()) {
+    if (!isa<ModuleOp>(op) || !isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'" << getModelAttrName()
+                             << "' must be a string on a builtin.module";
+    return success();
+  }
+  if (attr.getName() == getFromModelAttrName()) {
+    // memref.global by name: the dialect does not depend on MemRef's.
+    if (!isa<UnitAttr>(attr.getValue()) ||
+        (!isa<VariableOp>(op) &&
+         op->getName().getStringRef() != "memref.global"))
+      return op->emitError()
+             << "'" << getFromModelAttrName()
+             << "' must be a unit attribute on a variable or its memref.global";
+    auto module = op->getParentOfType<ModuleOp>();
+    if (!module || !module->hasAttr(getModelAttrName()))
+      return op->emitError()
+             << "'" << getFromModelAttrName() << "' needs the module's '"
+             << getModelAttrName() << "'";
+    if (auto variable = dyn_cast<VariableOp>(op);
+        variable && variable.getInitialValueAttr())
+      return op->emitError() << "a variable loaded from the model has no "
+                                "initial value of its own";
+    return success();
+  }
   if (attr.getName() != getWorldAttrName())
     return op->emitError() << "unknown Parallax dialect attribute '"
                            << attr.getName().getValue() << "'";

@@ -62,7 +62,14 @@ def Parallax_Dialect : Dialect {
     // `array<i64: P, S>` on a parameter-server variable's `memref.global`
     // (and its optimizer state's): its P partitions are served by workers
     // S, S+1, ... (mod the world size).
-    "::mlir::DenseI64ArrayAttr":$shards
+    "::mlir::DenseI64ArrayAttr":$shards,
+    // The ONNX file (absolute path) a module's `from_model` variables take
+    // their initial values from when the program starts.
+    "::mlir::StringAttr":$model,
+    // On a variable (and the `memref.global` it is lowered to): its initial
+    // value is the model's initializer of the same name, loaded when the
+    // program starts instead of embedded in it.
+    "::mlir::UnitAttr":$from_model
   );
 
   let extraClassDeclaration = [{
@@ -81,6 +88,12 @@ def Parallax_Dialect : Dialect {
     }
     static constexpr ::llvm::StringLiteral getShardsAttrName() {
       return ShardsAttrHelper::getNameStr();
+    }
+    static constexpr ::llvm::StringLiteral getModelAttrName() {
+      return ModelAttrHelper::getNameStr();
+    }
+    static constexpr ::llvm::StringLiteral getFromModelAttrName() {
+      return FromModelAttrHelper::getNameStr();
     }
 
     /// "node 'NAME'" for an op imported from ONNX node NAME (its NameLoc),

@@ -1,0 +1,219 @@
+//===- ModelWeights.cpp - Initial weights from the ONNX model -------------===//
+//
+// Part of the Parallax project.
+//
+// Training programs hold no copy of their weights: the trainable variables
+// the importer left in the model (parallax.from_model) are read from the
+// ONNX file when the program begins, each initializer checked against the
+// compiled shape and dtype. Embedded data (raw_data, float_data) is copied
+// out of the parsed model; external data is read from its file at its
+// offset straight into the variable, so start-up memory is the variables
+// themselves plus the model's protobuf (small when the data is external).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelWeights.h"
+
+#include "Comm.h"
+#include "Partitions.h"
+#include "Support.h"
+#include "parallax/Support/FileNames.h"
+#include "parallax/Support/Npy.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace parallax::runtime;
+
+namespace {
+std::string compiledPath;
+std::set<std::string> fromModel;
+
+std::string readWholeFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    die("cannot open the model '" + path + "' that holds the program's " +
+        "initial weights: " + std::strerror(errno) +
+        " (--init MODEL.onnx names another copy; --restore DIR starts from a "
+        "checkpoint)");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+/// The byte ranges [first, last) of `v` this rank holds: all of it, or
+/// the rows of the partitions it serves for a parameter-server variable
+/// (the other rows are never read on this rank, so their pages stay
+/// untouched zero pages: a worker's memory holds its share of the table).
+std::vector<std::pair<int64_t, int64_t>> heldRanges(const Variable &v) {
+  const World &w = world();
+  if (v.partitions <= 0 || w.size == 1 || v.shape.empty() || v.shape[0] == 0)
+    return {{0, v.bytes}};
+  int64_t rowBytes = v.bytes / v.shape[0];
+  Partitioning parts(v.shape[0], v.partitions, v.firstServer);
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t p = 0; p < parts.partitions; ++p)
+    if (parts.ownerOf(p, w.size) == w.rank)
+      ranges.push_back({parts.begin(p) * rowBytes, parts.end(p) * rowBytes});
+  return ranges;
+}
+
+/// Reads the held ranges of `v` from the external data file of `init`.
+void readExternal(const std::string &model, const onnx::TensorProto &init,
+                  const Variable &v) {
+  char *out = v.data;
+  int64_t bytes = v.bytes;
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const onnx::StringStringEntryProto &kv : init.external_data()) {
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset")
+      offset = std::strtoll(kv.value().c_str(), nullptr, 10);
+    else if (kv.key() == "length")
+      length = std::strtoll(kv.value().c_str(), nullptr, 10);
+  }
+  std::string where = "initializer '" + init.name() + "' of '" + model + "'";
+  if (location.empty())
+    die(where + " has external data without a location");
+  std::filesystem::path path(location);
+  if (path.is_relative())
+    path = std::filesystem::path(model).parent_path() / path;
+  if (length >= 0 && length != bytes)
+    die(where + " has " + std::to_string(length) +
+        " bytes of external data, its shape needs " + std::to_string(bytes));
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    die("cannot open '" + path.string() + "', the external data of " + where +
+        ": " + std::strerror(errno));
+  struct stat status;
+  if (::fstat(fd, &status) != 0 || offset < 0 ||
+      status.st_size < offset + bytes)
+    die("'" + path.string() + "' is truncated: it has " +
+        std::to_string(status.st_size) + " bytes, " + where + " needs bytes [" +
+        std::to_string(offset) + ", " + std::to_string(offset + bytes) + ")");
+  for (auto [first, last] : heldRanges(v))
+    for (int64_t done = first; done < last;) {
+      ssize_t n = ::pread(fd, out + done, last - done, offset + done);
+      if (n <= 0)
+        die("cannot read '" + path.string() + "' (" + where +
+            "): " + (n < 0 ? std::strerror(errno) : "unexpected end of file"));
+      done += n;
+    }
+  ::close(fd);
+}
+
+void load(const std::string &model, const onnx::TensorProto &init,
+          const Variable &v, const std::string &why) {
+  std::string where = "initializer '" + init.name() + "' of '" + model + "'";
+  std::vector<int64_t> shape(init.dims().begin(), init.dims().end());
+  if (init.data_type() != onnx::TensorProto::FLOAT)
+    die(where + " is " +
+        onnx::TensorProto::DataType_Name(
+            static_cast<onnx::TensorProto::DataType>(init.data_type())) +
+        ", the program was compiled for FLOAT: " + why);
+  if (shape != v.shape)
+    die(where + " has shape " + shapeString(shape) +
+        ", the program was compiled for " + shapeString(v.shape) + ": " + why);
+  if (init.data_location() == onnx::TensorProto::EXTERNAL)
+    return readExternal(model, init, v);
+  const char *from;
+  if (!init.raw_data().empty()) {
+    if (static_cast<int64_t>(init.raw_data().size()) != v.bytes)
+      die(where + " holds " + std::to_string(init.raw_data().size()) +
+          " bytes of data, its shape needs " + std::to_string(v.bytes));
+    from = init.raw_data().data();
+  } else {
+    if (static_cast<int64_t>(init.float_data_size()) * 4 != v.bytes)
+      die(where + " holds " + std::to_string(init.float_data_size()) +
+          " values, its shape needs " + std::to_string(v.bytes / 4));
+    from = reinterpret_cast<const char *>(init.float_data().data());
+  }
+  for (auto [first, last] : heldRanges(v))
+    std::memcpy(v.data + first, from + first, last - first);
+}
+} // namespace
+
+void parallax::runtime::setModelPath(const std::string &path) {
+  compiledPath = path;
+}
+
+void parallax::runtime::markFromModel(const std::string &name) {
+  fromModel.insert(name);
+}
+
+bool parallax::runtime::hasModelWeights() { return !fromModel.empty(); }
+
+void parallax::runtime::loadModelWeights(const std::vector<Variable> &variables,
+                                         const std::string &path) {
+  if (fromModel.empty())
+    return;
+  std::string model = path.empty() ? compiledPath : path;
+  std::string why = path.empty()
+                        ? "the model changed after compiling"
+                        : "--init must name a model with the initializers "
+                          "the program was compiled for";
+  onnx::ModelProto proto;
+  {
+    std::string bytes = readWholeFile(model);
+    if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+        !proto.ParseFromString(bytes))
+      die("'" + model + "' is not a valid ONNX model (its protobuf is " +
+          "truncated or corrupt): it cannot give the program its initial " +
+          "weights");
+  }
+  std::vector<const onnx::TensorProto *> byName;
+  for (const onnx::TensorProto &init : proto.graph().initializer())
+    byName.push_back(&init);
+  std::sort(byName.begin(), byName.end(),
+            [](auto *a, auto *b) { return a->name() < b->name(); });
+  for (const Variable &v : variables) {
+    if (!fromModel.count(v.name))
+      continue;
+    auto it = std::lower_bound(byName.begin(), byName.end(), v.name,
+                               [](auto *init, const std::string &name) {
+                                 return init->name() < name;
+                               });
+    if (it == byName.end() || (*it)->name() != v.name)
+      die("'" + model + "' has no initializer '" + v.name +
+          "', the initial value of that variable: " + why);
+    load(model, **it, v, why);
+  }
+}
+
+void parallax::runtime::loadWeightsFromDirectory(
+    const std::vector<Variable> &variables, const std::string &dir) {
+  // Everything is read and checked before any variable changes.
+  std::vector<NpyArray> arrays(variables.size());
+  for (size_t i = 0; i < variables.size(); ++i) {
+    const Variable &v = variables[i];
+    if (v.isState)
+      continue;
+    std::string path = dir + "/" + encodeFileName(v.name) + ".npy";
+    std::string error;
+    if (!readNpy(path, arrays[i], error))
+      die("--init: " + error + " (the initial value of variable '" + v.name +
+          "', " + dtypeName(v.dtype) + " of shape " + shapeString(v.shape) +
+          ")");
+    if (arrays[i].dtype != v.dtype || arrays[i].shape != v.shape)
+      die("--init: '" + path + "' holds " + dtypeName(arrays[i].dtype) +
+          " of shape " + shapeString(arrays[i].shape) + ", variable '" +
+          v.name + "' is " + dtypeName(v.dtype) + " of shape " +
+          shapeString(v.shape));
+  }
+  for (size_t i = 0; i < variables.size(); ++i)
+    if (!variables[i].isState)
+      for (auto [first, last] : heldRanges(variables[i]))
+        std::memcpy(variables[i].data + first, arrays[i].data.data() + first,
+                    last - first);
+}
