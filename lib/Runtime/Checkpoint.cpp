@@ -17,10 +17,11 @@
 #include "parallax/Support/Npy.h"
 
 #include "Comm.h"
-#include "parallax/Support/FileNames.h"
 #include "ParameterStore.h"
+#include "Partitions.h"
 #include "Support.h"
 #include "Trace.h"
+#include "parallax/Support/FileNames.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -125,6 +126,15 @@ std::string completeLeftover(const std::string &dir) {
   return best;
 }
 
+int64_t rowsOf(const Variable &v) {
+  return v.shape.empty() ? 1 : v.shape.front();
+}
+
+int64_t widthOf(const Variable &v) {
+  int64_t rows = rowsOf(v);
+  return rows ? v.bytes / int64_t(sizeof(float)) / rows : 0;
+}
+
 /// Removes `path` (a staging directory or a replaced checkpoint) so that
 /// a kill at any moment leaves it recognisable as ours: the marker goes in
 /// first and out last. Errors are ignored; a later start tries again.
@@ -197,6 +207,64 @@ void parallax::runtime::prepareCheckpointDir(const std::string &saveDir) {
       removeQuietly(path);
 }
 
+std::vector<std::pair<int64_t, int64_t>>
+parallax::runtime::heldRanges(const Variable &v) {
+  const World &w = world();
+  if (v.partitions <= 0 || w.size == 1 || v.shape.empty() || v.shape[0] == 0)
+    return {{0, v.bytes}};
+  int64_t rowBytes = v.bytes / v.shape[0];
+  Partitioning parts(v.shape[0], v.partitions, v.firstServer);
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t p = 0; p < parts.partitions; ++p)
+    if (parts.ownerOf(p, w.size) == w.rank)
+      ranges.push_back({parts.begin(p) * rowBytes, parts.end(p) * rowBytes});
+  return ranges;
+}
+
+void parallax::runtime::readVariableFiles(
+    const std::string &dir, const std::vector<Variable> &variables,
+    bool withState, const std::string &flag) {
+  // Every header first: a missing or differing file changes nothing.
+  std::vector<int64_t> offsets(variables.size(), -1);
+  for (size_t i = 0; i < variables.size(); ++i) {
+    const Variable &v = variables[i];
+    if (v.isState && !withState)
+      continue;
+    std::string path = dir + "/" + encodeFileName(v.name) + ".npy";
+    NpyArray header;
+    std::string error;
+    if (!readNpyHeader(path, header, offsets[i], error))
+      die(flag + ": " + error +
+          (v.isState ? " (optimizer state '" : " (variable '") + v.name +
+          "' must be " + dtypeName(v.dtype) + " of shape " +
+          shapeString(v.shape) +
+          (v.isState ? "; was the checkpoint written with another optimizer?)"
+                     : ")"));
+    if (header.dtype != v.dtype || header.shape != v.shape)
+      die(flag + ": '" + path + "' holds " + dtypeName(header.dtype) +
+          " of shape " + shapeString(header.shape) + ", variable '" + v.name +
+          "' is " + dtypeName(v.dtype) + " of shape " + shapeString(v.shape));
+  }
+  for (size_t i = 0; i < variables.size(); ++i) {
+    if (offsets[i] < 0)
+      continue;
+    const Variable &v = variables[i];
+    std::string path = dir + "/" + encodeFileName(v.name) + ".npy";
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      die(flag + ": cannot open '" + path + "': " + std::strerror(errno));
+    for (auto [first, last] : heldRanges(v))
+      for (int64_t done = first; done < last;) {
+        ssize_t n = pread(fd, v.data + done, last - done, offsets[i] + done);
+        if (n <= 0)
+          die(flag + ": cannot read '" + path +
+              "': " + (n < 0 ? std::strerror(errno) : "the file got shorter"));
+        done += n;
+      }
+    close(fd);
+  }
+}
+
 int64_t
 parallax::runtime::checkpointBytes(const std::vector<Variable> &variables) {
   int64_t bytes = 0;
@@ -209,16 +277,17 @@ void parallax::runtime::saveCheckpoint(const std::string &saveDir, int64_t step,
                                        std::vector<Variable> &variables) {
   TraceScope trace(
       "io", [&] { return "checkpoint (step " + std::to_string(step) + ")"; });
-  for (Variable &v : variables)
-    if (v.partitions) {
-      int64_t rows = v.shape.empty() ? 1 : v.shape.front();
-      gatherPartitionsToRoot(v.name.c_str(), v.partitions, v.firstServer,
-                             reinterpret_cast<float *>(v.data), rows,
-                             rows ? v.bytes / int64_t(sizeof(float)) / rows
-                                  : 0);
-    }
-  if (world().rank != 0)
+  // The other servers stream the partitions they serve to worker 0, which
+  // writes them as they arrive, in the order it writes the files.
+  if (world().rank != 0) {
+    for (const Variable &v : variables)
+      if (v.partitions)
+        streamPartitionsToRoot(v.name.c_str(), v.partitions, v.firstServer,
+                               reinterpret_cast<const float *>(v.data),
+                               rowsOf(v), widthOf(v),
+                               [](const float *, int64_t) { return true; });
     return;
+  }
   std::string dir = normalized(saveDir);
   std::string staging = dir + ".partial." + std::to_string(getpid());
   std::error_code ec;
@@ -250,12 +319,30 @@ void parallax::runtime::saveCheckpoint(const std::string &saveDir, int64_t step,
   bool first = true;
   for (const Variable &v : variables) {
     std::string file = encodeFileName(v.name) + ".npy";
-    NpyArray array{v.dtype, v.shape,
-                   std::vector<char>(v.data, v.data + v.bytes)};
-    if (!writeNpy(staging + "/" + file, array, error))
+    // Straight from the variable's buffer (or, for the rows other servers
+    // hold, from the chunk that brought them): no copy of the variable.
+    bool written = writeFileAtomically(
+        staging + "/" + file,
+        [&](const ByteSink &append) {
+          if (!append(npyHeader(v.dtype, v.shape)))
+            return false;
+          auto piece = [&](const float *data, int64_t floats) {
+            // Peers waiting for this rank see it is alive.
+            serveProbes();
+            return append(std::string_view(reinterpret_cast<const char *>(data),
+                                           floats * sizeof(float)));
+          };
+          if (!v.partitions)
+            return piece(reinterpret_cast<const float *>(v.data),
+                         v.bytes / int64_t(sizeof(float)));
+          return streamPartitionsToRoot(v.name.c_str(), v.partitions,
+                                        v.firstServer,
+                                        reinterpret_cast<const float *>(v.data),
+                                        rowsOf(v), widthOf(v), piece);
+        },
+        error);
+    if (!written)
       fail(error);
-    // Peers waiting for this rank see it is alive.
-    serveProbes();
     std::string shape;
     for (int64_t size : v.shape)
       shape += (shape.empty() ? "" : ", ") + std::to_string(size);
@@ -321,27 +408,6 @@ int64_t parallax::runtime::restoreCheckpoint(const std::string &restoreDir,
     if (step < 0)
       die("'" + dir + "/" + kManifest + "' has no valid \"step\"");
   }
-  // Read everything before changing anything: no half-restored model.
-  std::vector<NpyArray> arrays(variables.size());
-  for (size_t i = 0; i < variables.size(); ++i) {
-    const Variable &v = variables[i];
-    std::string path = dir + "/" + encodeFileName(v.name) + ".npy";
-    if (v.isState && !full)
-      continue;
-    std::string error;
-    if (!readNpy(path, arrays[i], error))
-      die(error + (v.isState ? " (optimizer state '" : " (variable '") +
-          v.name + "' must be " + dtypeName(v.dtype) + " of shape " +
-          shapeString(v.shape) +
-          (v.isState ? "; was the checkpoint written with another optimizer?)"
-                     : ")"));
-    if (arrays[i].dtype != v.dtype || arrays[i].shape != v.shape)
-      die("'" + path + "' holds " + dtypeName(arrays[i].dtype) + " of shape " +
-          shapeString(arrays[i].shape) + ", variable '" + v.name + "' is " +
-          dtypeName(v.dtype) + " of shape " + shapeString(v.shape));
-  }
-  for (size_t i = 0; i < variables.size(); ++i)
-    if (!arrays[i].data.empty())
-      std::memcpy(variables[i].data, arrays[i].data.data(), variables[i].bytes);
+  readVariableFiles(dir, variables, /*withState=*/full, "--restore");
   return step;
 }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace parallax::runtime {
@@ -40,8 +41,9 @@ void prepareCheckpointDir(const std::string &dir);
 /// Writes every variable and checkpoint.json (the manifest) into a fresh
 /// directory beside `dir` and swaps it in with one atomic rename: at
 /// every instant `dir` names a complete checkpoint, old or new. Partitions
-/// of parameter-server variables are gathered to worker 0 first (every
-/// worker calls this).
+/// of parameter-server variables stream to worker 0 in bounded chunks as
+/// their files are written (every worker calls this): no worker ever
+/// holds a whole partitioned table.
 void saveCheckpoint(const std::string &dir, int64_t step,
                     std::vector<Variable> &variables);
 
@@ -49,9 +51,23 @@ void saveCheckpoint(const std::string &dir, int64_t step,
 /// without one, the complete checkpoint beside it) into `variables`:
 /// every trainable variable must be there with its shape; optimizer
 /// state and the step are read when checkpoint.json says they were
-/// saved. Nothing changes unless everything was read. Returns the step.
+/// saved. Every file is checked before any is read; each rank reads only
+/// the rows it holds. Returns the step.
 int64_t restoreCheckpoint(const std::string &dir,
                           std::vector<Variable> &variables);
+
+/// The byte ranges [first, last) of `v` this rank holds: all of it, or the
+/// rows of the partitions it serves of a parameter-server variable (it
+/// never reads or writes the other rows, whose pages stay untouched).
+std::vector<std::pair<int64_t, int64_t>> heldRanges(const Variable &v);
+
+/// Reads `dir/<variable>.npy` into every variable (the optimizer state
+/// too when `withState`), each rank only the ranges it holds: the headers
+/// of all files are checked first (a missing or differing file is an
+/// error naming it, `flag` and the variable), then the data is read.
+void readVariableFiles(const std::string &dir,
+                       const std::vector<Variable> &variables, bool withState,
+                       const std::string &flag);
 
 /// Bytes worker 0 writes per checkpoint.
 int64_t checkpointBytes(const std::vector<Variable> &variables);

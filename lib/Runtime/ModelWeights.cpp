@@ -14,10 +14,7 @@
 
 #include "ModelWeights.h"
 
-#include "Comm.h"
-#include "Partitions.h"
 #include "Support.h"
-#include "parallax/Support/FileNames.h"
 #include "parallax/Support/Npy.h"
 
 #include <onnx/onnx_pb.h>
@@ -49,23 +46,6 @@ std::string readWholeFile(const std::string &path) {
   std::ostringstream bytes;
   bytes << in.rdbuf();
   return bytes.str();
-}
-
-/// The byte ranges [first, last) of `v` this rank holds: all of it, or
-/// the rows of the partitions it serves for a parameter-server variable
-/// (the other rows are never read on this rank, so their pages stay
-/// untouched zero pages: a worker's memory holds its share of the table).
-std::vector<std::pair<int64_t, int64_t>> heldRanges(const Variable &v) {
-  const World &w = world();
-  if (v.partitions <= 0 || w.size == 1 || v.shape.empty() || v.shape[0] == 0)
-    return {{0, v.bytes}};
-  int64_t rowBytes = v.bytes / v.shape[0];
-  Partitioning parts(v.shape[0], v.partitions, v.firstServer);
-  std::vector<std::pair<int64_t, int64_t>> ranges;
-  for (int64_t p = 0; p < parts.partitions; ++p)
-    if (parts.ownerOf(p, w.size) == w.rank)
-      ranges.push_back({parts.begin(p) * rowBytes, parts.end(p) * rowBytes});
-  return ranges;
 }
 
 /// Reads the held ranges of `v` from the external data file of `init`.
@@ -193,27 +173,5 @@ void parallax::runtime::loadModelWeights(const std::vector<Variable> &variables,
 
 void parallax::runtime::loadWeightsFromDirectory(
     const std::vector<Variable> &variables, const std::string &dir) {
-  // Everything is read and checked before any variable changes.
-  std::vector<NpyArray> arrays(variables.size());
-  for (size_t i = 0; i < variables.size(); ++i) {
-    const Variable &v = variables[i];
-    if (v.isState)
-      continue;
-    std::string path = dir + "/" + encodeFileName(v.name) + ".npy";
-    std::string error;
-    if (!readNpy(path, arrays[i], error))
-      die("--init: " + error + " (the initial value of variable '" + v.name +
-          "', " + dtypeName(v.dtype) + " of shape " + shapeString(v.shape) +
-          ")");
-    if (arrays[i].dtype != v.dtype || arrays[i].shape != v.shape)
-      die("--init: '" + path + "' holds " + dtypeName(arrays[i].dtype) +
-          " of shape " + shapeString(arrays[i].shape) + ", variable '" +
-          v.name + "' is " + dtypeName(v.dtype) + " of shape " +
-          shapeString(v.shape));
-  }
-  for (size_t i = 0; i < variables.size(); ++i)
-    if (!variables[i].isState)
-      for (auto [first, last] : heldRanges(variables[i]))
-        std::memcpy(variables[i].data + first, arrays[i].data.data() + first,
-                    last - first);
+  readVariableFiles(dir, variables, /*withState=*/false, "--init");
 }

@@ -251,30 +251,48 @@ void parallax::runtime::pushDenseGradient(Kernel kernel, const char *name,
   }
 }
 
-void parallax::runtime::gatherPartitionsToRoot(const char *name,
-                                               int64_t partitions,
-                                               int64_t firstServer, float *data,
-                                               int64_t rows, int64_t width) {
+bool parallax::runtime::streamPartitionsToRoot(
+    const char *name, int64_t partitions, int64_t firstServer,
+    const float *data, int64_t rows, int64_t width,
+    const std::function<bool(const float *, int64_t)> &consume) {
   const World &w = world();
   if (w.size == 1)
-    return;
+    return w.rank != 0 || consume(data, rows * width);
+  // One tag for the stream: messages from one sender arrive in order.
+  constexpr int kTag = 7001;
   Partitioning parts(rows, partitions, firstServer);
+  std::vector<float> chunk;
   for (int64_t p = 0; p < parts.partitions; ++p) {
     int owner = parts.ownerOf(p, w.size);
-    if (owner == 0 || (w.rank != 0 && w.rank != owner))
+    const float *first = data + parts.begin(p) * width;
+    int64_t count = (parts.end(p) - parts.begin(p)) * width;
+    if (w.rank == 0 && owner == 0) {
+      if (!consume(first, count))
+        return false;
       continue;
-    float *first = data + parts.begin(p) * width;
-    int count = mpiCount((parts.end(p) - parts.begin(p)) * width, name);
-    int tag = static_cast<int>(p % 32768);
-    MPI_Request request;
-    if (w.rank == owner)
-      checkMPI(MPI_Isend(first, count, MPI_FLOAT, 0, tag, w.comm, &request),
-               "MPI_Isend");
-    else
-      checkMPI(MPI_Irecv(first, count, MPI_FLOAT, owner, tag, w.comm, &request),
-               "MPI_Irecv");
-    waitFor(request, "gathering a partitioned variable for a checkpoint");
+    }
+    if (w.rank != 0 && w.rank != owner)
+      continue;
+    for (int64_t done = 0; done < count; done += kStreamChunkFloats) {
+      int n = mpiCount(std::min(kStreamChunkFloats, count - done), name);
+      MPI_Request request;
+      if (w.rank == owner) {
+        checkMPI(
+            MPI_Isend(first + done, n, MPI_FLOAT, 0, kTag, w.comm, &request),
+            "MPI_Isend");
+        waitFor(request, "streaming a partitioned variable for a checkpoint");
+        continue;
+      }
+      chunk.resize(n);
+      checkMPI(
+          MPI_Irecv(chunk.data(), n, MPI_FLOAT, owner, kTag, w.comm, &request),
+          "MPI_Irecv");
+      waitFor(request, "streaming a partitioned variable for a checkpoint");
+      if (!consume(chunk.data(), n))
+        return false;
+    }
   }
+  return true;
 }
 
 extern "C" void parallax_rt_pull_rows_f32(const char *name, int64_t partitions,

@@ -9,6 +9,9 @@
 
 #include "Optimizers.h"
 
+#include <cstdint>
+#include <functional>
+
 namespace parallax::runtime {
 
 /// Every rank keeps the variable's full buffer, but only the rows of the
@@ -30,11 +33,18 @@ void pushSparseGradient(Kernel kernel, const char *name, int64_t partitions,
                         int64_t rows, int64_t width, const int64_t *ids,
                         int64_t k, const float *values, const Hyper &h);
 
-/// Brings the rows this rank does not serve up to date on rank 0 (for a
-/// checkpoint); collective over all ranks.
-void gatherPartitionsToRoot(const char *name, int64_t partitions,
-                            int64_t firstServer, float *data, int64_t rows,
-                            int64_t width);
+/// Streams a partitioned variable to rank 0 in row order, for a
+/// checkpoint, holding at most one chunk (kStreamChunkFloats) of it at a
+/// time: on rank 0 `consume` gets every piece (its own rows straight from
+/// `data`, the other servers' as they arrive; false stops with false), on
+/// the others the rows they serve are sent. Collective over all ranks, in
+/// the same order of variables; the rows rank 0 does not serve never
+/// enter its `data`.
+constexpr int64_t kStreamChunkFloats = int64_t(1) << 22; // 16 MB
+bool streamPartitionsToRoot(
+    const char *name, int64_t partitions, int64_t firstServer,
+    const float *data, int64_t rows, int64_t width,
+    const std::function<bool(const float *, int64_t)> &consume);
 
 } // namespace parallax::runtime
 

@@ -134,6 +134,20 @@ bool parallax::runtime::canWriteBeside(const std::string &path,
 bool parallax::runtime::writeFileAtomically(
     const std::string &path, std::initializer_list<std::string_view> parts,
     std::string &error) {
+  return writeFileAtomically(
+      path,
+      [&](const ByteSink &append) {
+        for (std::string_view part : parts)
+          if (!append(part))
+            return false;
+        return true;
+      },
+      error);
+}
+
+bool parallax::runtime::writeFileAtomically(
+    const std::string &path,
+    const std::function<bool(const ByteSink &)> &produce, std::string &error) {
   std::string temporary = temporaryFor(path);
   int fd =
       open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -141,33 +155,40 @@ bool parallax::runtime::writeFileAtomically(
     error = "cannot write '" + temporary + "': " + std::strerror(errno);
     return false;
   }
-  bool ok = true;
-  for (std::string_view part : parts) {
+  int writeErrno = 0;
+  ByteSink append = [&](std::string_view part) {
     const char *data = part.data();
     size_t left = part.size();
-    while (ok && left > 0) {
+    while (left > 0) {
       ssize_t written = write(fd, data, left);
       if (written < 0 && errno == EINTR)
         continue;
       if (written <= 0) {
-        if (written == 0)
-          errno = ENOSPC;
-        ok = false;
-        break;
+        writeErrno = written == 0 ? ENOSPC : errno;
+        return false;
       }
       data += written;
       left -= written;
     }
-  }
-  if (ok && fsync(fd) != 0)
+    return true;
+  };
+  std::string produceError;
+  error.clear();
+  bool ok = produce(append);
+  if (!ok && !writeErrno)
+    produceError = error.empty() ? "writing it failed" : error;
+  if (ok && fsync(fd) != 0) {
     ok = false;
-  int savedErrno = errno;
+    writeErrno = errno;
+  }
   if (close(fd) != 0 && ok) {
     ok = false;
-    savedErrno = errno;
+    writeErrno = errno;
   }
   if (!ok) {
-    error = "cannot write '" + path + "': " + std::strerror(savedErrno);
+    error = writeErrno
+                ? "cannot write '" + path + "': " + std::strerror(writeErrno)
+                : produceError;
     unlink(temporary.c_str());
     return false;
   }

@@ -12,6 +12,7 @@
 
 #include "parallax/Support/FileNames.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -63,42 +64,41 @@ static bool headerField(const std::string &header, const std::string &key,
   return true;
 }
 
-bool readNpy(const std::string &path, NpyArray &array, std::string &error) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) {
-    error = "cannot open '" + path + "': " + std::strerror(errno);
-    return false;
-  }
-  // One read of the whole file (a byte-wise iterator read 360 MB/s).
-  std::streamoff fileSize = in.tellg();
-  std::vector<char> bytes(fileSize > 0 ? static_cast<size_t>(fileSize) : 0);
-  in.seekg(0);
-  if (!bytes.empty() && !in.read(bytes.data(), bytes.size())) {
-    error = "cannot read '" + path + "': " + std::strerror(errno);
-    return false;
-  }
+/// Parses the header of the .npy file `path` of `fileSize` bytes from
+/// `bytes`, its first `available` bytes (all of the header when they are
+/// enough: `needed` says how many are, and it returns false without an
+/// error when they are not). Sets the dtype and shape of `array` and where
+/// the data starts, and checks that the data fits in the file.
+static bool parseHeader(const std::string &path, const char *bytes,
+                        size_t available, size_t fileSize, NpyArray &array,
+                        size_t &dataStart, size_t &needed, std::string &error) {
   auto fail = [&](const std::string &what) {
     error = "'" + path + "' is not a valid .npy file: " + what;
     return false;
   };
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0)
+  needed = 12;
+  if (fileSize < 10 || (available >= 6 && std::memcmp(bytes, kMagic, 6) != 0))
     return fail("missing the \\x93NUMPY magic");
+  if (available < std::min<size_t>(needed, fileSize))
+    return false;
   int major = static_cast<unsigned char>(bytes[6]);
   size_t lengthBytes = major == 1 ? 2 : 4;
   if (major < 1 || major > 3)
     return fail("unknown format version " + std::to_string(major));
-  if (bytes.size() < 8 + lengthBytes)
+  if (fileSize < 8 + lengthBytes)
     return fail("truncated header");
   size_t headerLength = 0;
   for (size_t i = 0; i < lengthBytes; ++i)
     headerLength |=
         static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i]))
         << (8 * i);
-  size_t dataStart = 8 + lengthBytes + headerLength;
-  if (bytes.size() < dataStart)
+  dataStart = 8 + lengthBytes + headerLength;
+  if (fileSize < dataStart)
     return fail("truncated header");
-  std::string header(bytes.begin() + 8 + lengthBytes,
-                     bytes.begin() + dataStart);
+  needed = dataStart;
+  if (available < dataStart)
+    return false;
+  std::string header(bytes + 8 + lengthBytes, bytes + dataStart);
 
   std::string descr, fortran, shape;
   if (!headerField(header, "descr", descr) ||
@@ -138,25 +138,86 @@ bool readNpy(const std::string &path, NpyArray &array, std::string &error) {
     count *= d;
   }
   size_t expected = static_cast<size_t>(count * elementSize);
-  if (bytes.size() - dataStart < expected) {
+  if (fileSize - dataStart < expected) {
     error = "'" + path + "' is truncated: shape " + shapeString(array.shape) +
             " of " + array.dtype + " needs " + std::to_string(expected) +
             " bytes of data, the file has " +
-            std::to_string(bytes.size() - dataStart);
+            std::to_string(fileSize - dataStart);
     return false;
   }
+  return true;
+}
+
+bool readNpy(const std::string &path, NpyArray &array, std::string &error) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  // One read of the whole file (a byte-wise iterator read 360 MB/s).
+  std::streamoff fileSize = in.tellg();
+  std::vector<char> bytes(fileSize > 0 ? static_cast<size_t>(fileSize) : 0);
+  in.seekg(0);
+  if (!bytes.empty() && !in.read(bytes.data(), bytes.size())) {
+    error = "cannot read '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  size_t dataStart = 0, needed = 0;
+  if (!parseHeader(path, bytes.data(), bytes.size(), bytes.size(), array,
+                   dataStart, needed, error))
+    return false;
   // The data moves to the front of the buffer: no second copy in memory.
+  size_t expected =
+      static_cast<size_t>(dtypeSize(array.dtype) * elementCount(array));
   bytes.erase(bytes.begin(), bytes.begin() + dataStart);
   bytes.resize(expected);
   array.data = std::move(bytes);
   return true;
 }
 
-bool writeNpy(const std::string &path, const NpyArray &array,
-              std::string &error) {
+bool readNpyHeader(const std::string &path, NpyArray &array,
+                   int64_t &dataOffset, std::string &error) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  size_t fileSize =
+      static_cast<size_t>(std::max<std::streamoff>(in.tellg(), 0));
+  std::vector<char> prefix;
+  size_t dataStart = 0, needed = 12;
+  for (;;) {
+    size_t want = std::min(needed, fileSize);
+    prefix.resize(want);
+    in.seekg(0);
+    if (want && !in.read(prefix.data(), want)) {
+      error = "cannot read '" + path + "': " + std::strerror(errno);
+      return false;
+    }
+    error.clear();
+    if (parseHeader(path, prefix.data(), want, fileSize, array, dataStart,
+                    needed, error)) {
+      array.data.clear();
+      dataOffset = static_cast<int64_t>(dataStart);
+      return true;
+    }
+    if (!error.empty() || needed <= want)
+      return false;
+  }
+}
+
+int64_t elementCount(const NpyArray &array) {
+  int64_t count = 1;
+  for (int64_t d : array.shape)
+    count *= d;
+  return count;
+}
+
+std::string npyHeader(const std::string &dtype,
+                      const std::vector<int64_t> &shape) {
   std::string header =
-      "{'descr': '" + array.dtype +
-      "', 'fortran_order': False, 'shape': " + shapeString(array.shape) + ", }";
+      "{'descr': '" + dtype +
+      "', 'fortran_order': False, 'shape': " + shapeString(shape) + ", }";
   // Pad with spaces so that the data starts at a multiple of 64 bytes.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -171,9 +232,14 @@ bool writeNpy(const std::string &path, const NpyArray &array,
                        0,
                        static_cast<char>(header.size() & 0xff),
                        static_cast<char>(header.size() >> 8)};
+  return std::string(preamble, sizeof preamble) + header;
+}
+
+bool writeNpy(const std::string &path, const NpyArray &array,
+              std::string &error) {
   return writeFileAtomically(
       path,
-      {std::string_view(preamble, sizeof preamble), header,
+      {npyHeader(array.dtype, array.shape),
        std::string_view(array.data.data(), array.data.size())},
       error);
 }

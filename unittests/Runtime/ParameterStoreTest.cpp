@@ -179,11 +179,23 @@ TEST_P(ParameterStoreTest, SparseAdagradKeepsStateOnServers) {
         expected[row * width + j] -=
             lr * g / (std::sqrt(expectedSum[row * width + j]) + 1e-10);
       }
-  gatherPartitionsToRoot("table", partitions, first, table.data(), rows, width);
-  gatherPartitionsToRoot("table.sum", partitions, first, sum.data(), rows,
-                         width);
+  // The checkpoint's view: every row, streamed to rank 0 in row order.
+  auto streamed = [&](const char *name, const std::vector<float> &data) {
+    std::vector<float> all;
+    EXPECT_TRUE(
+        streamPartitionsToRoot(name, partitions, first, data.data(), rows,
+                               width, [&](const float *piece, int64_t floats) {
+                                 all.insert(all.end(), piece, piece + floats);
+                                 return true;
+                               }));
+    return all;
+  };
+  table = streamed("table", table);
+  sum = streamed("table.sum", sum);
   if (world().rank != 0)
     return;
+  ASSERT_EQ(table.size(), static_cast<size_t>(rows * width));
+  ASSERT_EQ(sum.size(), static_cast<size_t>(rows * width));
   for (int64_t i = 0; i < rows * width; ++i) {
     EXPECT_NEAR(table[i], expected[i], 1e-5) << "element " << i;
     EXPECT_NEAR(sum[i], expectedSum[i], 1e-4) << "element " << i;

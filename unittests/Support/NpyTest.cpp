@@ -125,6 +125,37 @@ TEST_F(NpyTest, ErrorsNameTheFileAndTheProblem) {
   EXPECT_NE(error.find("unsupported dtype '<c8'"), std::string::npos);
 }
 
+/// readNpyHeader reads what readNpy would, without the data: the data
+/// starts where npyHeader's bytes end (a 64-byte boundary), and a file
+/// too short for its shape or with a header cut off is an error.
+TEST_F(NpyTest, HeaderOnly) {
+  std::string error;
+  ASSERT_TRUE(writeNpy(path("a.npy"), floats({2, 3}, {1, 2, 3, 4, 5, 6}),
+                       error));
+  NpyArray header;
+  int64_t offset = -1;
+  ASSERT_TRUE(readNpyHeader(path("a.npy"), header, offset, error)) << error;
+  EXPECT_EQ(header.dtype, "<f4");
+  EXPECT_EQ(header.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_TRUE(header.data.empty());
+  EXPECT_EQ(offset, static_cast<int64_t>(npyHeader("<f4", {2, 3}).size()));
+  EXPECT_EQ(offset % 64, 0);
+  EXPECT_EQ(elementCount(header), 6);
+
+  std::ifstream in(path("a.npy"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.substr(0, offset), npyHeader("<f4", {2, 3}));
+  writeBytes("short.npy", bytes.substr(0, bytes.size() - 1));
+  EXPECT_FALSE(readNpyHeader(path("short.npy"), header, offset, error));
+  EXPECT_NE(error.find("truncated"), std::string::npos);
+  writeBytes("cut.npy", bytes.substr(0, 20));
+  EXPECT_FALSE(readNpyHeader(path("cut.npy"), header, offset, error));
+  EXPECT_NE(error.find("truncated header"), std::string::npos);
+  EXPECT_FALSE(readNpyHeader(path("missing.npy"), header, offset, error));
+  EXPECT_NE(error.find("cannot open"), std::string::npos);
+}
+
 TEST_F(NpyTest, UnwritableDirectoryIsAnError) {
   std::string error;
   EXPECT_FALSE(writeNpy("/nonexistent-dir/x.npy", floats({1}, {1}), error));

@@ -10,6 +10,7 @@
 #define PARALLAX_SUPPORT_FILENAMES_H
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -44,6 +45,16 @@ std::string jsonString(const std::string &text);
 /// failure (nothing is left at `path` then but what was there before).
 bool writeFileAtomically(const std::string &path,
                          std::initializer_list<std::string_view> parts,
+                         std::string &error);
+
+/// Appends bytes to the file being written; false after a write error.
+using ByteSink = std::function<bool(std::string_view)>;
+
+/// As above, with the contents streamed: `produce` appends them through
+/// the sink it is given and returns false to give up (after a failed
+/// append, or a failure of its own, which it describes in `error`).
+bool writeFileAtomically(const std::string &path,
+                         const std::function<bool(const ByteSink &)> &produce,
                          std::string &error);
 
 /// Whether a file can be created beside `path` (where writeFileAtomically

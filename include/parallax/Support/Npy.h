@@ -27,6 +27,21 @@ struct NpyArray {
 /// truncated data...).
 bool readNpy(const std::string &path, NpyArray &array, std::string &error);
 
+/// Reads only the header of `path`: the dtype and shape of `array` (its
+/// data left empty) and `dataOffset`, where the data starts; checks, as
+/// readNpy does, that the file holds all of the data. For reading parts
+/// of large files.
+bool readNpyHeader(const std::string &path, NpyArray &array,
+                   int64_t &dataOffset, std::string &error);
+
+/// The number of elements of `array`'s shape.
+int64_t elementCount(const NpyArray &array);
+
+/// The preamble and header (format version 1.0) of a .npy file of `dtype`
+/// and `shape`: the data follows it.
+std::string npyHeader(const std::string &dtype,
+                      const std::vector<int64_t> &shape);
+
 /// Writes `array` to `path` (format version 1.0) through a temporary file
 /// renamed into place, so a crash never leaves a partial file.
 bool writeNpy(const std::string &path, const NpyArray &array,
