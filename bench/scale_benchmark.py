@@ -13,8 +13,8 @@ Each trains with Adagrad (lr 0.05) at 1, 2 and 4 workers (hybrid plan,
 parallax-compile's time and peak memory, the program's size, start-up
 (a run of --steps 0), the median step time after 2 warm-up steps, each
 worker's peak RSS against its fair share ((tables + Adagrad state) / N +
-the dense part), and, for the language model, the plan's predicted bytes
-per step against the runtime's count. Never asserts anything; writes a
+the dense part), and the plan's predicted bytes per step (alpha measured
+on the data with --profile-data) against the runtime's count. Never asserts anything; writes a
 JSON file of the results.
 
 Usage: /usr/bin/python3 bench/scale_benchmark.py [--models ctr-0.15 lm1b]
@@ -177,7 +177,7 @@ def run_model(name, workers_list, steps, work):
                         directory / "model.onnx", "--batch-size", str(batch),
                         "--optimizer", "adagrad", "--lr", "0.05",
                         "--workers", str(workers), "--plan-report", report,
-                        "-o", program],
+                        "--profile-data", directory / "data", "-o", program],
                        check=True, env=ENV, stdout=subprocess.DEVNULL)
         compile_s = time.perf_counter() - start
         launch = MPIRUN + ["-np", str(workers)]

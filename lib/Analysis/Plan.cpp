@@ -21,7 +21,10 @@ int64_t mlir::parallax::defaultPartitions(const Cluster &cluster,
 
 /// The placement `strategy` gives `v`: forced, or the cheapest by the cost
 /// model (dense gradients always AllReduce: balanced PS moves the same
-/// bytes with a server hot spot; ties go to AllReduce, then PS).
+/// bytes with a server hot spot). A sparse gradient goes to AllReduce only
+/// when that is strictly cheaper, as AllReduce densifies it and updates
+/// every row: at a tie (one worker, where nothing moves) PS keeps the
+/// row-wise update. Other ties go to PS.
 static Placement choose(const VariablePlan &v, Strategy strategy,
                         const Cluster &cluster) {
   if (strategy == Strategy::AllReduce)
@@ -32,7 +35,7 @@ static Placement choose(const VariablePlan &v, Strategy strategy,
     return Placement::AllReduce;
   double ps = v.ps.seconds(cluster), allGather = v.allGather.seconds(cluster);
   double allReduce = v.allReduce.seconds(cluster);
-  if (allReduce <= ps && allReduce <= allGather)
+  if (allReduce < ps && allReduce < allGather)
     return Placement::AllReduce;
   return ps <= allGather ? Placement::PS : Placement::AllGather;
 }

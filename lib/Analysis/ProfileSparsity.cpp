@@ -102,7 +102,7 @@ private:
            << "cannot compute row ids from the profile data through '"
            << op->getName()
            << "': it does not fold on constants (reshape, cast, slice, "
-              "concat, elementwise arithmetic and constants do)";
+              "concat, gather, elementwise arithmetic and constants do)";
   }
 };
 

@@ -1,6 +1,8 @@
 // --profile-data: the row ids of each worker's batch are evaluated with the
 // dialect's folders on the examples of the data (here through a slice of
-// the id columns, a cast, a reshape and a concatenation with a constant),
+// the id columns, a cast, a reshape and a concatenation with a constant,
+// and, for a second table, a gather of one column as PyTorch exports
+// `x[:, 0]`),
 // and the unique rows of a global step, averaged over the steps, are the
 // measured rows.
 // RUN: rm -rf %t && mkdir -p %t/good %t/wide
@@ -9,6 +11,8 @@
 // Step 0 (examples 0-3) looks up {1, 2, 3, 4, 5, 19}, step 1 (4-7)
 // {7, 8, 9, 19}: 5 rows on average; column 0 is sliced away.
 // CHECK: parallax.variable trainable @emb : tensor<20x4xf32> {{.*}}sparsity = #parallax.sparsity<sparse, alpha = 2.500000e-01, rows = 5>
+// Column 0 holds 10-13 in step 0 and 14-17 in step 1: 4 rows of 20.
+// CHECK: parallax.variable trainable @first : tensor<20x4xf32> {{.*}}sparsity = #parallax.sparsity<sparse, alpha = 2.000000e-01, rows = 4>
 
 // A file whose element type is not the input's is named.
 // RUN: %python -c "import numpy as np; np.save('%t/wide/x.npy', np.zeros((8, 3), dtype=np.int64))"
@@ -19,6 +23,7 @@
 // names the op (sparsity-analysis-profile-invalid.mlir).
 
 parallax.variable trainable @emb : tensor<20x4xf32> = dense<0.5>
+parallax.variable trainable @first : tensor<20x4xf32> = dense<0.5>
 func.func @forward(%x: tensor<2x3xi32> {parallax.name = "x"}) -> (tensor<f32> {parallax.name = "loss"}) {
   %e = parallax.read @emb : tensor<20x4xf32>
   %cols = parallax.slice %x offsets = [0, 1] sizes = [2, 2] strides = [1, 1] : tensor<2x3xi32>
@@ -28,5 +33,11 @@ func.func @forward(%x: tensor<2x3xi32> {parallax.name = "x"}) -> (tensor<f32> {p
   %ids = parallax.concat %flat, %last axis = 0 : tensor<4xi64>, tensor<1xi64>
   %rows = parallax.gather %e[%ids] axis = 0 : tensor<20x4xf32>, tensor<5xi64>
   %l = parallax.reduce sum %rows axes = [0, 1] : tensor<5x4xf32>
-  return %l : tensor<f32>
+  %f = parallax.read @first : tensor<20x4xf32>
+  %zero = arith.constant dense<0> : tensor<i64>
+  %col = parallax.gather %x[%zero] axis = 1 : tensor<2x3xi32>, tensor<i64>
+  %frows = parallax.gather %f[%col] axis = 0 : tensor<20x4xf32>, tensor<2xi32>
+  %fl = parallax.reduce sum %frows axes = [0, 1] : tensor<2x4xf32>
+  %total = parallax.add %l, %fl : tensor<f32>, tensor<f32>
+  return %total : tensor<f32>
 }

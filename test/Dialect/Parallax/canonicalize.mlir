@@ -78,8 +78,10 @@ func.func @constant_arithmetic() -> (tensor<4xf16>, tensor<4xf32>, tensor<2xi64>
 // CHECK-DAG: %[[B:.*]] = arith.constant dense<[1, 0, 1, 1]> : tensor<4xi64>
 // CHECK-DAG: %[[T:.*]] = arith.constant dense<[true, true, false, true]> : tensor<4xi1>
 // CHECK-DAG: %[[G:.*]] = arith.constant dense<[-1.000000e+00, 1.270000e+02, 0.000000e+00, 1.000000e+00]> : tensor<4xf32>
-// CHECK: return %[[R]], %[[S]], %[[C]], %[[F]], %[[E]], %[[B]], %[[T]], %[[G]]
-func.func @constant_data_movement() -> (tensor<2x3xi64>, tensor<2x2xi64>, tensor<2x4xi64>, tensor<4xi32>, tensor<4xi64>, tensor<4xi64>, tensor<4xi1>, tensor<4xf32>) {
+// A gather at constant indices (-1 counts from the end) picks columns.
+// CHECK-DAG: %[[COLS:.*]] = arith.constant dense<{{\[}}[1, 2], [4, 5]]> : tensor<2x2xi64>
+// CHECK: return %[[R]], %[[S]], %[[C]], %[[F]], %[[E]], %[[B]], %[[T]], %[[G]], %[[COLS]]
+func.func @constant_data_movement() -> (tensor<2x3xi64>, tensor<2x2xi64>, tensor<2x4xi64>, tensor<4xi32>, tensor<4xi64>, tensor<4xi64>, tensor<4xi1>, tensor<4xf32>, tensor<2x2xi64>) {
   %flat = arith.constant dense<[0, 1, 2, 3, 4, 5]> : tensor<6xi64>
   %r = parallax.reshape %flat : tensor<6xi64> -> tensor<2x3xi64>
   %s = parallax.slice %r offsets = [1, 2] sizes = [2, 2] strides = [-1, -1] : tensor<2x3xi64>
@@ -93,7 +95,9 @@ func.func @constant_data_movement() -> (tensor<2x3xi64>, tensor<2x2xi64>, tensor
   %b = parallax.cast %bools : tensor<4xi1> -> tensor<4xi64>
   %t = parallax.cast %i8 : tensor<4xi8> -> tensor<4xi1>
   %g = parallax.cast %i8 : tensor<4xi8> -> tensor<4xf32>
-  return %r, %s, %c, %f, %e, %b, %t, %g : tensor<2x3xi64>, tensor<2x2xi64>, tensor<2x4xi64>, tensor<4xi32>, tensor<4xi64>, tensor<4xi64>, tensor<4xi1>, tensor<4xf32>
+  %one = arith.constant dense<[1, -1]> : tensor<2xi64>
+  %cols = parallax.gather %r[%one] axis = 1 : tensor<2x3xi64>, tensor<2xi64>
+  return %r, %s, %c, %f, %e, %b, %t, %g, %cols : tensor<2x3xi64>, tensor<2x2xi64>, tensor<2x4xi64>, tensor<4xi32>, tensor<4xi64>, tensor<4xi64>, tensor<4xi1>, tensor<4xf32>, tensor<2x2xi64>
 }
 
 // x * 1, x / 1, x - 0.0 and x + -0.0 are x; x + 0.0 is not (it turns

@@ -7,7 +7,8 @@
 // elementwise arithmetic through mlir/Dialect/CommonFolders.h (floats as
 // APFloat in the element type's own precision, rounded as the element
 // type rounds, never computed in double; integers as APInt of their
-// width), and of casts, reshapes, slices and concatenations of constants.
+// width), and of casts, reshapes, slices, concatenations and gathers of
+// constants.
 // Builders fold through createOrFold (the gradient rules), the
 // canonicalizer through these hooks, and the sparsity profiler evaluates
 // row ids with them (lib/Analysis/ProfileSparsity.cpp).
@@ -303,6 +304,39 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
     if (offset != 0 || size != extent || stride != 1)
       return {};
   return getInput();
+}
+
+/// A gather of a constant at constant indices (what the sparsity profiler
+/// meets where PyTorch exports `ids[:, k]`); out-of-range indices are left
+/// to the run-time check.
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr data = foldableConstant(adaptor.getData());
+  DenseElementsAttr indices = foldableConstant(adaptor.getIndices());
+  auto type = cast<ShapedType>(getType());
+  if (!data || !indices || type.getNumElements() > kMaxFoldedElements)
+    return {};
+  ArrayRef<int64_t> shape = cast<ShapedType>(data.getType()).getShape();
+  int64_t axis = getAxis(), extent = shape[axis];
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < static_cast<int64_t>(shape.size()); ++d)
+    inner *= shape[d];
+  SmallVector<int64_t> picked;
+  for (const APInt &index : indices.getValues<APInt>()) {
+    int64_t i = index.getSExtValue();
+    if (i < -extent || i >= extent)
+      return {};
+    picked.push_back(i < 0 ? i + extent : i);
+  }
+  auto values = llvm::to_vector(data.getValues<Attribute>());
+  SmallVector<Attribute> gathered;
+  gathered.reserve(type.getNumElements());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i : picked)
+      llvm::append_range(gathered, ArrayRef<Attribute>(values).slice(
+                                       (o * extent + i) * inner, inner));
+  return DenseElementsAttr::get(type, gathered);
 }
 
 OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {

@@ -266,6 +266,7 @@ def Parallax_GatherOp : Parallax_Op<"gather", [Pure, Parallax_Differentiable, In
     type($indices)
   }];
   let extraClassDefinition = Parallax_InferWith<"inferGather">.body;
+  let hasFolder = 1;
 }
 
 def Parallax_ReshapeOp : Parallax_Op<"reshape", [Pure, Parallax_Differentiable,
