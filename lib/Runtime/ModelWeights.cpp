@@ -15,6 +15,7 @@
 #include "ModelWeights.h"
 
 #include "Support.h"
+#include "parallax/Support/ExternalData.h"
 #include "parallax/Support/Npy.h"
 
 #include <onnx/onnx_pb.h>
@@ -53,16 +54,7 @@ void readExternal(const std::string &model, const onnx::TensorProto &init,
                   const Variable &v) {
   char *out = v.data;
   int64_t bytes = v.bytes;
-  std::string location;
-  int64_t offset = 0, length = -1;
-  for (const onnx::StringStringEntryProto &kv : init.external_data()) {
-    if (kv.key() == "location")
-      location = kv.value();
-    else if (kv.key() == "offset")
-      offset = std::strtoll(kv.value().c_str(), nullptr, 10);
-    else if (kv.key() == "length")
-      length = std::strtoll(kv.value().c_str(), nullptr, 10);
-  }
+  auto [location, offset, length] = parallax::externalDataOf(init);
   std::string where = "initializer '" + init.name() + "' of '" + model + "'";
   if (location.empty())
     die(where + " has external data without a location");

@@ -11,6 +11,7 @@
 #include "Importer.h"
 
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
+#include "parallax/Support/ExternalData.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -49,16 +50,7 @@ GraphImporter::readTensorBytes(const onnx::TensorProto &t, Type elementType,
   std::string what = "tensor '" + t.name() + "'";
 
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    std::string location;
-    int64_t offset = 0, length = -1;
-    for (const onnx::StringStringEntryProto &kv : t.external_data()) {
-      if (kv.key() == "location")
-        location = kv.value();
-      else if (kv.key() == "offset")
-        offset = std::strtoll(kv.value().c_str(), nullptr, 10);
-      else if (kv.key() == "length")
-        length = std::strtoll(kv.value().c_str(), nullptr, 10);
-    }
+    auto [location, offset, length] = ::parallax::externalDataOf(t);
     if (location.empty())
       return emitError(loc) << what << " has external data without a location";
     SmallString<256> path = externalDataPath(location);
