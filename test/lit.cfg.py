@@ -43,6 +43,20 @@ def _can_mount_tmpfs():
         return True
 if _can_mount_tmpfs():
     config.available_features.add("tmpfs-mount")
+# Tests over an emulated cluster make network namespaces
+# (scripts/emulated-cluster.sh): only as root, with iproute2.
+def _can_make_namespaces():
+    import shutil
+    import subprocess
+    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
+        return False
+    name = "parallax-lit-probe-%d" % os.getpid()
+    if subprocess.run(["ip", "netns", "add", name], capture_output=True).returncode:
+        return False
+    subprocess.run(["ip", "netns", "delete", name], capture_output=True)
+    return True
+if _can_make_namespaces():
+    config.available_features.add("netns")
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
