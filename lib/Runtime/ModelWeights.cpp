@@ -69,11 +69,13 @@ void readExternal(const std::string &model, const onnx::TensorProto &init,
     die("cannot open '" + path.string() + "', the external data of " + where +
         ": " + std::strerror(errno));
   struct stat status;
-  if (::fstat(fd, &status) != 0 || offset < 0 ||
-      status.st_size < offset + bytes)
+  if (::fstat(fd, &status) != 0)
+    die("cannot read '" + path.string() + "': " + std::strerror(errno));
+  // Compared without computing offset + bytes, which may overflow.
+  if (offset < 0 || bytes > status.st_size || offset > status.st_size - bytes)
     die("'" + path.string() + "' is truncated: it has " +
-        std::to_string(status.st_size) + " bytes, " + where + " needs bytes [" +
-        std::to_string(offset) + ", " + std::to_string(offset + bytes) + ")");
+        std::to_string(status.st_size) + " bytes, " + where + " needs " +
+        std::to_string(bytes) + " from offset " + std::to_string(offset));
   for (auto [first, last] : heldRanges(v))
     for (int64_t done = first; done < last;) {
       ssize_t n = ::pread(fd, out + done, last - done, offset + done);
