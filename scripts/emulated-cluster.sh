@@ -107,14 +107,18 @@ for ((i = 0; i < MACHINES; i++)); do
 done
 
 # mpirun starts its daemons through this agent: `AGENT [options] HOST
-# COMMAND...` runs COMMAND inside the namespace that owns HOST.
+# COMMAND...` runs COMMAND inside the namespace that owns HOST, with a
+# temporary directory of that machine's own: OpenMPI keeps its session
+# files there, and daemons of one host name sharing /tmp race on them (a
+# daemon then dies, silently, and the job hangs).
 cat > "$WORK/agent" <<EOF
 #!/usr/bin/env bash
 while [[ \$1 == -* ]]; do shift; done
 ns=\$(awk -v h="\$1" '\$1 == h { print \$2 }' "$WORK/namespaces")
 [[ -n \$ns ]] || { echo "emulated-cluster agent: unknown host '\$1'" >&2; exit 1; }
 shift
-exec ip netns exec "\$ns" sh -c "\$*"
+mkdir -p "$WORK/tmp-\$ns"
+exec ip netns exec "\$ns" env TMPDIR="$WORK/tmp-\$ns" sh -c "\$*"
 EOF
 chmod +x "$WORK/agent"
 
