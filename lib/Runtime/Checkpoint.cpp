@@ -226,11 +226,13 @@ void parallax::runtime::readVariableFiles(
     bool withState, const std::string &flag) {
   // Every header first: a missing or differing file changes nothing.
   std::vector<int64_t> offsets(variables.size(), -1);
+  std::vector<std::string> paths(variables.size());
   for (size_t i = 0; i < variables.size(); ++i) {
     const Variable &v = variables[i];
     if (v.isState && !withState)
       continue;
-    std::string path = dir + "/" + encodeFileName(v.name) + ".npy";
+    const std::string &path = paths[i] =
+        dir + "/" + encodeFileName(v.name) + ".npy";
     NpyArray header;
     std::string error;
     if (!readNpyHeader(path, header, offsets[i], error))
@@ -249,7 +251,7 @@ void parallax::runtime::readVariableFiles(
     if (offsets[i] < 0)
       continue;
     const Variable &v = variables[i];
-    std::string path = dir + "/" + encodeFileName(v.name) + ".npy";
+    const std::string &path = paths[i];
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
       die(flag + ": cannot open '" + path + "': " + std::strerror(errno));

@@ -27,7 +27,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,18 +35,6 @@ using namespace parallax::runtime;
 namespace {
 std::string compiledPath;
 std::set<std::string> fromModel;
-
-std::string readWholeFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    die("cannot open the model '" + path + "' that holds the program's " +
-        "initial weights: " + std::strerror(errno) +
-        " (--init MODEL.onnx names another copy; --restore DIR starts from a "
-        "checkpoint)");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
 
 /// Reads the held ranges of `v` from the external data file of `init`.
 void readExternal(const std::string &model, const onnx::TensorProto &init,
@@ -137,15 +124,19 @@ void parallax::runtime::loadModelWeights(const std::vector<Variable> &variables,
                         ? "the model changed after compiling"
                         : "--init must name a model with the initializers "
                           "the program was compiled for";
+  // Parsed from the stream: the model's bytes are held once, in the
+  // message, not also in a copy of the file.
+  std::ifstream in(model, std::ios::binary);
+  if (!in)
+    die("cannot open the model '" + model + "' that holds the program's " +
+        "initial weights: " + std::strerror(errno) +
+        " (--init MODEL.onnx names another copy; --restore DIR starts from a "
+        "checkpoint)");
   onnx::ModelProto proto;
-  {
-    std::string bytes = readWholeFile(model);
-    if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
-        !proto.ParseFromString(bytes))
-      die("'" + model + "' is not a valid ONNX model (its protobuf is " +
-          "truncated or corrupt): it cannot give the program its initial " +
-          "weights");
-  }
+  if (!proto.ParseFromIstream(&in))
+    die("'" + model + "' is not a valid ONNX model (its protobuf is " +
+        "truncated or corrupt): it cannot give the program its initial " +
+        "weights");
   std::vector<const onnx::TensorProto *> byName;
   for (const onnx::TensorProto &init : proto.graph().initializer())
     byName.push_back(&init);

@@ -533,8 +533,9 @@ LogicalResult ReshapeOp::verify() {
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
-  // Row-major order is kept: a constant's elements reshaped (a copy, so
-  // only for constants of at most 2^24 elements, as the other folds).
+  // Row-major order is kept: a constant's elements reshaped. The raw data
+  // is copied in one piece (not element by element, as the folds in
+  // ParallaxFolders.cpp go), so the bound is 2^24 elements, not 2^16.
   if (auto elements = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
       elements &&
       (elements.isSplat() || elements.getNumElements() <= (1 << 24)))
