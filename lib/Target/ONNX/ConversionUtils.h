@@ -18,7 +18,7 @@ namespace mlir::parallax::onnx_import {
 /// Builds `OpT` through its (resultTypes, args...) builder, inferring the
 /// result types first: an inference failure is reported on the node (with
 /// the op's own explanation) rather than aborting as the inferring builders
-/// do.
+/// do. Like createOrFold, the op folds where it can.
 template <typename OpT, typename... Args>
 Value createInferred(NodeContext &ctx, Args &&...args) {
   OperationState state(ctx.loc, OpT::getOperationName());
@@ -44,7 +44,13 @@ Value createInferred(NodeContext &ctx, Args &&...args) {
     return Value();
   }
   state.addTypes(types);
-  return ctx.builder.create(state)->getResult(0);
+  Operation *op = ctx.builder.create(state);
+  SmallVector<Value, 1> folded;
+  if (succeeded(ctx.builder.tryFold(op, folded)) && !folded.empty()) {
+    op->erase();
+    return folded.front();
+  }
+  return op->getResult(0);
 }
 
 /// A rank-0 constant of `elementType` holding `value`.
@@ -65,14 +71,15 @@ inline Value castTo(NodeContext &ctx, Value value, Type elementType) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getElementType() == elementType)
     return value;
-  return CastOp::create(ctx.builder, ctx.loc, type.clone(elementType), value);
+  return ctx.builder.createOrFold<CastOp>(ctx.loc, type.clone(elementType),
+                                          value);
 }
 
 inline Value reshape(NodeContext &ctx, Value value, ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getShape() == shape)
     return value;
-  return ReshapeOp::create(ctx.builder, ctx.loc, type.clone(shape), value);
+  return ctx.builder.createOrFold<ReshapeOp>(ctx.loc, type.clone(shape), value);
 }
 
 /// Sets output 0 to `value`; fails when `value` is null (already reported).

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -129,7 +130,8 @@ Value GraphImporter::lookupValue(const std::string &name, Location loc) {
   if (constIt != constants.end()) {
     Value value =
         arith::ConstantOp::create(builder, loc, constIt->second.toAttr());
-    values[name] = value;
+    if (!materializeUncached)
+      values[name] = value;
     return value;
   }
   emitError(loc) << "value '" << name
@@ -500,6 +502,13 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     results.push_back(value);
   }
   func::ReturnOp::create(builder, fileLoc(), results);
+  // Ops fold as they are built, which can leave their producers unread (a
+  // reshape folded into the next one). Those go; the variable reads stay,
+  // one per variable.
+  values.clear();
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (!isa<ReadOp>(op) && isOpTriviallyDead(&op))
+      op.erase();
   function.setType(
       builder.getFunctionType(inputTypes, ValueRange(results).getTypes()));
   for (auto [i, output] : llvm::enumerate(graph.output()))

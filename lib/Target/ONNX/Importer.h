@@ -59,9 +59,8 @@ struct Const {
                       std::vector<int64_t> values);
   static Const ofFloats(Type elementType, ArrayRef<int64_t> shape,
                         std::vector<double> values);
-  /// Converts to `elementType` with ONNX Cast semantics.
-  Const castTo(Type elementType) const;
   DenseElementsAttr toAttr() const;
+  static Const fromAttr(DenseElementsAttr attr);
 };
 
 class GraphImporter;
@@ -145,10 +144,6 @@ constexpr StringLiteral kTrainingDomain = "ai.onnx.preview.training";
 /// The converter for `opType` of the training domain, or null.
 Converter lookupTrainingConverter(StringRef opType);
 
-/// Folds a node whose inputs are all compile-time constants (or, for Shape
-/// and Size, whose input has a static type). Returns true when it folded.
-FailureOr<bool> tryFold(NodeContext &ctx);
-
 //===----------------------------------------------------------------------===//
 // Shape computations shared by folding and conversion. Each reads the
 // node's attributes and compile-time inputs and reports problems on the
@@ -197,6 +192,11 @@ public:
            options.dataDirectory.empty();
   }
 
+  /// Folds a node whose inputs are all compile-time constants (or, for
+  /// Shape and Size, whose input has a static type). Returns true when it
+  /// folded (Folding.cpp).
+  FailureOr<bool> tryFold(NodeContext &ctx);
+
   Value lookupValue(const std::string &name, Location loc);
   const Const *lookupConst(const std::string &name) const;
   void defineValue(const std::string &name, Value value);
@@ -228,6 +228,15 @@ private:
   FailureOr<Const> readConst(const onnx::TensorProto &t);
   ElementsAttr makeElementsAttr(RankedTensorType type, TensorData data,
                                 StringRef blobName);
+
+  /// Evaluates a node of constants through the dialect's folders: its
+  /// converter builds its ops apart from the function, they are folded,
+  /// and the outputs become compile-time constants. False (and nothing
+  /// defined) when some output does not fold.
+  FailureOr<bool> evaluate(NodeContext &ctx, Converter convert);
+  /// While evaluating, constants are materialized where the builder is and
+  /// not remembered: those ops are discarded with the evaluation.
+  bool materializeUncached = false;
 
   ModuleOp module;
   func::FuncOp function;

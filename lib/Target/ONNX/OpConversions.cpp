@@ -53,7 +53,7 @@ std::optional<Shape> normalizedAxes(NodeContext &ctx, ArrayRef<int64_t> axes,
 
 template <typename OpT> LogicalResult convertUnary(NodeContext &ctx) {
   Value x = ctx.input(0);
-  return result(ctx, x ? Value(OpT::create(ctx.builder, ctx.loc, x)) : x);
+  return result(ctx, x ? ctx.builder.createOrFold<OpT>(ctx.loc, x) : x);
 }
 
 template <typename OpT> LogicalResult convertBinary(NodeContext &ctx) {
@@ -61,6 +61,14 @@ template <typename OpT> LogicalResult convertBinary(NodeContext &ctx) {
   if (!lhs || !rhs)
     return failure();
   return result(ctx, createInferred<OpT>(ctx, lhs, rhs));
+}
+
+LogicalResult convertDiv(NodeContext &ctx) {
+  // An integer division by a constant zero would trap at run time.
+  if (const Const *divisor = ctx.constInput(1);
+      divisor && !divisor->isFloat() && llvm::is_contained(divisor->ints, 0))
+    return ctx.emitError() << "integer division by zero";
+  return convertBinary<DivOp>(ctx);
 }
 
 LogicalResult convertPow(NodeContext &ctx) {
@@ -245,8 +253,8 @@ LogicalResult convertExpand(NodeContext &ctx) {
     return failure();
   if (*shape == type.getShape())
     return result(ctx, x);
-  return result(ctx,
-                ExpandOp::create(ctx.builder, ctx.loc, type.clone(*shape), x));
+  return result(
+      ctx, ctx.builder.createOrFold<ExpandOp>(ctx.loc, type.clone(*shape), x));
 }
 
 LogicalResult convertTranspose(NodeContext &ctx) {
@@ -695,7 +703,7 @@ Converter onnx_import::lookupConverter(StringRef opType) {
       {"Add", convertBinary<AddOp>},
       {"Sub", convertBinary<SubOp>},
       {"Mul", convertBinary<MulOp>},
-      {"Div", convertBinary<DivOp>},
+      {"Div", convertDiv},
       {"Pow", convertPow},
       {"And", convertBinary<AndOp>},
       {"Or", convertBinary<OrOp>},

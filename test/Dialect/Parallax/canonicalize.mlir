@@ -120,3 +120,65 @@ func.func @identities(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xf32>, t
   %q = parallax.div %i, %izero : tensor<4xi64>, tensor<4xi64>
   return %m, %d, %s, %n, %p, %q : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi64>
 }
+
+// Non-splat constants broadcast as numpy does: a row against a column.
+// Comparisons are IEEE (NaN compares false), integers signed; max and min
+// propagate NaN as arith.maximumf and PyTorch do.
+// CHECK-LABEL: func.func @constant_broadcast_and_compare
+// CHECK-DAG: %[[OUTER:.*]] = arith.constant dense<{{\[}}[11, 12, 13], [21, 22, 23]]> : tensor<2x3xi64>
+// CHECK-DAG: %[[LT:.*]] = arith.constant dense<[false, true, false]> : tensor<3xi1>
+// CHECK-DAG: %[[LE:.*]] = arith.constant dense<[true, true, false]> : tensor<3xi1>
+// CHECK-DAG: %[[GE:.*]] = arith.constant dense<[true, false, false]> : tensor<3xi1>
+// CHECK-DAG: %[[SGT:.*]] = arith.constant dense<[false, false, true]> : tensor<3xi1>
+// CHECK-DAG: %[[MAX:.*]] = arith.constant dense<[1.000000e+00, 3.000000e+00, 0x7FC00000]> : tensor<3xf32>
+// CHECK-DAG: %[[MIN:.*]] = arith.constant dense<[-5, -1, 2]> : tensor<3xi64>
+// CHECK-DAG: %[[EXP:.*]] = arith.constant dense<{{\[}}[1, 2, 3], [1, 2, 3]]> : tensor<2x3xi64>
+// CHECK: return %[[OUTER]], %[[LT]], %[[LE]], %[[GE]], %[[SGT]], %[[MAX]], %[[MIN]], %[[EXP]]
+func.func @constant_broadcast_and_compare() -> (tensor<2x3xi64>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xf32>, tensor<3xi64>, tensor<2x3xi64>) {
+  %row = arith.constant dense<[1, 2, 3]> : tensor<3xi64>
+  %col = arith.constant dense<[[10], [20]]> : tensor<2x1xi64>
+  %outer = parallax.add %col, %row : tensor<2x1xi64>, tensor<3xi64>
+  %x = arith.constant dense<[1.0, 2.0, 0x7FC00000]> : tensor<3xf32>
+  %y = arith.constant dense<[1.0, 3.0, 1.0]> : tensor<3xf32>
+  %lt = parallax.less %x, %y : tensor<3xf32>, tensor<3xf32>
+  %le = parallax.less_equal %x, %y : tensor<3xf32>, tensor<3xf32>
+  %ge = parallax.greater_equal %x, %y : tensor<3xf32>, tensor<3xf32>
+  %i = arith.constant dense<[-5, -1, 2]> : tensor<3xi64>
+  %zero = arith.constant dense<0> : tensor<i64>
+  %sgt = parallax.greater %i, %zero : tensor<3xi64>, tensor<i64>
+  %max = parallax.max %x, %y : tensor<3xf32>, tensor<3xf32>
+  %min = parallax.min %i, %row : tensor<3xi64>, tensor<3xi64>
+  %exp = parallax.expand %row : tensor<3xi64> -> tensor<2x3xi64>
+  return %outer, %lt, %le, %ge, %sgt, %max, %min, %exp : tensor<2x3xi64>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xf32>, tensor<3xi64>, tensor<2x3xi64>
+}
+
+// Selects, unary ops and booleans of constants fold; a constant condition
+// picks a side whole; not(not(b)) is b. Equality of booleans compares 0
+// and 1.
+// CHECK-LABEL: func.func @constant_select_and_unary
+// CHECK-SAME: (%[[A:.*]]: tensor<3xf32>, %[[B:.*]]: tensor<3xf32>, %[[P:.*]]: tensor<3xi1>)
+// CHECK-DAG: %[[W:.*]] = arith.constant dense<[1.000000e+00, -1.000000e+04, 1.000000e+00]> : tensor<3xf32>
+// CHECK-DAG: %[[ABS:.*]] = arith.constant dense<[5, 1, 2]> : tensor<3xi64>
+// CHECK-DAG: %[[NEG:.*]] = arith.constant dense<[5, 1, -2]> : tensor<3xi64>
+// CHECK-DAG: %[[NOT:.*]] = arith.constant dense<[true, false, true]> : tensor<3xi1>
+// CHECK-DAG: %[[EQ:.*]] = arith.constant dense<[true, false, false]> : tensor<3xi1>
+// CHECK: return %[[W]], %[[A]], %[[B]], %[[ABS]], %[[NEG]], %[[NOT]], %[[P]], %[[EQ]]
+func.func @constant_select_and_unary(%a: tensor<3xf32>, %b: tensor<3xf32>, %p: tensor<3xi1>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xi64>, tensor<3xi64>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>) {
+  %mask = arith.constant dense<[false, true, false]> : tensor<3xi1>
+  %pad = arith.constant dense<-10000.0> : tensor<f32>
+  %ones = arith.constant dense<1.0> : tensor<3xf32>
+  %w = parallax.where %mask, %pad, %ones : tensor<3xi1>, tensor<f32>, tensor<3xf32>
+  %yes = arith.constant dense<true> : tensor<i1>
+  %no = arith.constant dense<false> : tensor<i1>
+  %t = parallax.where %yes, %a, %b : tensor<i1>, tensor<3xf32>, tensor<3xf32>
+  %f = parallax.where %no, %a, %b : tensor<i1>, tensor<3xf32>, tensor<3xf32>
+  %i = arith.constant dense<[-5, -1, 2]> : tensor<3xi64>
+  %abs = parallax.abs %i : tensor<3xi64>
+  %neg = parallax.neg %i : tensor<3xi64>
+  %not = parallax.not %mask : tensor<3xi1>
+  %nn1 = parallax.not %p : tensor<3xi1>
+  %nn = parallax.not %nn1 : tensor<3xi1>
+  %bools = arith.constant dense<[true, true, false]> : tensor<3xi1>
+  %eq = parallax.equal %bools, %not : tensor<3xi1>, tensor<3xi1>
+  return %w, %t, %f, %abs, %neg, %not, %nn, %eq : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xi64>, tensor<3xi64>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>
+}

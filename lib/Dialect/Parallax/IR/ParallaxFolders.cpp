@@ -4,14 +4,17 @@
 //
 // Identity folds of the data movement ops (a transpose by the identity, an
 // expand, slice, tile or pad that changes nothing), constant folding of
-// elementwise arithmetic through mlir/Dialect/CommonFolders.h (floats as
-// APFloat in the element type's own precision, rounded as the element
-// type rounds, never computed in double; integers as APInt of their
-// width), and of casts, reshapes, slices, concatenations and gathers of
-// constants.
-// Builders fold through createOrFold (the gradient rules), the
-// canonicalizer through these hooks, and the sparsity profiler evaluates
-// row ids with them (lib/Analysis/ProfileSparsity.cpp).
+// elementwise arithmetic, comparisons and selects through
+// mlir/Dialect/CommonFolders.h (floats as APFloat in the element type's
+// own precision, rounded as the element type rounds, never computed in
+// double; integers as APInt of their width; operands broadcast as numpy
+// broadcasts), and of casts, reshapes, expands, slices, concatenations and
+// gathers of constants.
+// These are Parallax's one constant evaluator: builders fold through
+// createOrFold (the gradient rules), the canonicalizer through these
+// hooks, the sparsity profiler evaluates row ids with them
+// (lib/Analysis/ProfileSparsity.cpp) and the ONNX importer the shape
+// computations PyTorch exports (lib/Target/ONNX/Folding.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +24,7 @@
 #include "mlir/Dialect/CommonFolders.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::parallax;
@@ -35,21 +39,51 @@ Operation *ParallaxDialect::materializeConstant(OpBuilder &builder,
 // Elementwise arithmetic
 //===----------------------------------------------------------------------===//
 
-/// A constant operand's elements as a constant of the result's shape: the
-/// operand when it already has it, its splat value broadcast when it is a
-/// splat; null otherwise (numpy broadcasting of a non-splat is left to the
-/// lowering).
-static Attribute shapedAsResult(Attribute operand, ShapedType resultType) {
+/// Non-splat constants larger than this stay run-time ops: these folds
+/// go element by element through uniqued attributes.
+static constexpr int64_t kMaxFoldedElements = int64_t(1) << 16;
+
+/// Steps `index` to the next index of `shape` in row-major order.
+static void advance(MutableArrayRef<int64_t> index, ArrayRef<int64_t> shape) {
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    if (++index[d] < shape[d])
+      return;
+    index[d] = 0;
+  }
+}
+
+/// A constant operand broadcast to `shape` as numpy broadcasts (shapes
+/// aligned on the right), keeping its element type; null when it is not a
+/// constant, or a non-splat too large to expand here.
+static DenseElementsAttr broadcastConstant(Attribute operand,
+                                           ArrayRef<int64_t> shape) {
   auto elements = dyn_cast_or_null<DenseElementsAttr>(operand);
   if (!elements)
     return {};
-  if (elements.getType() == resultType)
+  auto inputType = cast<ShapedType>(elements.getType());
+  if (inputType.getShape() == shape)
     return elements;
-  if (elements.isSplat() &&
-      elements.getElementType() == resultType.getElementType())
-    return SplatElementsAttr::get(resultType,
-                                  elements.getSplatValue<Attribute>());
-  return {};
+  auto type = RankedTensorType::get(shape, inputType.getElementType());
+  if (elements.isSplat())
+    return SplatElementsAttr::get(type, elements.getSplatValue<Attribute>());
+  if (type.getNumElements() > kMaxFoldedElements)
+    return {};
+  ArrayRef<int64_t> inputShape = inputType.getShape();
+  SmallVector<int64_t> inputStrides = computeStrides(inputShape);
+  int64_t leading = type.getRank() - inputType.getRank();
+  auto values = llvm::to_vector(elements.getValues<Attribute>());
+  SmallVector<Attribute> broadcast;
+  broadcast.reserve(type.getNumElements());
+  SmallVector<int64_t> index(type.getRank(), 0);
+  for (int64_t n = 0, count = type.getNumElements(); n < count; ++n) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < inputType.getRank(); ++d)
+      if (inputShape[d] != 1)
+        offset += index[leading + d] * inputStrides[d];
+    broadcast.push_back(values[offset]);
+    advance(index, shape);
+  }
+  return DenseElementsAttr::get(type, broadcast);
 }
 
 /// Folds `op` when both operands are constants, computing `onFloats` or
@@ -61,8 +95,8 @@ static OpFoldResult foldArithmetic(
     function_ref<std::optional<APInt>(const APInt &, const APInt &)>
         onIntegers) {
   auto type = cast<ShapedType>(op->getResult(0).getType());
-  Attribute lhs = shapedAsResult(operands[0], type);
-  Attribute rhs = shapedAsResult(operands[1], type);
+  Attribute lhs = broadcastConstant(operands[0], type.getShape());
+  Attribute rhs = broadcastConstant(operands[1], type.getShape());
   if (!lhs || !rhs)
     return {};
   if (isa<FloatType>(type.getElementType()))
@@ -168,20 +202,176 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
       });
 }
 
+OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  // NaN wins, as arith.maximumf (the lowering) and PyTorch's max decide.
+  return foldArithmetic(
+      *this, adaptor.getOperands(),
+      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
+        return maximum(a, b);
+      },
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return llvm::APIntOps::smax(a, b);
+      });
+}
+
+OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
+  return foldArithmetic(
+      *this, adaptor.getOperands(),
+      [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
+        return minimum(a, b);
+      },
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return llvm::APIntOps::smin(a, b);
+      });
+}
+
+/// Folds a unary op of a constant, per element of its floating-point or
+/// integer type.
+static OpFoldResult foldUnary(Operation *op, ArrayRef<Attribute> operands,
+                              function_ref<APFloat(const APFloat &)> onFloats,
+                              function_ref<APInt(const APInt &)> onIntegers) {
+  Type elementType = getElementTypeOrSelf(op->getResult(0).getType());
+  if (isa<FloatType>(elementType))
+    return constFoldUnaryOp<FloatAttr, APFloat, void>(
+        operands, [&](const APFloat &a) { return onFloats(a); });
+  return constFoldUnaryOp<IntegerAttr, APInt, void>(
+      operands, [&](const APInt &a) { return onIntegers(a); });
+}
+
 OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
   if (auto inner = getInput().getDefiningOp<NegOp>())
     return inner.getInput();
-  return constFoldUnaryOp<FloatAttr, APFloat, void>(
-      adaptor.getOperands(), [](const APFloat &a) { return -a; });
+  return foldUnary(
+      *this, adaptor.getOperands(), [](const APFloat &a) { return -a; },
+      [](const APInt &a) { return -a; });
+}
+
+OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
+  return foldUnary(
+      *this, adaptor.getOperands(), [](const APFloat &a) { return abs(a); },
+      [](const APInt &a) { return a.abs(); });
+}
+
+OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
+  if (auto inner = getInput().getDefiningOp<NotOp>())
+    return inner.getInput();
+  return constFoldUnaryOp<IntegerAttr, APInt, void>(
+      adaptor.getOperands(), [](const APInt &a) { return ~a; });
+}
+
+//===----------------------------------------------------------------------===//
+// Comparisons and select
+//===----------------------------------------------------------------------===//
+
+/// Folds a comparison of two constants into an i1 constant. Floats compare
+/// as IEEE does (every comparison with a NaN is false but !=), integers as
+/// signed numbers, booleans as 0 and 1.
+static OpFoldResult
+foldComparison(Operation *op, ArrayRef<Attribute> operands,
+               function_ref<bool(APFloat::cmpResult)> onFloats,
+               function_ref<bool(const APInt &, const APInt &)> onIntegers) {
+  auto type = cast<ShapedType>(op->getResult(0).getType());
+  DenseElementsAttr lhs = broadcastConstant(operands[0], type.getShape());
+  DenseElementsAttr rhs = broadcastConstant(operands[1], type.getShape());
+  if (!lhs || !rhs)
+    return {};
+  bool isFloat = isa<FloatType>(lhs.getElementType());
+  auto compare = [&](Attribute a, Attribute b) {
+    if (isFloat)
+      return onFloats(
+          cast<FloatAttr>(a).getValue().compare(cast<FloatAttr>(b).getValue()));
+    return onIntegers(cast<IntegerAttr>(a).getValue(),
+                      cast<IntegerAttr>(b).getValue());
+  };
+  if (lhs.isSplat() && rhs.isSplat())
+    return DenseElementsAttr::get(type,
+                                  compare(lhs.getSplatValue<Attribute>(),
+                                          rhs.getSplatValue<Attribute>()));
+  SmallVector<bool> values;
+  values.reserve(type.getNumElements());
+  for (auto [a, b] :
+       llvm::zip_equal(lhs.getValues<Attribute>(), rhs.getValues<Attribute>()))
+    values.push_back(compare(a, b));
+  return DenseElementsAttr::get(type, values);
+}
+
+/// Signed order, except for booleans (1 bit: true would be -1).
+static bool lessThan(const APInt &a, const APInt &b) {
+  return a.getBitWidth() == 1 ? a.ult(b) : a.slt(b);
+}
+
+OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
+  return foldComparison(
+      *this, adaptor.getOperands(),
+      [](APFloat::cmpResult r) { return r == APFloat::cmpEqual; },
+      [](const APInt &a, const APInt &b) { return a == b; });
+}
+
+OpFoldResult LessOp::fold(FoldAdaptor adaptor) {
+  return foldComparison(
+      *this, adaptor.getOperands(),
+      [](APFloat::cmpResult r) { return r == APFloat::cmpLessThan; },
+      [](const APInt &a, const APInt &b) { return lessThan(a, b); });
+}
+
+OpFoldResult LessEqualOp::fold(FoldAdaptor adaptor) {
+  return foldComparison(
+      *this, adaptor.getOperands(),
+      [](APFloat::cmpResult r) {
+        return r == APFloat::cmpLessThan || r == APFloat::cmpEqual;
+      },
+      [](const APInt &a, const APInt &b) { return !lessThan(b, a); });
+}
+
+OpFoldResult GreaterOp::fold(FoldAdaptor adaptor) {
+  return foldComparison(
+      *this, adaptor.getOperands(),
+      [](APFloat::cmpResult r) { return r == APFloat::cmpGreaterThan; },
+      [](const APInt &a, const APInt &b) { return lessThan(b, a); });
+}
+
+OpFoldResult GreaterEqualOp::fold(FoldAdaptor adaptor) {
+  return foldComparison(
+      *this, adaptor.getOperands(),
+      [](APFloat::cmpResult r) {
+        return r == APFloat::cmpGreaterThan || r == APFloat::cmpEqual;
+      },
+      [](const APInt &a, const APInt &b) { return !lessThan(a, b); });
+}
+
+OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
+  auto type = cast<ShapedType>(getType());
+  // A splat condition picks one side whole when it has the result's type.
+  if (auto condition =
+          dyn_cast_or_null<DenseElementsAttr>(adaptor.getCondition());
+      condition && condition.isSplat()) {
+    Value picked =
+        condition.getSplatValue<bool>() ? getTrueValue() : getFalseValue();
+    if (picked.getType() == type)
+      return picked;
+  }
+  DenseElementsAttr condition =
+      broadcastConstant(adaptor.getCondition(), type.getShape());
+  DenseElementsAttr onTrue =
+      broadcastConstant(adaptor.getTrueValue(), type.getShape());
+  DenseElementsAttr onFalse =
+      broadcastConstant(adaptor.getFalseValue(), type.getShape());
+  if (!condition || !onTrue || !onFalse)
+    return {};
+  if (condition.isSplat())
+    return condition.getSplatValue<bool>() ? onTrue : onFalse;
+  SmallVector<Attribute> values;
+  values.reserve(type.getNumElements());
+  for (auto [c, t, f] : llvm::zip_equal(condition.getValues<bool>(),
+                                        onTrue.getValues<Attribute>(),
+                                        onFalse.getValues<Attribute>()))
+    values.push_back(c ? t : f);
+  return DenseElementsAttr::get(type, values);
 }
 
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
-
-/// Non-splat constants larger than this stay run-time ops: these folds
-/// go element by element through uniqued attributes.
-static constexpr int64_t kMaxFoldedElements = int64_t(1) << 16;
 
 static DenseElementsAttr foldableConstant(Attribute operand) {
   auto elements = dyn_cast_or_null<DenseElementsAttr>(operand);
@@ -253,12 +443,8 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
 OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
-  // A broadcast splat is a splat of the result's shape.
-  if (auto elements = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
-      elements && elements.isSplat())
-    return SplatElementsAttr::get(cast<ShapedType>(getType()),
-                                  elements.getSplatValue<Attribute>());
-  return {};
+  return broadcastConstant(adaptor.getInput(),
+                           cast<ShapedType>(getType()).getShape());
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
@@ -291,11 +477,7 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
         offset +=
             (getOffsets()[d] + index[d] * getStrides()[d]) * inputStrides[d];
       sliced.push_back(values[offset]);
-      for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-        if (++index[d] < type.getDimSize(d))
-          break;
-        index[d] = 0;
-      }
+      advance(index, type.getShape());
     }
     return DenseElementsAttr::get(type, sliced);
   }

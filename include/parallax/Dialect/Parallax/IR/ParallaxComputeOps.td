@@ -62,7 +62,9 @@ class Parallax_UnaryOp<string mnemonic, Type type, string onnx,
 def Parallax_NegOp : Parallax_UnaryOp<"neg", Parallax_NumberTensor, "Neg"> {
   let hasFolder = 1;
 }
-def Parallax_AbsOp : Parallax_UnaryOp<"abs", Parallax_NumberTensor, "Abs">;
+def Parallax_AbsOp : Parallax_UnaryOp<"abs", Parallax_NumberTensor, "Abs"> {
+  let hasFolder = 1;
+}
 def Parallax_SignOp : Parallax_UnaryOp<"sign", Parallax_NumberTensor, "Sign">;
 def Parallax_ReluOp : Parallax_UnaryOp<"relu", Parallax_NumberTensor, "Relu">;
 def Parallax_ExpOp : Parallax_UnaryOp<"exp", Parallax_FloatTensor, "Exp">;
@@ -78,7 +80,9 @@ def Parallax_FloorOp : Parallax_UnaryOp<"floor", Parallax_FloatTensor, "Floor">;
 def Parallax_CeilOp : Parallax_UnaryOp<"ceil", Parallax_FloatTensor, "Ceil">;
 def Parallax_SinOp : Parallax_UnaryOp<"sin", Parallax_FloatTensor, "Sin">;
 def Parallax_CosOp : Parallax_UnaryOp<"cos", Parallax_FloatTensor, "Cos">;
-def Parallax_NotOp : Parallax_UnaryOp<"not", Parallax_BoolTensor, "Not", []>;
+def Parallax_NotOp : Parallax_UnaryOp<"not", Parallax_BoolTensor, "Not", []> {
+  let hasFolder = 1;
+}
 
 class Parallax_BinaryOp<string mnemonic, Type type, string onnx,
                         bit isPredicate = 0,
@@ -113,22 +117,36 @@ def Parallax_DivOp : Parallax_BinaryOp<"div", Parallax_NumberTensor, "Div"> {
   let hasFolder = 1;
 }
 def Parallax_PowOp : Parallax_BinaryOp<"pow", Parallax_FloatTensor, "Pow">;
-def Parallax_MaxOp : Parallax_BinaryOp<"max", Parallax_NumberTensor, "Max">;
-def Parallax_MinOp : Parallax_BinaryOp<"min", Parallax_NumberTensor, "Min">;
+def Parallax_MaxOp : Parallax_BinaryOp<"max", Parallax_NumberTensor, "Max"> {
+  let hasFolder = 1;
+}
+def Parallax_MinOp : Parallax_BinaryOp<"min", Parallax_NumberTensor, "Min"> {
+  let hasFolder = 1;
+}
 def Parallax_AndOp : Parallax_BinaryOp<"and", Parallax_BoolTensor, "And", 0, []>;
 def Parallax_OrOp : Parallax_BinaryOp<"or", Parallax_BoolTensor, "Or", 0, []>;
 def Parallax_XorOp : Parallax_BinaryOp<"xor", Parallax_BoolTensor, "Xor", 0, []>;
 def Parallax_EqualOp
-    : Parallax_BinaryOp<"equal", Parallax_Tensor, "Equal", 1, []>;
+    : Parallax_BinaryOp<"equal", Parallax_Tensor, "Equal", 1, []> {
+  let hasFolder = 1;
+}
 def Parallax_LessOp
-    : Parallax_BinaryOp<"less", Parallax_NumberTensor, "Less", 1, []>;
+    : Parallax_BinaryOp<"less", Parallax_NumberTensor, "Less", 1, []> {
+  let hasFolder = 1;
+}
 def Parallax_LessEqualOp
-    : Parallax_BinaryOp<"less_equal", Parallax_NumberTensor, "LessOrEqual", 1, []>;
+    : Parallax_BinaryOp<"less_equal", Parallax_NumberTensor, "LessOrEqual", 1, []> {
+  let hasFolder = 1;
+}
 def Parallax_GreaterOp
-    : Parallax_BinaryOp<"greater", Parallax_NumberTensor, "Greater", 1, []>;
+    : Parallax_BinaryOp<"greater", Parallax_NumberTensor, "Greater", 1, []> {
+  let hasFolder = 1;
+}
 def Parallax_GreaterEqualOp
     : Parallax_BinaryOp<"greater_equal", Parallax_NumberTensor,
-                        "GreaterOrEqual", 1, []>;
+                        "GreaterOrEqual", 1, []> {
+  let hasFolder = 1;
+}
 
 def Parallax_WhereOp : Parallax_Op<"where", [Pure, Parallax_Differentiable, InferTypeOpAdaptor,
     AllElementTypesMatch<["true_value", "false_value"]>]> {
@@ -145,6 +163,7 @@ def Parallax_WhereOp : Parallax_Op<"where", [Pure, Parallax_Differentiable, Infe
     type($condition) `,` type($true_value) `,` type($false_value)
   }];
   let extraClassDefinition = Parallax_InferWith<"inferWhere">.body;
+  let hasFolder = 1;
 }
 
 def Parallax_OneHotOp : Parallax_Op<"one_hot", [Pure]> {
