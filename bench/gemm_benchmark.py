@@ -5,9 +5,15 @@ Builds ONNX models computing Y = A @ B (f32, N x N x N), compiles them with
 parallax-compile --mode inference (f32 products through OpenBLAS, and with
 --blas=false as generated loops), runs each program on random inputs with
 --repeat R, and reports GFLOP/s from the best time of the model itself,
-which programs print with PARALLAX_TIMING=1 (excluding .npy I/O). NumPy's
-matmul (Debian numpy on OpenBLAS) is the reference. OpenBLAS runs single
-threaded (OPENBLAS_NUM_THREADS=1) for all. Never asserts timings.
+which programs print with PARALLAX_TIMING=1 (excluding .npy I/O). The
+BLAS program runs twice: with the kernels the runtime chooses from the
+CPU's features (the default), with OpenBLAS's own choice
+(PARALLAX_BLAS_CORE=library, what programs ran before) and with its SSE3
+kernels (what that choice is on CPUs OpenBLAS does not know). NumPy's matmul
+(Debian numpy on OpenBLAS) is the reference, as installed and with the
+core the runtime chose (OPENBLAS_CORETYPE): the best this library does
+on this CPU. OpenBLAS runs single threaded (OPENBLAS_NUM_THREADS=1) for
+all. Never asserts timings.
 
 Usage: /usr/bin/python3 bench/gemm_benchmark.py [--build build] [--sizes 512 1024]
 """
@@ -15,9 +21,10 @@ Usage: /usr/bin/python3 bench/gemm_benchmark.py [--build build] [--sizes 512 102
 import argparse
 import os
 import pathlib
+import re
 import subprocess
+import sys
 import tempfile
-import time
 
 # NumPy's OpenBLAS reads this when it loads: single-threaded like the programs.
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
@@ -39,13 +46,50 @@ def model(path, n, op):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
 
 
-def best_time(cmd, repeat):
+def best_time(cmd, repeat, env):
     """The best of the model times the program reports (PARALLAX_TIMING)
     over `repeat` runs in one process (--repeat)."""
-    run = subprocess.run(cmd + ["--repeat", str(repeat)], check=True, env=ENV,
-                         capture_output=True, text=True)
+    run = subprocess.run(cmd + ["--repeat", str(repeat)], check=True,
+                         env=dict(ENV, **env), capture_output=True, text=True)
     return min(float(line.split()[1]) for line in run.stderr.splitlines()
                if line.startswith("forward: "))
+
+
+NUMPY_TIMER = """
+import sys, time
+import numpy as np
+n, repeat = int(sys.argv[1]), int(sys.argv[2])
+rng = np.random.default_rng(0)
+a = rng.standard_normal((n, n), dtype=np.float32)
+b = rng.standard_normal((n, n), dtype=np.float32)
+best = float("inf")
+for _ in range(repeat + 1):
+    start = time.perf_counter()
+    a @ b
+    best = min(best, time.perf_counter() - start)
+print(best)
+"""
+
+
+def numpy_time(n, repeat, core=None):
+    """NumPy's best matmul time in a fresh process (OpenBLAS reads its
+    core type when it loads)."""
+    env = dict(ENV)
+    env.pop("OPENBLAS_CORETYPE", None)
+    if core:
+        env["OPENBLAS_CORETYPE"] = core
+    run = subprocess.run([sys.executable, "-c", NUMPY_TIMER, str(n), str(repeat)],
+                         check=True, env=env, capture_output=True, text=True)
+    return float(run.stdout)
+
+
+def chosen_core(program, inputs, outputs):
+    """The OpenBLAS core the runtime chose (from --verbose)."""
+    run = subprocess.run([program, "--inputs", str(inputs), "--outputs", str(outputs),
+                          "--verbose"], check=True, env=ENV, capture_output=True,
+                         text=True)
+    match = re.search(r"BLAS: OpenBLAS [0-9.]+, (\S+) kernels", run.stderr)
+    return match.group(1) if match else None
 
 
 def main():
@@ -57,37 +101,44 @@ def main():
                         help="largest size also timed as generated loops")
     args = parser.parse_args()
     compile_tool = str(args.build / "bin" / "parallax-compile")
-    print(f"{'N':>6} {'parallax+BLAS':>14} {'loops':>10} {'numpy':>10}   (GFLOP/s)")
+    print(f"{'N':>6} {'parallax':>9} {'parallax':>9} {'parallax':>9} {'loops':>7} {'numpy':>9}"
+          f" {'numpy':>9} {'parallax /':>11}   (GFLOP/s)")
+    print(f"{'':>6} {'(chosen)':>9} {'(library)':>9} {'(SSE3)':>9} {'':>7} {'(as inst.)':>9}"
+          f" {'(best)':>9} {'numpy best':>11}")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
+        core = None
         for n in args.sizes:
             flops = 2.0 * n ** 3
             inputs, outputs = tmp / "in", tmp / "out"
             inputs.mkdir(exist_ok=True)
             rng = np.random.default_rng(0)
-            a = rng.standard_normal((n, n), dtype=np.float32)
-            b = rng.standard_normal((n, n), dtype=np.float32)
-            np.save(inputs / "A.npy", a)
-            np.save(inputs / "B.npy", b)
+            np.save(inputs / "A.npy", rng.standard_normal((n, n), dtype=np.float32))
+            np.save(inputs / "B.npy", rng.standard_normal((n, n), dtype=np.float32))
             times = {}
-            variants = [("blas", "matmul", [])]
+            variants = [("blas", [], {}), ("library", [], {"PARALLAX_BLAS_CORE": "library"}),
+                        ("sse3", [], {"PARALLAX_BLAS_CORE": "Prescott"})]
             if n <= args.loops_max:
-                variants.append(("loops", "matmul", ["--blas=false"]))
-            for name, op, extra in variants:
-                onnx_path = tmp / f"{op}{n}.onnx"
-                model(onnx_path, n, op)
-                program = tmp / f"{name}{n}"
-                subprocess.run([compile_tool, str(onnx_path), "--mode", "inference",
-                                "-O3", "-o", str(program), *extra], check=True)
+                variants.append(("loops", ["--blas=false"], {}))
+            for name, extra, env in variants:
+                onnx_path = tmp / f"matmul{n}.onnx"
+                model(onnx_path, n, "matmul")
+                program = tmp / f"{'loops' if extra else 'blas'}{n}"
+                if not program.exists():
+                    subprocess.run([compile_tool, str(onnx_path), "--mode", "inference",
+                                    "-O3", "-o", str(program), *extra], check=True)
+                if core is None and name == "blas":
+                    core = chosen_core(str(program), inputs, outputs)
                 times[name] = best_time([str(program), "--inputs", str(inputs),
-                                         "--outputs", str(outputs)], args.repeat)
-            start = time.perf_counter()
-            for _ in range(args.repeat):
-                a @ b
-            numpy_time = (time.perf_counter() - start) / args.repeat
+                                         "--outputs", str(outputs)], args.repeat, env)
+            installed = numpy_time(n, args.repeat)
+            best = numpy_time(n, args.repeat, core)
             rate = lambda t: flops / t / 1e9
-            loops = f"{rate(times['loops']):10.2f}" if "loops" in times else f"{'-':>10}"
-            print(f"{n:>6} {rate(times['blas']):14.1f} {loops} {flops / numpy_time / 1e9:10.1f}")
+            loops = f"{rate(times['loops']):7.1f}" if "loops" in times else f"{'-':>7}"
+            print(f"{n:>6} {rate(times['blas']):9.1f} {rate(times['library']):9.1f}"
+                  f" {rate(times['sse3']):9.1f} {loops}"
+                  f" {rate(installed):9.1f} {rate(best):9.1f} {best / times['blas']:10.0%}")
+        print(f"(chosen: OpenBLAS core {core}; numpy best: OPENBLAS_CORETYPE={core})")
 
 
 if __name__ == "__main__":

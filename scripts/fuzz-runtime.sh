@@ -33,8 +33,8 @@ FLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer -Wno-deprecated-declarations
   $(mpicc --showme:compile))
 /usr/lib/llvm-22/bin/clang++ "${FLAGS[@]}" \
   tools/parallax-runtime-fuzzer/parallax-runtime-fuzzer.cpp \
-  lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,ModelWeights,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp \
-  $(mpicc --showme:link) -lopenblas -lonnx_proto -lprotobuf -o "$BUILD/parallax-runtime-fuzzer"
+  lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CpuKernels,ModelWeights,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp \
+  $(mpicc --showme:link) -lonnx_proto -lprotobuf -o "$BUILD/parallax-runtime-fuzzer"
 
 # Seeds: each example's data files (case 0), a checkpoint (case 1), names
 # (case 2), models holding a variable's initial value (case 3).

@@ -37,7 +37,9 @@ std::string mlir::parallax::defaultRuntimeLibrary(const char *argv0,
 }
 
 std::vector<std::string> mlir::parallax::runtimeDependencies() {
-  std::vector<std::string> libraries{"-lopenblas"};
+  // OpenBLAS is not among them: the runtime loads it (dlopen) once it
+  // has chosen its kernels.
+  std::vector<std::string> libraries;
   SmallVector<StringRef> mpi;
   StringRef(PARALLAX_MPI_LIBRARIES).split(mpi, ',', -1, false);
   for (StringRef library : mpi)

@@ -2,14 +2,17 @@
 //
 // Part of the Parallax project.
 //
+// OpenBLAS is loaded by the runtime (CpuKernels.cpp), with the kernels
+// the CPU's features call for.
+//
 //===----------------------------------------------------------------------===//
 
 #include "parallax/Runtime/Runtime.h"
 
+#include "CpuKernels.h"
 #include "Descriptor.h"
 
 #include <algorithm>
-#include <cblas.h>
 
 using namespace parallax::runtime;
 
@@ -47,10 +50,10 @@ Matrices view(int64_t rank, void *descriptor) {
 
 extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
                                        void *b, int64_t rankC, void *c) {
+  static const SgemmFn sgemm = requireBlasLibrary().sgemm;
   Matrices A = view(rankA, a), B = view(rankB, b), C = view(rankC, c);
   for (int64_t i = 0; i < C.batch; ++i)
-    cblas_sgemm(CblasRowMajor, A.trans(), B.trans(), C.rows, C.cols, A.cols,
-                1.0f, A.data + i * A.batchStride, A.leading,
-                B.data + i * B.batchStride, B.leading, 1.0f,
-                C.data + i * C.batchStride, C.leading);
+    sgemm(CblasRowMajor, A.trans(), B.trans(), C.rows, C.cols, A.cols, 1.0f,
+          A.data + i * A.batchStride, A.leading, B.data + i * B.batchStride,
+          B.leading, 1.0f, C.data + i * C.batchStride, C.leading);
 }

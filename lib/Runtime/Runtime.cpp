@@ -7,6 +7,7 @@
 #include "parallax/Runtime/Runtime.h"
 #include "parallax/Support/Npy.h"
 
+#include "CpuKernels.h"
 #include "Descriptor.h"
 #include "Support.h"
 #include "parallax/Support/FileNames.h"
@@ -299,10 +300,12 @@ extern "C" void parallax_rt_init(int32_t argc, char **argv) {
   keepFreedMemory();
   auto usage = [&](const std::string &problem) {
     die(problem + "\nusage: " + programName +
-        " --inputs DIR --outputs DIR [--repeat N]\n  reads DIR/<graph "
-        "input>.npy, writes DIR/<graph output>.npy; --repeat runs the model N "
-        "times (each run timed with PARALLAX_TIMING=1), writing the last "
-        "run's outputs");
+        " --inputs DIR --outputs DIR [--repeat N] [--verbose]\n  reads "
+        "DIR/<graph input>.npy, writes DIR/<graph output>.npy; --repeat runs "
+        "the model N times (each run timed with PARALLAX_TIMING=1), writing "
+        "the last run's outputs; --verbose prints the CPU's features and the "
+        "kernels chosen for them (PARALLAX_BLAS_CORE: auto, library or an "
+        "OpenBLAS core)");
   };
   for (int32_t i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -310,6 +313,8 @@ extern "C" void parallax_rt_init(int32_t argc, char **argv) {
       (arg == "--inputs" ? inputDir : outputDir) = argv[++i];
     else if (arg == "--repeat" && i + 1 < argc)
       repeatCount = parseCount(arg, argv[++i], 1);
+    else if (arg == "--verbose")
+      std::fprintf(stderr, "%s\n", describeKernels().c_str());
     else if (arg == "--help" || arg == "-h")
       usage("");
     else

@@ -17,6 +17,7 @@
 
 #include "Checkpoint.h"
 #include "Comm.h"
+#include "CpuKernels.h"
 #include "Descriptor.h"
 #include "ModelWeights.h"
 #include "ParameterStore.h"
@@ -31,6 +32,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -50,7 +52,7 @@ struct Options {
   std::string data, metrics, save, restore, trace, init;
   std::string rankMetrics; // --metrics-all-ranks: FILE.<rank>
   int64_t steps = -1, saveEvery = 0, logEvery = 10, commTimeout = 60;
-  bool metricsAllRanks = false;
+  bool metricsAllRanks = false, verbose = false;
 };
 
 Options options;
@@ -93,9 +95,14 @@ std::FILE *openMetrics(const std::string &path) {
   return file;
 }
 
+/// The first record of a file also names the kernels the run uses.
 void writeMetrics(std::FILE *file, const std::string &path, int64_t step,
                   double loss, double seconds, double rate,
                   const TrafficByVariable &traffic) {
+  static std::set<std::FILE *> started;
+  std::string kernels;
+  if (started.insert(file).second)
+    kernels = ", \"kernels\": " + kernelsJson();
   Traffic sum;
   std::string perVariable;
   for (const auto &[name, t] : traffic) {
@@ -105,14 +112,14 @@ void writeMetrics(std::FILE *file, const std::string &path, int64_t step,
                    ": {\"sent\": " + std::to_string(t.sent) +
                    ", \"received\": " + std::to_string(t.received) + "}";
   }
-  int written =
-      std::fprintf(file,
-                   "{\"step\": %lld, \"loss\": %.9g, \"time_s\": %.6f, "
-                   "\"examples_per_s\": %.3f, \"bytes_sent\": %lld, "
-                   "\"bytes_received\": %lld, \"variables\": {%s}}\n",
-                   static_cast<long long>(step), loss, seconds, rate,
-                   static_cast<long long>(sum.sent),
-                   static_cast<long long>(sum.received), perVariable.c_str());
+  int written = std::fprintf(
+      file,
+      "{\"step\": %lld, \"loss\": %.9g, \"time_s\": %.6f, "
+      "\"examples_per_s\": %.3f, \"bytes_sent\": %lld, "
+      "\"bytes_received\": %lld, \"variables\": {%s}%s}\n",
+      static_cast<long long>(step), loss, seconds, rate,
+      static_cast<long long>(sum.sent), static_cast<long long>(sum.received),
+      perVariable.c_str(), kernels.c_str());
   // A full disk must not pass for a finished run.
   if (written < 0 || std::fflush(file) != 0 || std::ferror(file))
     die("cannot write --metrics '" + path + "': " + std::strerror(errno));
@@ -195,7 +202,7 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         " --data DIR [--steps S] [--metrics FILE.jsonl]\n"
         "       [--metrics-all-ranks] [--save DIR] [--save-every K]\n"
         "       [--restore DIR] [--init MODEL.onnx|DIR] [--log-every K]\n"
-        "       [--trace FILE.json] [--comm-timeout SECONDS]\n"
+        "       [--trace FILE.json] [--comm-timeout SECONDS] [--verbose]\n"
         "  --data DIR       DIR/<graph input>.npy, leading dimension = "
         "examples;\n"
         "                   worker r of N trains step s on examples\n"
@@ -219,7 +226,10 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         "  --comm-timeout S end the job when a communication makes no\n"
         "                   progress for S seconds (plus the longest step),\n"
         "                   naming the ranks that do not respond; 0: wait\n"
-        "                   forever (default 60)\n";
+        "                   forever (default 60)\n"
+        "  --verbose        each worker prints its CPU's features and the\n"
+        "                   kernels chosen for them (PARALLAX_BLAS_CORE:\n"
+        "                   auto, library or an OpenBLAS core)\n";
     if (problem.empty()) {
       std::fputs(text.c_str(), stdout);
       std::exit(0);
@@ -255,10 +265,18 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
       options.trace = value();
     else if (arg == "--comm-timeout")
       options.commTimeout = parseCount(arg, value(), 0);
+    else if (arg == "--verbose")
+      options.verbose = true;
     else if (arg == "--help" || arg == "-h")
       usage("");
     else
       usage("unexpected argument '" + arg + "'");
+  }
+  if (options.verbose) {
+    const World &w = world();
+    std::string who =
+        w.size > 1 ? "worker " + std::to_string(w.rank) + ": " : "";
+    std::fprintf(stderr, "%s%s\n", who.c_str(), describeKernels().c_str());
   }
   if (options.data.empty())
     usage("--data is required");

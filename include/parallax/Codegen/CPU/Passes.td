@@ -140,7 +140,8 @@ def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
     something may write the source between the transpose and the product.
 
     Precondition: the module is bufferized. Postcondition: the programs
-    built from it link OpenBLAS (parallax-compile does).
+    built from it link the Parallax runtime, which loads OpenBLAS with the
+    kernels the CPU's features call for (parallax-compile does).
   }];
   let dependentDialects = [
     "::mlir::func::FuncDialect",
