@@ -12,6 +12,10 @@ only output and has a symbolic batch dimension ("batch"):
                   features -> MLP) click model, binary cross-entropy
   cnn             2 x (conv, batch norm, relu, max pool) -> global average
                   pool -> linear, cross-entropy
+  mobile_cnn      the blocks torchvision's ResNet and MobileNetV2 reach on
+                  32x32 images, on 4x4 ones: 3x3 stride-2 convolutions
+                  down to a 1x1 output, an inverted residual (pointwise,
+                  depthwise, ReLU6), a depthwise stride-2 convolution
 
 Parameters keep their PyTorch names (export without constant folding).
 The CNN's batch norms are exported in inference form: their running
@@ -63,6 +67,7 @@ TRAINING = {
                                     "initial_accumulator_value": 0.1})],
     "wide_deep": [("sgd", {"lr": 0.1})],
     "cnn": [("sgd", {"lr": 0.1})],
+    "mobile_cnn": [("sgd", {"lr": 0.1})],
 }
 
 
@@ -137,6 +142,32 @@ class CNN(nn.Module):
         return F.cross_entropy(self.classifier(x), labels)
 
 
+class MobileCNN(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+
+        def conv_bn(cin, cout, kernel, stride, groups=1, act=nn.ReLU):
+            layers = [nn.Conv2d(cin, cout, kernel, stride, kernel // 2,
+                                groups=groups, bias=False),
+                      nn.BatchNorm2d(cout)]
+            return nn.Sequential(*layers, *([act()] if act else []))
+
+        self.stem = conv_bn(3, 8, 3, 2)                      # 4x4 -> 2x2
+        self.expand = conv_bn(8, 16, 1, 1, act=nn.ReLU6)
+        self.depthwise = conv_bn(16, 16, 3, 1, groups=16, act=nn.ReLU6)
+        self.project = conv_bn(16, 8, 1, 1, act=None)
+        self.down = conv_bn(8, 16, 3, 2)                     # 2x2 -> 1x1
+        self.reduce = nn.Conv2d(16, 16, 3, 2, 1, groups=16)  # 1x1 -> 1x1
+        self.classifier = nn.Linear(16, classes)
+
+    def forward(self, images, labels):
+        x = self.stem(images)
+        x = x + self.project(self.depthwise(self.expand(x)))
+        x = self.reduce(self.down(x))
+        x = torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
+        return F.cross_entropy(self.classifier(x), labels)
+
+
 def distinct_initial_values(model):
     """The exporter merges initializers with equal contents, so freshly
     initialised ones (all-ones norm weights, all-zero biases, batch-norm
@@ -169,6 +200,9 @@ def models(large):
             "clicked": torch.randint(0, 2, (batch, 1), generator=g).float()}),
         "cnn": (CNN(10), {
             "images": torch.randn(batch, 3, 16, 16, generator=g),
+            "labels": torch.randint(0, 10, (batch,), generator=g)}),
+        "mobile_cnn": (MobileCNN(10), {
+            "images": torch.randn(batch, 3, 4, 4, generator=g),
             "labels": torch.randint(0, 10, (batch,), generator=g)}),
     }
 
@@ -305,11 +339,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--large", action="store_true",
                         help="realistic table sizes, written to large/")
+    parser.add_argument("--models",
+                        help="comma-separated subset to write (every model "
+                        "is still built, so each keeps its initial values)")
     args = parser.parse_args()
+    only = set(args.models.split(",")) if args.models else None
     torch.manual_seed(0)
     out_dir = HERE / ("large" if args.large else ".")
     out_dir.mkdir(exist_ok=True)
     for name, (model, inputs) in models(args.large).items():
+        if only is not None and name not in only:
+            continue
         distinct_initial_values(model)
         export(name, model, inputs, out_dir, 17, "")
         if args.large:

@@ -252,6 +252,17 @@ def cases():
                "parallax.nll_loss none {x0}, {c0} : {t0}, {ct0}",
                lambda x, l: F.nll_loss(x, l, reduction="none"),
                [rand(2, 5, 3)], [labels])
+    # Depthwise (MobileNet's stride-2 blocks) and grouped with several
+    # filters per group, strided and dilated: one grouped convolution and
+    # one conv_filter_grad, not a slice per group.
+    yield Case("conv_depthwise_strided",
+               "parallax.conv {x0}, {x1}, {x2} strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] groups = 4 : {t0}, {t1}, {t2}",
+               lambda x, w, b: F.conv2d(x, w, b, 2, 1, 1, 4),
+               [rand(2, 4, 7, 7), rand(4, 1, 3, 3), rand(4)])
+    yield Case("conv_grouped_strided_dilated",
+               "parallax.conv {x0}, {x1}, {x2} strides = [2, 1] pads = [0, 1, 2, 1] dilations = [1, 2] groups = 2 : {t0}, {t1}, {t2}",
+               lambda x, w, b: F.conv2d(F.pad(x, (1, 1, 0, 2)), w, b, (2, 1), 0, (1, 2), 2),
+               [rand(1, 4, 8, 9), rand(6, 2, 3, 2), rand(6)])
 
 
 def main():

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_PARALLAXCOLLAPSELOOPDIMS
@@ -65,6 +66,34 @@ SmallVector<ReassociationIndices> collapsibleRuns(linalg::LinalgOp op) {
   return runs;
 }
 
+/// The loops of a generic whose unit extent may be dropped: those every
+/// indexing map uses as a whole index only. Upstream's rewrite also drops
+/// a unit loop inside a window index (`2 * oh + kh`, an im2col of a 1x1
+/// output): `kh` then indexes a larger input dimension alone, which is no
+/// longer a valid generic.
+SmallVector<unsigned> droppableUnitLoops(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic) {
+    if (auto pad = dyn_cast<tensor::PadOp>(op))
+      return llvm::to_vector(
+          llvm::seq<unsigned>(0, pad.getSourceType().getRank()));
+    return {};
+  }
+  llvm::SmallBitVector inWindows(generic.getNumLoops());
+  for (AffineMap map : generic.getIndexingMapsArray())
+    for (AffineExpr result : map.getResults())
+      if (!isa<AffineDimExpr>(result))
+        result.walk([&](AffineExpr e) {
+          if (auto dim = dyn_cast<AffineDimExpr>(e))
+            inWindows.set(dim.getPosition());
+        });
+  SmallVector<unsigned> loops;
+  for (unsigned loop = 0, e = generic.getNumLoops(); loop < e; ++loop)
+    if (!inWindows.test(loop))
+      loops.push_back(loop);
+  return loops;
+}
+
 struct CollapseLoopDimsPass
     : parallax::impl::ParallaxCollapseLoopDimsBase<CollapseLoopDimsPass> {
   void runOnOperation() override {
@@ -72,6 +101,7 @@ struct CollapseLoopDimsPass
     // Size-1 dimensions of broadcast operands first: (c, 0, 0) becomes (c),
     // which no longer blocks merging the loops it skipped.
     linalg::ControlDropUnitDims unitDims;
+    unitDims.controlFn = droppableUnitLoops;
     linalg::populateFoldUnitExtentDimsPatterns(patterns, unitDims);
     linalg::populateCollapseDimensions(patterns, collapsibleRuns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

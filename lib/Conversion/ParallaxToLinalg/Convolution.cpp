@@ -6,7 +6,8 @@
 //
 // Ungrouped f32 convolutions as matrix products (im2col), grouped ones as
 // a linalg.generic, the filter gradient (conv_filter_grad) as a batched
-// product of the forward patches, pooling as windowed loops.
+// product of the forward patches (grouped: a linalg.generic), pooling as
+// windowed loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,6 +68,50 @@ Value channelMajorPatches(OpBuilder &b, Location loc, Value input,
                     ShapedType::getNumElements(outSpatial)});
 }
 
+/// The filter gradient of a grouped convolution as one loop nest
+/// (f, c, k_1..k_k, n, o_1..o_k): dW[f, c, k] += X[n, group(f) * C/G + c,
+/// o * s + k * d] * DY[n, f, o]. Depthwise filters have one channel per
+/// group, so this is one pass over X and DY per kernel position.
+Value groupedFilterGradient(OpBuilder &b, Location loc, ConvFilterGradOp op,
+                            ConvFilterGradOp::Adaptor adaptor) {
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType type = tensorTypeOf(op.getResult());
+  int64_t k = op.getKernel().size();
+  int64_t perGroup = type.getDimSize(0) / op.getGroups();
+  int64_t channels = type.getDimSize(1);
+  int64_t loops = 2 * k + 3;
+  auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> in{dim(k + 2),
+                             dim(0).floorDiv(perGroup) * channels + dim(1)};
+  SmallVector<AffineExpr> grad{dim(k + 2), dim(0)};
+  SmallVector<AffineExpr> out{dim(0), dim(1)};
+  for (int64_t d = 0; d < k; ++d) {
+    in.push_back(dim(k + 3 + d) * op.getStrides()[d] +
+                 dim(2 + d) * op.getDilations()[d]);
+    grad.push_back(dim(k + 3 + d));
+    out.push_back(dim(2 + d));
+  }
+  SmallVector<AffineMap> maps{AffineMap::get(loops, 0, in, ctx),
+                              AffineMap::get(loops, 0, grad, ctx),
+                              AffineMap::get(loops, 0, out, ctx)};
+  SmallVector<utils::IteratorType> iterators(k + 2,
+                                             utils::IteratorType::parallel);
+  iterators.append(k + 1, utils::IteratorType::reduction);
+  Value init = filledTensor(b, loc, type,
+                            scalarConstant(b, loc, type.getElementType(), 0));
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type},
+             ValueRange{adaptor.getInput(), adaptor.getOutputGrad()},
+             ValueRange{init}, maps, iterators,
+             [](OpBuilder &nb, Location l, ValueRange v) {
+               Value product = arith::MulFOp::create(nb, l, v[0], v[1]);
+               linalg::YieldOp::create(
+                   nb, l,
+                   arith::AddFOp::create(nb, l, v[2], product).getResult());
+             })
+      .getResult(0);
+}
+
 /// dW [M, C, K...] from the forward convolution's own patches of the padded
 /// input X [N, C, ...] (the same copy, which CSE merges with the
 /// forward's): per image P[n] [C*K, O] times DY[n]^T [O, M], summed over
@@ -79,6 +124,10 @@ struct ConvFilterGradLowering : OpConversionPattern<ConvFilterGradOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = tensorTypeOf(op.getResult());
+    if (op.getGroups() != 1) {
+      rewriter.replaceOp(op, groupedFilterGradient(rewriter, loc, op, adaptor));
+      return success();
+    }
     Value dy = adaptor.getOutputGrad();
     RankedTensorType dyType = tensorTypeOf(dy);
     int64_t n = dyType.getDimSize(0), m = dyType.getDimSize(1);

@@ -98,3 +98,23 @@ func.func @slices(%x: tensor<8x8xf32>) -> tensor<4x4xf32> {
   } -> tensor<4x4xf32>
   return %r : tensor<4x4xf32>
 }
+
+// -----
+
+// The im2col of a 3x3 stride-2 convolution with a 1x1 output (ResNet-18's
+// last blocks on 32x32 images): the output's unit loops oh, ow sit inside
+// the input's window indices (2 * oh + kh), so they stay. Dropping them
+// would leave kh alone indexing the 4-high input, an invalid generic.
+// CHECK-DAG: #[[WIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 * 2 + d4, d2 * 2 + d5)>
+// CHECK-LABEL: func.func @window_of_unit_output
+// CHECK: linalg.generic {indexing_maps = [#[[WIN]], #{{.*}}], {{.*}} ins(%arg0 : tensor<32x256x4x4xf32>) outs(%{{.*}} : tensor<32x1x1x256x3x3xf32>)
+#win = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 * 2 + d4, d2 * 2 + d5)>
+#id6 = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>
+func.func @window_of_unit_output(%x: tensor<32x256x4x4xf32>) -> tensor<32x1x1x256x3x3xf32> {
+  %e = tensor.empty() : tensor<32x1x1x256x3x3xf32>
+  %r = linalg.generic {indexing_maps = [#win, #id6], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<32x256x4x4xf32>) outs(%e : tensor<32x1x1x256x3x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<32x1x1x256x3x3xf32>
+  return %r : tensor<32x1x1x256x3x3xf32>
+}

@@ -131,3 +131,19 @@ func.func @filter_gradient_strided(%x: tensor<1x2x9x9xf32>, %dy: tensor<1x3x3x3x
   %0 = parallax.conv_filter_grad %x, %dy kernel = [3, 3] strides = [2, 2] dilations = [2, 2] : tensor<1x2x9x9xf32>, tensor<1x3x3x3xf32>
   return %0 : tensor<3x2x3x3xf32>
 }
+
+// -----
+
+// A grouped filter gradient is one loop nest over every group: filter f
+// of group f / (M/G) reads that group's input channels.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, (d0 floordiv 2) * 3 + d1, d5 * 2 + d2, d6 * 2 + d3)>
+// CHECK-DAG: #[[DY:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0, d5, d6)>
+// CHECK-DAG: #[[DW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @filter_gradient_grouped
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[DY]], #[[DW]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg0, %arg1 : tensor<2x6x9x9xf32>, tensor<2x4x4x4xf32>) outs(%{{.*}} : tensor<4x3x3x3xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @filter_gradient_grouped(%x: tensor<2x6x9x9xf32>, %dy: tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32> {
+  %0 = parallax.conv_filter_grad %x, %dy kernel = [3, 3] strides = [2, 2] dilations = [1, 1] groups = 2 : tensor<2x6x9x9xf32>, tensor<2x4x4x4xf32>
+  return %0 : tensor<4x3x3x3xf32>
+}

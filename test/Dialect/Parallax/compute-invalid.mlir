@@ -407,3 +407,11 @@ func.func @f(%a: tensor<?xf32>) {
   %r = parallax.relu %a : tensor<?xf32>
   return
 }
+
+// -----
+
+func.func @filter_grad_groups_do_not_divide(%x: tensor<2x6x9x9xf32>, %dy: tensor<2x4x7x7xf32>) -> tensor<4x2x3x3xf32> {
+  // expected-error @+1 {{input channels (6) and output gradient channels (4) must be multiples of groups (3)}}
+  %r = parallax.conv_filter_grad %x, %dy kernel = [3, 3] strides = [1, 1] dilations = [1, 1] groups = 3 : tensor<2x6x9x9xf32>, tensor<2x4x7x7xf32>
+  return %r : tensor<4x2x3x3xf32>
+}

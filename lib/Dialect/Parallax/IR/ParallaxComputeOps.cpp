@@ -447,7 +447,16 @@ LogicalResult inferConvFilterGrad(MLIRContext *, std::optional<Location> loc,
     return fail(loc, "output gradient " + str(grad) +
                          " does not have the spatial shape of the forward "
                          "convolution's result");
-  Shape shape{grad.getDimSize(1), input.getDimSize(1)};
+  // The parser infers before it fills in the default.
+  IntegerAttr groupsAttr = adaptor.getGroupsAttr();
+  int64_t groups = groupsAttr ? groupsAttr.getInt() : 1;
+  if (groups < 1 || input.getDimSize(1) % groups || grad.getDimSize(1) % groups)
+    return fail(loc, "input channels (" + std::to_string(input.getDimSize(1)) +
+                         ") and output gradient channels (" +
+                         std::to_string(grad.getDimSize(1)) +
+                         ") must be multiples of groups (" +
+                         std::to_string(groups) + ")");
+  Shape shape{grad.getDimSize(1), input.getDimSize(1) / groups};
   llvm::append_range(shape, kernel);
   types.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();

@@ -525,33 +525,40 @@ def Parallax_ConvOp : Parallax_Op<"conv", [Pure, Parallax_Differentiable, SameOp
 
 def Parallax_ConvFilterGradOp : Parallax_Op<"conv_filter_grad",
     [Pure, SameOperandsElementType, InferTypeOpAdaptor]> {
-  let summary = "the filter gradient of an ungrouped, unpadded convolution";
+  let summary = "the filter gradient of an unpadded convolution";
   let description = [{
-    The gradient of `conv(input, filter)` (groups 1, no pads) with respect
-    to a `M x C x K1 x ... x Kk` filter, given the gradient `output_grad`
-    (`N x M x O1 x ... x Ok`) of its result:
+    The gradient of `conv(input, filter)` (no pads, `groups` groups) with
+    respect to a `M x C/groups x K1 x ... x Kk` filter, given the gradient
+    `output_grad` (`N x M x O1 x ... x Ok`) of its result:
     `dW[m, c, k...] = sum over n, o... of
-    input[n, c, o * strides + k * dilations] * output_grad[n, m, o...]`.
-    `kernel` is the filter's spatial shape; `output_grad`'s spatial shape
-    must be the forward convolution's. Autodiff writes it for every
-    convolution (on the padded input, once per group); the lowering computes
-    it from the forward convolution's own patches. Not differentiable.
+    input[n, g(m) * C/groups + c, o * strides + k * dilations] *
+    output_grad[n, m, o...]`, where `g(m) = m / (M/groups)` is filter m's
+    group. `kernel` is the filter's spatial shape; `output_grad`'s spatial
+    shape must be the forward convolution's. Autodiff writes it for every
+    convolution (on the padded input); the lowering computes an ungrouped
+    f32 one from the forward convolution's own patches, a grouped one as
+    one loop nest over every group. Not differentiable.
 
     Example:
 
     ```mlir
     %dw = parallax.conv_filter_grad %x, %dy kernel = [3, 3] strides = [1, 1] dilations = [1, 1]
         : tensor<2x3x10x10xf32>, tensor<2x16x8x8xf32>
+    %dd = parallax.conv_filter_grad %x, %dz kernel = [3, 3] strides = [1, 1] dilations = [1, 1] groups = 3
+        : tensor<2x3x10x10xf32>, tensor<2x3x8x8xf32>
     ```
   }];
   let arguments = (ins Parallax_FloatTensor:$input,
                        Parallax_FloatTensor:$output_grad,
                        DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
-                       DenseI64ArrayAttr:$dilations);
+                       DenseI64ArrayAttr:$dilations,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>,
+                                         "1">:$groups);
   let results = (outs Parallax_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $output_grad `kernel` `=` $kernel `strides` `=` $strides
-    `dilations` `=` $dilations attr-dict `:` type($input) `,` type($output_grad)
+    `dilations` `=` $dilations (`groups` `=` $groups^)? attr-dict `:`
+    type($input) `,` type($output_grad)
   }];
   let extraClassDefinition = Parallax_InferWith<"inferConvFilterGrad">.body;
 }

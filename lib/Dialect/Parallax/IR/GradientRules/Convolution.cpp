@@ -18,17 +18,32 @@ static constexpr int64_t kMaxPoolWindow = 256;
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
-/// dx and dw of an ungrouped convolution.
-static std::pair<Value, Value> convGradients(GradBuilder &g, Value x, Value w,
-                                             Value dy,
-                                             ArrayRef<int64_t> strides,
-                                             ArrayRef<int64_t> dilations,
-                                             ArrayRef<int64_t> pads) {
+/// The filter of a convolution's input gradient: `w` [M, C/G, K...] with
+/// each group's in and out channels swapped, [C, M/G, K...]. A reshape to
+/// [G, M/G, C/G, K...], a transpose of the two channel dimensions, a
+/// reshape back: no per-group slices.
+static Value swapChannelsPerGroup(GradBuilder &g, Value w, int64_t groups) {
+  auto type = tensorType(w);
+  int64_t rank = type.getRank();
+  int64_t perGroup = type.getDimSize(0) / groups, channels = type.getDimSize(1);
+  Shape grouped{groups, perGroup, channels};
+  llvm::append_range(grouped, type.getShape().drop_front(2));
+  Shape perm(rank + 1);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[1], perm[2]);
+  Shape swapped{groups * channels, perGroup};
+  llvm::append_range(swapped, type.getShape().drop_front(2));
+  return g.reshape(g.transpose(g.reshape(w, grouped), perm), swapped);
+}
+
+/// dx and dw of a convolution: dx is a convolution with as many groups,
+/// dw one conv_filter_grad.
+static std::pair<Value, Value>
+convGradients(GradBuilder &g, Value x, Value w, Value dy,
+              ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+              ArrayRef<int64_t> pads, int64_t groups) {
   auto xType = tensorType(x), wType = tensorType(w);
   int64_t rank = xType.getRank(), spatial = rank - 2;
-  Shape swap01(rank);
-  std::iota(swap01.begin(), swap01.end(), 0);
-  std::swap(swap01[0], swap01[1]);
   Shape ones(spatial, 1), zeros(2 * spatial, 0);
 
   // dx: the stride-dilated dy, padded to a full correlation, convolved
@@ -49,10 +64,10 @@ static std::pair<Value, Value> convGradients(GradBuilder &g, Value x, Value w,
     flipOffsets[d] = wType.getDimSize(d) - 1;
     flipStrides[d] = -1;
   }
-  Value flipped = g.transpose(
-      g.slice(w, flipOffsets, wType.getShape(), flipStrides), swap01);
+  Value flipped = swapChannelsPerGroup(
+      g, g.slice(w, flipOffsets, wType.getShape(), flipStrides), groups);
   Value dx = ConvOp::create(g.b, g.loc, dilated, flipped, Value(), ones, zeros,
-                            dilations, 1);
+                            dilations, groups);
 
   // dw: the padded input's patches against dy (conv_filter_grad).
   Shape padLow(rank, 0), padHigh(rank, 0);
@@ -63,55 +78,29 @@ static std::pair<Value, Value> convGradients(GradBuilder &g, Value x, Value w,
   Value padded = g.padOrCrop(x, padLow, padHigh);
   Value dw = ConvFilterGradOp::create(g.b, g.loc, padded, dy,
                                       wType.getShape().drop_front(2), strides,
-                                      dilations);
+                                      dilations, groups);
   return {dx, dw};
 }
 
 LogicalResult ConvOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                      SmallVectorImpl<Value> &out) {
-  return rule(
-      *this, builder, grads, out,
-      [&](GradBuilder &g, Value dy) -> LogicalResult {
-        Value x = getInput(), w = getFilter();
-        int64_t groups = getGroups(), rank = tensorType(x).getRank();
-        // A grouped convolution is `groups` independent ones on channel
-        // slices: differentiate each and concatenate.
-        auto channels = [&](Value v, int64_t group) {
-          auto type = tensorType(v);
-          Shape offsets(rank, 0), sizes(type.getShape());
-          sizes[1] /= groups;
-          offsets[1] = group * sizes[1];
-          return groups == 1 ? v : g.slice(v, offsets, sizes, Shape(rank, 1));
-        };
-        auto filters = [&](int64_t group) {
-          auto type = tensorType(w);
-          Shape offsets(rank, 0), sizes(type.getShape());
-          sizes[0] /= groups;
-          offsets[0] = group * sizes[0];
-          return groups == 1 ? w : g.slice(w, offsets, sizes, Shape(rank, 1));
-        };
-        SmallVector<Value> dxs, dws;
-        for (int64_t group = 0; group < groups; ++group) {
-          auto [dx, dw] = convGradients(g, channels(x, group), filters(group),
-                                        channels(dy, group), getStrides(),
-                                        getDilations(), getPads());
-          dxs.push_back(dx);
-          dws.push_back(dw);
-        }
-        out.push_back(groups == 1
-                          ? dxs.front()
-                          : Value(ConcatOp::create(g.b, g.loc, dxs, 1)));
-        out.push_back(groups == 1
-                          ? dws.front()
-                          : Value(ConcatOp::create(g.b, g.loc, dws, 0)));
-        if (getBias()) {
-          Shape axes{0};
-          for (int64_t d = 2; d < rank; ++d)
-            axes.push_back(d);
-          out.push_back(g.sum(dy, axes, false));
-        }
-        return success();
-      });
+  return rule(*this, builder, grads, out,
+              [&](GradBuilder &g, Value dy) -> LogicalResult {
+                Value x = getInput(), w = getFilter();
+                int64_t rank = tensorType(x).getRank();
+                auto [dx, dw] =
+                    convGradients(g, x, w, dy, getStrides(), getDilations(),
+                                  getPads(), getGroups());
+                out.push_back(dx);
+                out.push_back(dw);
+                if (getBias()) {
+                  Shape axes{0};
+                  for (int64_t d = 2; d < rank; ++d)
+                    axes.push_back(d);
+                  out.push_back(g.sum(dy, axes, false));
+                }
+                return success();
+              });
 }
 
 /// Pooling whose windows overlap, are padded or do not tile the input:
