@@ -16,17 +16,24 @@ data with --profile-data). PyTorch runs DDP
 with the embeddings dense and with sparse=True. Never asserts timings;
 writes a JSON file of the results and, with --plot, PNG plots.
 
+With --cluster M:RATE[:DELAY] (root) everything runs on M emulated
+machines (scripts/emulated-cluster.sh: network namespaces on a bridge,
+each NIC shaped to RATE, e.g. 1gbit), one worker each, over TCP: Parallax
+through the cluster's mpirun, each DDP worker inside its machine's
+namespace with gloo on that machine's NIC. The worker count is then M.
+
 Needs Debian's python3-torch (and python3-matplotlib for --plot), OpenMPI's
 mpirun; usage:
   /usr/bin/python3 bench/distributed_benchmark.py [--workers 2 4]
       [--batch 32] [--steps 30] [--models lstm_lm wide_deep ...]
-      [--json results.json] [--plot DIR]
+      [--cluster 4:1gbit[:DELAY]] [--json results.json] [--plot DIR]
 """
 
 import argparse
 import json
 import os
 import pathlib
+import shlex
 import statistics
 import subprocess
 import sys
@@ -93,7 +100,7 @@ def parallax_run(compile_tool, onnx, frozen, data, workers, strategy, batch, ste
     subprocess.run(command, check=True, env=ENV, stdout=subprocess.DEVNULL)
     compile_s = time.perf_counter() - start
     metrics = work / f"metrics.{workers}.{strategy}.jsonl"
-    subprocess.run(MPIRUN + ["-np", str(workers), str(program), "--data", str(data),
+    subprocess.run(launcher(workers) + [str(program), "--data", str(data),
                              "--steps", str(steps), "--metrics", str(metrics),
                              "--metrics-all-ranks"],
                    check=True, env=ENV, stdout=subprocess.DEVNULL,
@@ -113,10 +120,29 @@ def parallax_run(compile_tool, onnx, frozen, data, workers, strategy, batch, ste
             "predicted_bytes": predicted, "compile_s": compile_s}
 
 
+def cluster_hosts():
+    """The emulated machines' addresses, or [] on this machine's loopback."""
+    hosts = os.environ.get("CLUSTER_HOSTS", "")
+    return hosts.split(",") if hosts and os.environ.get("CLUSTER_MPIRUN") else []
+
+
+def launcher(workers):
+    """mpirun for `workers` ranks: the emulated cluster's, or shared memory."""
+    if cluster_hosts():
+        return shlex.split(os.environ["CLUSTER_MPIRUN"])
+    return MPIRUN + ["-np", str(workers)]
+
+
 def ddp_child(name, rank, workers, batch, steps, warmup, data_dir, sparse, port):
     """One DDP worker (run in its own process)."""
     torch.set_num_threads(1)
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    hosts = cluster_hosts()
+    os.environ.update(MASTER_ADDR=hosts[0] if hosts else "127.0.0.1",
+                      MASTER_PORT=str(port))
+    if hosts:
+        # Inside a machine's namespace: its one NIC besides loopback.
+        os.environ["GLOO_SOCKET_IFNAME"] = next(
+            nic for nic in sorted(os.listdir("/sys/class/net")) if nic != "lo")
     torch.distributed.init_process_group("gloo", rank=rank, world_size=workers)
     torch.manual_seed(0)
     model, inputs = export.models(large=True)[name]
@@ -145,13 +171,23 @@ def ddp_child(name, rank, workers, batch, steps, warmup, data_dir, sparse, port)
 
 
 def ddp_run(name, workers, batch, steps, warmup, data, sparse, port):
-    children = [subprocess.Popen(
-        [sys.executable, __file__, "--ddp-child", name, "--rank", str(rank),
-         "--workers-of-child", str(workers), "--batch", str(batch), "--steps", str(steps),
-         "--warmup", str(warmup), "--data-of-child", str(data), "--port", str(port)]
-        + (["--sparse"] if sparse else []),
-        env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        for rank in range(workers)]
+    hosts = cluster_hosts()
+    per_machine = int(os.environ.get("CLUSTER_RANKS", "1"))
+
+    def command(rank):
+        child = ([sys.executable, __file__, "--ddp-child", name, "--rank", str(rank),
+                  "--workers-of-child", str(workers), "--batch", str(batch),
+                  "--steps", str(steps), "--warmup", str(warmup),
+                  "--data-of-child", str(data), "--port", str(port)]
+                 + (["--sparse"] if sparse else []))
+        if not hosts:
+            return child
+        return [os.environ["CLUSTER_AGENT"], hosts[rank // per_machine],
+                shlex.join(child)]
+
+    children = [subprocess.Popen(command(rank), env=ENV, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)
+                for rank in range(workers)]
     outputs = [child.communicate()[0] for child in children]
     if any(child.returncode for child in children):
         return None
@@ -190,6 +226,29 @@ def plot(results, directory):
         plt.close(fig)
 
 
+def run_on_cluster(spec):
+    """Runs this benchmark again inside an emulated cluster, which the
+    script removes on every exit path."""
+    parts = spec.split(":")
+    if len(parts) not in (2, 3) or not parts[0].isdigit() or int(parts[0]) < 2:
+        sys.exit(f"--cluster '{spec}': expected M:RATE[:DELAY] with M >= 2, "
+                 "e.g. 4:1gbit")
+    script = ROOT / "scripts" / "emulated-cluster.sh"
+    command = ["bash", str(script), "--machines", parts[0], "--rate", parts[1],
+               "--timeout", "7200"]
+    if len(parts) == 3:
+        command += ["--delay", parts[2]]
+    rest, skip = [], False
+    for arg in sys.argv[1:]:
+        if skip:
+            skip = False
+        elif arg == "--cluster":
+            skip = True
+        elif not arg.startswith("--cluster="):
+            rest.append(arg)
+    os.execvp("bash", command + ["--", sys.executable, __file__] + rest)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=ROOT / "build", type=pathlib.Path)
@@ -201,6 +260,8 @@ def main():
                         default=["lstm_lm", "gru_lm", "transformer_lm", "wide_deep", "cnn"])
     parser.add_argument("--json", type=pathlib.Path)
     parser.add_argument("--plot", type=pathlib.Path)
+    parser.add_argument("--cluster", metavar="M:RATE[:DELAY]",
+                        help="run on M emulated machines with NICs of RATE (root)")
     parser.add_argument("--ddp-child", help=argparse.SUPPRESS)
     parser.add_argument("--rank", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--workers-of-child", type=int, help=argparse.SUPPRESS)
@@ -208,6 +269,10 @@ def main():
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--sparse", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cluster:
+        return run_on_cluster(args.cluster)
+    if cluster_hosts():
+        args.workers = [len(cluster_hosts()) * int(os.environ.get("CLUSTER_RANKS", "1"))]
     if args.ddp_child:
         return ddp_child(args.ddp_child, args.rank, args.workers_of_child, args.batch,
                          args.steps, args.warmup, args.data_of_child, args.sparse,

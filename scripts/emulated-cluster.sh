@@ -15,7 +15,11 @@
 #                   agent that enters the namespace owning each address,
 #                   with OpenMPI's TCP transport restricted to the bridge
 #                   (no shared memory between machines);
-#   CLUSTER_HOSTS   the machines' addresses, comma-separated.
+#   CLUSTER_HOSTS   the machines' addresses, comma-separated;
+#   CLUSTER_RANKS   G;
+#   CLUSTER_AGENT   the agent: `$CLUSTER_AGENT HOST COMMAND...` runs
+#                   COMMAND (one shell string) inside HOST's namespace,
+#                   for launchers other than mpirun (PyTorch's DDP).
 # Everything it made is removed on every exit path (normal end, error,
 # Ctrl-C, the timeout, default 600 s). Only traffic between its own
 # namespaces is generated. Exits with COMMAND's status; 77 when this
@@ -127,6 +131,7 @@ chmod +x "$WORK/agent"
 export SHELL=${SHELL:-/bin/bash} USER=${USER:-$(id -un)}
 host_list=$(printf '%s:'"$RANKS"',' "${hosts[@]}")
 export CLUSTER_HOSTS=$(IFS=,; echo "${hosts[*]}")
+export CLUSTER_RANKS=$RANKS CLUSTER_AGENT=$WORK/agent
 export CLUSTER_MPIRUN="mpirun --allow-run-as-root --host ${host_list%,} \
 -np $((MACHINES * RANKS)) --map-by slot --bind-to none \
 --mca plm_rsh_agent $WORK/agent --mca plm_rsh_no_tree_spawn 1 \

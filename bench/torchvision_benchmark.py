@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""Training steps of torchvision's classification models: Parallax against
+PyTorch 1.13, one thread each, the same weights, data and SGD.
+
+For each model (torchvision 0.14, 10 classes), exports it with its
+cross-entropy loss in eval mode (opset 14, no constant folding; batch norm
+with its running statistics, which parallax-compile keeps frozen), builds
+the training program (parallax-compile -O3 --batch-size B --lr 0.01),
+trains S steps of B 32x32 images on both sides and prints the largest
+relative difference of the per-step losses, the median step time of each
+(after the first step) and their ratio (parallax / PyTorch; <= 1.0 is
+faster), and parallax-compile's time. Constant initial tensors (fresh
+batch-norm weights and statistics) are perturbed slightly first: the
+exporter would merge equal initializers into one shared variable. Never
+asserts timings.
+
+Training-mode exports (batch statistics, dropout) do not import yet.
+
+Needs Debian's python3-torch and python3-torchvision; usage:
+  /usr/bin/python3 bench/torchvision_benchmark.py [--models resnet18 ...]
+      [--batch 32] [--steps 6]
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+import onnx
+import torch
+import torchvision
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+
+
+class WithLoss(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.m = model
+
+    def forward(self, images, labels):
+        return torch.nn.functional.cross_entropy(self.m(images), labels)
+
+
+def build(name):
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)(num_classes=10)
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for t in list(model.parameters()) + list(model.buffers()):
+            if t.is_floating_point() and t.min() == t.max():
+                t.add_(0.01 * torch.rand(t.shape, generator=g))
+    return WithLoss(model).eval()
+
+
+def run(name, batch, steps, compile_tool, work):
+    model = build(name)
+    g = torch.Generator().manual_seed(1)
+    images = torch.randn(batch * steps, 3, 32, 32, generator=g)
+    labels = torch.randint(0, 10, (batch * steps,), generator=g)
+    onnx_path = work / f"{name}.onnx"
+    torch.onnx.export(model, (images[:batch], labels[:batch]), str(onnx_path),
+                      input_names=["images", "labels"], output_names=["loss"],
+                      opset_version=14, do_constant_folding=False,
+                      training=torch.onnx.TrainingMode.PRESERVE)
+    parameters = {n for n, _ in model.named_parameters()}
+    frozen = [i.name for i in onnx.load(str(onnx_path), load_external_data=False)
+              .graph.initializer
+              if i.name not in parameters and i.data_type == onnx.TensorProto.FLOAT]
+    data = work / f"{name}.data"
+    data.mkdir()
+    np.save(data / "images.npy", images.numpy())
+    np.save(data / "labels.npy", labels.numpy())
+    program = work / name
+    start = time.perf_counter()
+    subprocess.run([compile_tool, str(onnx_path), "-O3", "--batch-size", str(batch),
+                    "--lr", "0.01", "--freeze", ",".join(frozen), "-o", str(program)],
+                   check=True, env=ENV)
+    compile_s = time.perf_counter() - start
+    metrics = work / f"{name}.jsonl"
+    subprocess.run([str(program), "--data", str(data), "--metrics", str(metrics),
+                    "--log-every", str(steps)], check=True, env=ENV,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    records = [json.loads(line) for line in metrics.read_text().splitlines()]
+    ours = [r["loss"] for r in records]
+    torch.set_num_threads(1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    theirs, torch_times = [], []
+    for step in range(steps):
+        chunk = slice(step * batch, (step + 1) * batch)
+        begin = time.perf_counter()
+        optimizer.zero_grad()
+        loss = model(images[chunk], labels[chunk])
+        loss.backward()
+        optimizer.step()
+        torch_times.append(time.perf_counter() - begin)
+        theirs.append(loss.item())
+    difference = max(abs(a - b) / abs(b) for a, b in zip(ours, theirs))
+    return {"model": name, "loss_rel_diff": difference,
+            "parallax_s": statistics.median(r["time_s"] for r in records[1:]),
+            "pytorch_s": statistics.median(torch_times[1:]), "compile_s": compile_s}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default=ROOT / "build", type=pathlib.Path)
+    parser.add_argument("--models", nargs="+", default=["resnet18", "mobilenet_v2"])
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--steps", type=int, default=6)
+    args = parser.parse_args()
+    compile_tool = str(args.build / "bin" / "parallax-compile")
+    print(f"{'model':<14} {'loss diff':>10} {'parallax s':>11} {'pytorch s':>10} "
+          f"{'ratio':>6} {'compile s':>10}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.models:
+            r = run(name, args.batch, args.steps, compile_tool, pathlib.Path(tmp))
+            print(f"{name:<14} {r['loss_rel_diff']:>10.1e} {r['parallax_s']:>11.3f} "
+                  f"{r['pytorch_s']:>10.3f} {r['parallax_s'] / r['pytorch_s']:>6.2f} "
+                  f"{r['compile_s']:>10.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
