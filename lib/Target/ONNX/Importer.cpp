@@ -378,7 +378,10 @@ LogicalResult GraphImporter::checkSupported(const onnx::GraphProto &graph) {
   llvm::MapVector<std::string, Unsupported, std::map<std::string, unsigned>>
       unsupported;
   for (auto [index, node] : llvm::enumerate(graph.node())) {
-    bool known = converterFor(node) != nullptr;
+    // If is imported as its branch taken; that branch's nodes are checked
+    // when it is known.
+    bool known = converterFor(node) != nullptr ||
+                 (isDefaultDomain(node.domain()) && node.op_type() == "If");
     if (known)
       continue;
     std::string key = node.domain() + "::" + node.op_type();
@@ -437,6 +440,88 @@ GraphImporter::convertValueType(const onnx::ValueInfoProto &v) {
   return RankedTensorType::get(shape, elementType);
 }
 
+void GraphImporter::countUses(const onnx::GraphProto &graph) {
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (const std::string &name : node.input())
+      ++uses[name];
+    // A branch reads outer values and its own results.
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.type() == onnx::AttributeProto::GRAPH) {
+        countUses(attr.g());
+        for (const onnx::ValueInfoProto &output : attr.g().output())
+          ++uses[output.name()];
+      }
+  }
+}
+
+LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph) {
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    NodeContext ctx(*this, node, index);
+    if (isDefaultDomain(node.domain()) && node.op_type() == "If") {
+      if (failed(importIf(ctx)))
+        return failure();
+      continue;
+    }
+    Converter convert = converterFor(node);
+    // Nodes of a branch were not listed by checkSupported: only the
+    // branch taken must be importable.
+    if (!convert)
+      return ctx.emitError()
+             << "operator '" << node.op_type() << "' is not supported";
+    FailureOr<bool> folded = tryFold(ctx);
+    if (failed(folded) || ctx.failed())
+      return failure();
+    if (!*folded && (failed(convert(ctx)) || ctx.failed()))
+      return failure();
+    for (unsigned i = 0; i < ctx.numOutputs(); ++i)
+      if (ctx.outputUsed(i) && !values.count(node.output(i)) &&
+          !constants.count(node.output(i)))
+        return ctx.emitError() << "output " << i << " ('" << node.output(i)
+                               << "') is used but this importer does not "
+                                  "produce it";
+  }
+  return success();
+}
+
+LogicalResult GraphImporter::importIf(NodeContext &ctx) {
+  const Const *condition = ctx.constInput(0);
+  if (!ctx.hasInput(0) || !condition)
+    return ctx.emitError()
+           << "the condition ('" << (ctx.hasInput(0) ? ctx.node.input(0) : "")
+           << "') is computed at run time: only an If whose condition is "
+              "known at compile time is supported (bind symbolic dimensions "
+              "with --batch-size or --bind; control flow that depends on "
+              "data is not)";
+  if (condition->size() != 1)
+    return ctx.emitError() << "the condition must hold one element, it has "
+                           << condition->size();
+  StringRef taken = condition->at(0) != 0 ? "then_branch" : "else_branch";
+  const onnx::AttributeProto *branch = ctx.attr(taken);
+  if (!branch || branch->type() != onnx::AttributeProto::GRAPH)
+    return ctx.emitError() << "requires a graph attribute '" << taken << "'";
+  const onnx::GraphProto &graph = branch->g();
+  if (graph.initializer_size() || graph.sparse_initializer_size())
+    return ctx.emitError() << "initializers inside '" << taken
+                           << "' are not supported";
+  if (graph.output_size() != static_cast<int>(ctx.numOutputs()))
+    return ctx.emitError() << "'" << taken << "' has " << graph.output_size()
+                           << " outputs, the node " << ctx.numOutputs();
+  // The branch's nodes join the graph in the If's place.
+  if (failed(importNodes(graph)))
+    return failure();
+  for (auto [i, output] : llvm::enumerate(graph.output())) {
+    if (const Const *value = lookupConst(output.name())) {
+      ctx.setConstOutput(i, *value);
+      continue;
+    }
+    Value value = lookupValue(output.name(), ctx.loc);
+    if (!value)
+      return failure();
+    ctx.setOutput(i, value);
+  }
+  return success();
+}
+
 LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   std::set<std::string> initializerNames;
   for (const onnx::TensorProto &init : graph.initializer())
@@ -470,26 +555,11 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
         ReadOp::create(builder, variable.getLoc(), variable.getTensorType(),
                        variable.getSymName());
 
-  for (const onnx::NodeProto &node : graph.node())
-    for (const std::string &name : node.input())
-      ++uses[name];
+  countUses(graph);
   for (const onnx::ValueInfoProto &output : graph.output())
     ++uses[output.name()];
-
-  for (auto [index, node] : llvm::enumerate(graph.node())) {
-    NodeContext ctx(*this, node, index);
-    FailureOr<bool> folded = tryFold(ctx);
-    if (failed(folded) || ctx.failed())
-      return failure();
-    if (!*folded && (failed(converterFor(node)(ctx)) || ctx.failed()))
-      return failure();
-    for (unsigned i = 0; i < ctx.numOutputs(); ++i)
-      if (ctx.outputUsed(i) && !values.count(node.output(i)) &&
-          !constants.count(node.output(i)))
-        return ctx.emitError() << "output " << i << " ('" << node.output(i)
-                               << "') is used but this importer does not "
-                                  "produce it";
-  }
+  if (failed(importNodes(graph)))
+    return failure();
 
   if (failed(checkAgainstShapeInference(graph)))
     return failure();

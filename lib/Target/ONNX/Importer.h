@@ -220,6 +220,12 @@ private:
   LogicalResult checkSupported(const onnx::GraphProto &graph);
   LogicalResult importInitializers(onnx::GraphProto &graph);
   LogicalResult importGraph(const onnx::GraphProto &graph);
+  /// Counts the readers of every value, inside If branches too.
+  void countUses(const onnx::GraphProto &graph);
+  /// Folds or converts the nodes of `graph` (the model's or a branch's).
+  LogicalResult importNodes(const onnx::GraphProto &graph);
+  /// An If with a condition known at compile time: its branch taken.
+  LogicalResult importIf(NodeContext &ctx);
   LogicalResult checkAgainstShapeInference(const onnx::GraphProto &graph);
   FailureOr<RankedTensorType> convertValueType(const onnx::ValueInfoProto &v);
   FailureOr<TensorData> readTensorBytes(const onnx::TensorProto &t,
