@@ -488,10 +488,10 @@ LogicalResult GraphImporter::importIf(NodeContext &ctx) {
   if (!ctx.hasInput(0) || !condition)
     return ctx.emitError()
            << "the condition ('" << (ctx.hasInput(0) ? ctx.node.input(0) : "")
-           << "') is computed at run time: only an If whose condition is "
-              "known at compile time is supported (bind symbolic dimensions "
-              "with --batch-size or --bind; control flow that depends on "
-              "data is not)";
+           << "') is computed at run time, and control flow that depends on "
+              "data is not supported: an If is imported when its condition "
+              "is known at compile time (bind symbolic dimensions with "
+              "--batch-size or --bind)";
   if (condition->size() != 1)
     return ctx.emitError() << "the condition must hold one element, it has "
                            << condition->size();
