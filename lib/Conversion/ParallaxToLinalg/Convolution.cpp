@@ -19,6 +19,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::parallax;
 using namespace mlir::parallax::to_linalg;
@@ -68,6 +70,26 @@ Value channelMajorPatches(OpBuilder &b, Location loc, Value input,
                     ShapedType::getNumElements(outSpatial)});
 }
 
+/// A linalg.generic accumulating `lhs * rhs` into `init` over `maps`' loops,
+/// the first `parallel` of them parallel and the rest reductions.
+Value multiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                         Value init, ArrayRef<AffineMap> maps,
+                         int64_t parallel) {
+  SmallVector<utils::IteratorType> iterators(maps.front().getNumDims(),
+                                             utils::IteratorType::reduction);
+  std::fill_n(iterators.begin(), parallel, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{lhs, rhs},
+             ValueRange{init}, maps, iterators,
+             [](OpBuilder &nb, Location l, ValueRange v) {
+               Value product = arith::MulFOp::create(nb, l, v[0], v[1]);
+               linalg::YieldOp::create(
+                   nb, l,
+                   arith::AddFOp::create(nb, l, v[2], product).getResult());
+             })
+      .getResult(0);
+}
+
 /// The filter gradient of a grouped convolution as one loop nest
 /// (f, c, k_1..k_k, n, o_1..o_k): dW[f, c, k] += X[n, group(f) * C/G + c,
 /// o * s + k * d] * DY[n, f, o]. Depthwise filters have one channel per
@@ -94,22 +116,10 @@ Value groupedFilterGradient(OpBuilder &b, Location loc, ConvFilterGradOp op,
   SmallVector<AffineMap> maps{AffineMap::get(loops, 0, in, ctx),
                               AffineMap::get(loops, 0, grad, ctx),
                               AffineMap::get(loops, 0, out, ctx)};
-  SmallVector<utils::IteratorType> iterators(k + 2,
-                                             utils::IteratorType::parallel);
-  iterators.append(k + 1, utils::IteratorType::reduction);
   Value init = filledTensor(b, loc, type,
                             scalarConstant(b, loc, type.getElementType(), 0));
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{type},
-             ValueRange{adaptor.getInput(), adaptor.getOutputGrad()},
-             ValueRange{init}, maps, iterators,
-             [](OpBuilder &nb, Location l, ValueRange v) {
-               Value product = arith::MulFOp::create(nb, l, v[0], v[1]);
-               linalg::YieldOp::create(
-                   nb, l,
-                   arith::AddFOp::create(nb, l, v[2], product).getResult());
-             })
-      .getResult(0);
+  return multiplyAccumulate(b, loc, adaptor.getInput(), adaptor.getOutputGrad(),
+                            init, maps, /*parallel=*/k + 2);
 }
 
 /// dW [M, C, K...] from the forward convolution's own patches of the padded
@@ -270,9 +280,6 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
     SmallVector<AffineMap> maps{AffineMap::get(loops, 0, in, ctx),
                                 AffineMap::get(loops, 0, filter, ctx),
                                 AffineMap::get(loops, 0, out, ctx)};
-    SmallVector<utils::IteratorType> iterators(k + 2,
-                                               utils::IteratorType::parallel);
-    iterators.append(k + 1, utils::IteratorType::reduction);
     Value init;
     if (Value bias = adaptor.getBias()) {
       Shape biasShape(k + 1, 1);
@@ -284,18 +291,9 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
       init = filledTensor(rewriter, loc, type,
                           scalarConstant(rewriter, loc, elementType, 0));
     }
-    rewriter.replaceOp(
-        op, linalg::GenericOp::create(
-                rewriter, loc, TypeRange{type},
-                ValueRange{input, adaptor.getFilter()}, ValueRange{init}, maps,
-                iterators,
-                [](OpBuilder &b, Location l, ValueRange v) {
-                  Value product = arith::MulFOp::create(b, l, v[0], v[1]);
-                  linalg::YieldOp::create(
-                      b, l,
-                      arith::AddFOp::create(b, l, v[2], product).getResult());
-                })
-                .getResult(0));
+    rewriter.replaceOp(op, multiplyAccumulate(rewriter, loc, input,
+                                              adaptor.getFilter(), init, maps,
+                                              /*parallel=*/k + 2));
     return success();
   }
 };
