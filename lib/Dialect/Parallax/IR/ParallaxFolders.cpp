@@ -263,13 +263,21 @@ OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
 // Comparisons and select
 //===----------------------------------------------------------------------===//
 
+/// The orders of (lhs, rhs) for which a comparison holds.
+struct Holds {
+  bool less, equal, greater;
+};
+
+/// Signed order, except for booleans (1 bit: true would be -1).
+static bool lessThan(const APInt &a, const APInt &b) {
+  return a.getBitWidth() == 1 ? a.ult(b) : a.slt(b);
+}
+
 /// Folds a comparison of two constants into an i1 constant. Floats compare
-/// as IEEE does (every comparison with a NaN is false but !=), integers as
-/// signed numbers, booleans as 0 and 1.
-static OpFoldResult
-foldComparison(Operation *op, ArrayRef<Attribute> operands,
-               function_ref<bool(APFloat::cmpResult)> onFloats,
-               function_ref<bool(const APInt &, const APInt &)> onIntegers) {
+/// as IEEE does (every comparison with a NaN is false), integers as signed
+/// numbers, booleans as 0 and 1.
+static OpFoldResult foldComparison(Operation *op, ArrayRef<Attribute> operands,
+                                   Holds holds) {
   auto type = cast<ShapedType>(op->getResult(0).getType());
   DenseElementsAttr lhs = broadcastConstant(operands[0], type.getShape());
   DenseElementsAttr rhs = broadcastConstant(operands[1], type.getShape());
@@ -277,11 +285,18 @@ foldComparison(Operation *op, ArrayRef<Attribute> operands,
     return {};
   bool isFloat = isa<FloatType>(lhs.getElementType());
   auto compare = [&](Attribute a, Attribute b) {
-    if (isFloat)
-      return onFloats(
-          cast<FloatAttr>(a).getValue().compare(cast<FloatAttr>(b).getValue()));
-    return onIntegers(cast<IntegerAttr>(a).getValue(),
-                      cast<IntegerAttr>(b).getValue());
+    if (isFloat) {
+      APFloat::cmpResult order =
+          cast<FloatAttr>(a).getValue().compare(cast<FloatAttr>(b).getValue());
+      return (order == APFloat::cmpLessThan && holds.less) ||
+             (order == APFloat::cmpEqual && holds.equal) ||
+             (order == APFloat::cmpGreaterThan && holds.greater);
+    }
+    const APInt &x = cast<IntegerAttr>(a).getValue();
+    const APInt &y = cast<IntegerAttr>(b).getValue();
+    if (x == y)
+      return holds.equal;
+    return lessThan(x, y) ? holds.less : holds.greater;
   };
   if (lhs.isSplat() && rhs.isSplat())
     return DenseElementsAttr::get(type,
@@ -295,48 +310,24 @@ foldComparison(Operation *op, ArrayRef<Attribute> operands,
   return DenseElementsAttr::get(type, values);
 }
 
-/// Signed order, except for booleans (1 bit: true would be -1).
-static bool lessThan(const APInt &a, const APInt &b) {
-  return a.getBitWidth() == 1 ? a.ult(b) : a.slt(b);
-}
-
 OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
-  return foldComparison(
-      *this, adaptor.getOperands(),
-      [](APFloat::cmpResult r) { return r == APFloat::cmpEqual; },
-      [](const APInt &a, const APInt &b) { return a == b; });
+  return foldComparison(*this, adaptor.getOperands(), {false, true, false});
 }
 
 OpFoldResult LessOp::fold(FoldAdaptor adaptor) {
-  return foldComparison(
-      *this, adaptor.getOperands(),
-      [](APFloat::cmpResult r) { return r == APFloat::cmpLessThan; },
-      [](const APInt &a, const APInt &b) { return lessThan(a, b); });
+  return foldComparison(*this, adaptor.getOperands(), {true, false, false});
 }
 
 OpFoldResult LessEqualOp::fold(FoldAdaptor adaptor) {
-  return foldComparison(
-      *this, adaptor.getOperands(),
-      [](APFloat::cmpResult r) {
-        return r == APFloat::cmpLessThan || r == APFloat::cmpEqual;
-      },
-      [](const APInt &a, const APInt &b) { return !lessThan(b, a); });
+  return foldComparison(*this, adaptor.getOperands(), {true, true, false});
 }
 
 OpFoldResult GreaterOp::fold(FoldAdaptor adaptor) {
-  return foldComparison(
-      *this, adaptor.getOperands(),
-      [](APFloat::cmpResult r) { return r == APFloat::cmpGreaterThan; },
-      [](const APInt &a, const APInt &b) { return lessThan(b, a); });
+  return foldComparison(*this, adaptor.getOperands(), {false, false, true});
 }
 
 OpFoldResult GreaterEqualOp::fold(FoldAdaptor adaptor) {
-  return foldComparison(
-      *this, adaptor.getOperands(),
-      [](APFloat::cmpResult r) {
-        return r == APFloat::cmpGreaterThan || r == APFloat::cmpEqual;
-      },
-      [](const APInt &a, const APInt &b) { return !lessThan(a, b); });
+  return foldComparison(*this, adaptor.getOperands(), {false, true, true});
 }
 
 OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
