@@ -660,13 +660,29 @@ LogicalResult convertDropout(NodeContext &ctx) {
     const Const *training = ctx.requireConstInput(2, "training_mode");
     if (!training)
       return failure();
-    if (training->size() && training->ints[0])
-      return ctx.emitError() << "training_mode = true is not supported: "
-                                "export the model in eval mode";
+    if (training->size() && training->ints[0]) {
+      // Training with ratio 0 drops nothing: the identity, exactly. The
+      // ratio defaults to 0.5.
+      const Const *ratio = ctx.hasInput(1) ? ctx.constInput(1) : nullptr;
+      if (!ratio || ratio->size() != 1 || ratio->at(0) != 0)
+        return ctx.emitError()
+               << "training_mode = true with a ratio other than 0 is not "
+                  "supported (random masks are not implemented): export the "
+                  "model in eval mode";
+    }
   }
-  if (failed(rejectUsedOutput(ctx, 1, "mask")))
+  Value x = ctx.input(0);
+  if (!x)
     return failure();
-  return convertIdentity(ctx);
+  // Nothing is dropped: the mask, where read, is all true.
+  if (ctx.outputUsed(1)) {
+    auto maskType =
+        cast<RankedTensorType>(x.getType()).clone(ctx.builder.getI1Type());
+    ctx.setOutput(
+        1, arith::ConstantOp::create(ctx.builder, ctx.loc,
+                                     DenseElementsAttr::get(maskType, true)));
+  }
+  return result(ctx, x);
 }
 
 /// Shape, Size, Constant, ConstantOfShape, Range always fold; they reach a
