@@ -120,6 +120,7 @@ namespace {
 BlasLibrary load() {
   BlasLibrary blas;
   CpuFeatures cpu = detectCpuFeatures();
+  blas.cpu = describeCpu(cpu);
   const char *setting = std::getenv("PARALLAX_BLAS_CORE");
   std::string mode = setting && *setting ? setting : "auto";
   const char *user = std::getenv("OPENBLAS_CORETYPE");
@@ -144,10 +145,8 @@ BlasLibrary load() {
     if (!cpuCanRun(cpu, requested)) {
       blas.error = "OpenBLAS core '" + requested + "' (" + blas.reason +
                    ") needs " + instructionsNeededBy(requested) +
-                   ", which this CPU does not have (it has " +
-                   describeCpu(cpu) +
-                   "); unset it, or choose one of "
-                   "its cores";
+                   ", which this CPU does not have (it has " + blas.cpu +
+                   "); unset it, or choose one of its cores";
       return blas;
     }
     // Read by OpenBLAS's initialisation, which runs when it is loaded.
@@ -204,8 +203,8 @@ const BlasLibrary &parallax::runtime::requireBlasLibrary() {
 }
 
 std::string parallax::runtime::describeKernels() {
-  std::string cpu = "CPU: " + describeCpu(detectCpuFeatures());
   const BlasLibrary &blas = blasLibrary();
+  std::string cpu = "CPU: " + blas.cpu;
   if (!blas.sgemm)
     return cpu + "; BLAS: none (" + blas.error + ")";
   return cpu + "; BLAS: " + blas.version + ", " + blas.core + " kernels (" +
@@ -214,8 +213,7 @@ std::string parallax::runtime::describeKernels() {
 
 std::string parallax::runtime::kernelsJson() {
   const BlasLibrary &blas = blasLibrary();
-  std::string json =
-      "{\"cpu\": " + jsonString(describeCpu(detectCpuFeatures()));
+  std::string json = "{\"cpu\": " + jsonString(blas.cpu);
   if (!blas.sgemm)
     return json +
            ", \"blas\": null, \"blas_error\": " + jsonString(blas.error) + "}";

@@ -53,6 +53,7 @@ using SgemmFn = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint,
 /// OPENBLAS_CORETYPE), `library` (OpenBLAS's own detection), or an
 /// OpenBLAS core name.
 struct BlasLibrary {
+  std::string cpu; // describeCpu of this CPU
   SgemmFn sgemm = nullptr;
   std::string config;  // "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
   std::string version; // "OpenBLAS 0.3.21"

@@ -32,7 +32,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -95,13 +94,13 @@ std::FILE *openMetrics(const std::string &path) {
   return file;
 }
 
-/// The first record of a file also names the kernels the run uses.
+/// The first record of a run (its first step) also names the kernels it
+/// uses.
 void writeMetrics(std::FILE *file, const std::string &path, int64_t step,
                   double loss, double seconds, double rate,
                   const TrafficByVariable &traffic) {
-  static std::set<std::FILE *> started;
   std::string kernels;
-  if (started.insert(file).second)
+  if (step == firstStep)
     kernels = ", \"kernels\": " + kernelsJson();
   Traffic sum;
   std::string perVariable;
