@@ -3,7 +3,9 @@
 #
 # Installs exactly the Debian 12 packages Parallax needs to build and test.
 # Idempotent: packages already installed are skipped, and nothing (not even
-# `apt-get update`) runs when everything is present.
+# `apt-get update`) runs when everything is present. With --bench, also
+# what the benchmarks and examples/models/export.py need (PyTorch,
+# torchvision, matplotlib for plots); the build and the tests do not.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -26,6 +28,14 @@ PACKAGES=(
   # conformance runner (Debian's /usr/bin/python3 packages).
   libgtest-dev libonnx-testdata python3-numpy python3-onnx
 )
+if [[ "${1:-}" == --bench ]]; then
+  # bench/*.py and the reference-data generators: PyTorch 1.13 on OpenBLAS.
+  PACKAGES+=(python3-torch python3-torchvision python3-matplotlib
+             libopenblas0-pthread)
+elif [[ $# -gt 0 ]]; then
+  echo "setup: unknown option '$1' (--bench adds the benchmarks' packages)" >&2
+  exit 2
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
