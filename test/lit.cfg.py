@@ -57,6 +57,13 @@ def _can_make_namespaces():
     return True
 if _can_make_namespaces():
     config.available_features.add("netns")
+# --target cuda builds kernels with the CUDA toolkit's ptxas and
+# fatbinary: only where Parallax was configured with one. Running them
+# needs a GPU, which these tests never do (scripts/gpu-check.sh does).
+config.substitutions.append(("%cuda_toolkit", config.parallax_cuda_toolkit))
+if config.parallax_cuda_toolkit and os.path.exists(
+        os.path.join(config.parallax_cuda_toolkit, "bin", "ptxas")):
+    config.available_features.add("cuda-toolkit")
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 

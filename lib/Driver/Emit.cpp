@@ -6,6 +6,7 @@
 
 #include "parallax/Driver/Emit.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/BinaryFormat/Magic.h"
@@ -49,6 +50,53 @@ std::vector<std::string> mlir::parallax::runtimeDependencies() {
   libraries.push_back("-lprotobuf");
   libraries.push_back("-lm");
   return libraries;
+}
+
+std::string mlir::parallax::cudaRuntimeLibrary(StringRef runtimeLibrary) {
+  SmallString<256> path(llvm::sys::path::parent_path(runtimeLibrary));
+  llvm::sys::path::append(path, "libParallaxCudaRuntime.a");
+  return std::string(path);
+}
+
+std::string mlir::parallax::checkGPUArch(StringRef arch, std::string &chip,
+                                         std::string &features) {
+  // The PTX ISA each generation needs first (LLVM's NVPTX and CUDA 13's
+  // ptxas agree on these); CUDA 13 no longer builds for sm_70/72.
+  static const std::pair<StringLiteral, StringLiteral> known[] = {
+      {"sm_75", "+ptx80"},  {"sm_80", "+ptx80"},  {"sm_86", "+ptx80"},
+      {"sm_87", "+ptx80"},  {"sm_89", "+ptx80"},  {"sm_90", "+ptx80"},
+      {"sm_90a", "+ptx80"}, {"sm_100", "+ptx86"}, {"sm_120", "+ptx87"}};
+  for (auto [name, ptx] : known)
+    if (arch == name) {
+      chip = name.str();
+      features = ptx.str();
+      return "";
+    }
+  std::string names;
+  for (auto [name, ptx] : known)
+    names += (names.empty() ? "" : ", ") + name.str();
+  return ("'" + arch +
+          "' is not a GPU architecture this compiler builds for "
+          "(" +
+          names + ")")
+      .str();
+}
+
+std::string mlir::parallax::checkCUDAToolkit(StringRef toolkit) {
+  if (toolkit.empty())
+    return "no CUDA toolkit was found when Parallax was built: name one "
+           "with --cuda-toolkit DIR (it needs bin/ptxas, bin/fatbinary and "
+           "nvvm/libdevice)";
+  for (StringRef part :
+       {"bin/ptxas", "bin/fatbinary", "nvvm/libdevice/libdevice.10.bc"}) {
+    SmallString<256> path(toolkit);
+    llvm::sys::path::append(path, part);
+    if (!llvm::sys::fs::exists(path))
+      return ("the CUDA toolkit at '" + toolkit + "' has no " + part +
+              " (--cuda-toolkit DIR names another)")
+          .str();
+  }
+  return "";
 }
 
 std::string mlir::parallax::unreplaceableOutput(StringRef path, EmitKind kind) {
@@ -117,9 +165,20 @@ std::string mlir::parallax::linkProgram(StringRef object,
     driver = llvm::sys::findProgramByName("g++");
   if (!driver)
     return "no C++ compiler driver (c++ or g++) on PATH to link with";
-  SmallVector<StringRef> args{*driver, object, runtime};
+  SmallVector<StringRef> args{*driver, object};
+  if (!options.gpuRuntimeLibrary.empty()) {
+    if (!llvm::sys::fs::exists(options.gpuRuntimeLibrary))
+      return "CUDA runtime library '" + options.gpuRuntimeLibrary +
+             "' not found";
+    args.push_back(options.gpuRuntimeLibrary);
+  }
+  args.push_back(runtime);
   for (const std::string &library : options.libraries)
     args.push_back(library);
+  // The CUDA driver is loaded when the program starts (dlopen), so the
+  // program runs, and says why it cannot, on a machine without one.
+  if (!options.gpuRuntimeLibrary.empty())
+    args.push_back("-ldl");
   args.append({"-o", output});
   std::string message;
   if (llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, {}, 0, 0,
@@ -149,6 +208,16 @@ std::string mlir::parallax::emitProgram(ModuleOp module, StringRef path,
     return error;
   if (kind == EmitKind::MLIR) {
     module.print(output->os());
+    output->keep();
+    return "";
+  }
+  if (kind == EmitKind::PTX) {
+    module.walk([&](gpu::BinaryOp binary) {
+      for (Attribute object : binary.getObjects())
+        output->os() << "// kernel module " << binary.getSymName() << "\n"
+                     << cast<gpu::ObjectAttr>(object).getObject().getValue()
+                     << "\n";
+    });
     output->keep();
     return "";
   }

@@ -6,6 +6,7 @@
 
 #include "parallax/Pipelines/Pipelines.h"
 #include "parallax/Codegen/CPU/Passes.h"
+#include "parallax/Codegen/GPU/Passes.h"
 #include "parallax/Conversion/Passes.h"
 #include "parallax/Transforms/Passes.h"
 
@@ -13,6 +14,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -73,12 +76,8 @@ void mlir::parallax::buildInferenceToLinalgPipeline(OpPassManager &pm) {
 // CPU back half
 //===----------------------------------------------------------------------===//
 
-/// Loop shaping for LLVM's vectorizer, then one-shot bufferization.
-static void addCPUTensorPasses(OpPassManager &pm) {
-  pm.addPass(createParallaxFuseElementwise());
-  pm.addPass(createParallaxCollapseLoopDims());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createParallaxReassociateReductions());
+/// One-shot bufferization with identity layouts at function boundaries.
+static void addBufferizePass(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -86,19 +85,24 @@ static void addCPUTensorPasses(OpPassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
 }
 
-/// Deallocation, loops and the conversion of everything to LLVM.
-static void addCPUBufferToLLVMPasses(OpPassManager &pm) {
+/// Loop shaping for LLVM's vectorizer, then one-shot bufferization.
+static void addCPUTensorPasses(OpPassManager &pm) {
+  pm.addPass(createParallaxFuseElementwise());
+  pm.addPass(createParallaxCollapseLoopDims());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createParallaxReassociateReductions());
+  addBufferizePass(pm);
+}
+
+/// Every buffer's deallocation made explicit (memref.dealloc).
+static void addDeallocationPasses(OpPassManager &pm) {
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createConvertBufferizationToMemRefPass());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  // Dynamic offsets (row-sparse scatters) leave affine.apply behind.
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createParallaxApproximateMath());
-  pm.addPass(createConvertMathToLibmPass());
+}
+
+/// Memrefs and everything else to the LLVM dialect.
+static void addFinalLLVMConversion(OpPassManager &pm) {
   // aligned_alloc, not malloc plus pointer arithmetic: LLVM then knows every
   // buffer is a distinct allocation, so loops that read one buffer and
   // write another vectorize without run-time overlap checks (which it
@@ -110,18 +114,104 @@ static void addCPUBufferToLLVMPasses(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+/// Host loops and the conversion of everything to LLVM.
+static void addCPUBufferToLLVMPasses(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  // Dynamic offsets (row-sparse scatters) leave affine.apply behind.
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createParallaxApproximateMath());
+  pm.addPass(createConvertMathToLibmPass());
+  addFinalLLVMConversion(pm);
+}
+
+static void addEntryPoint(OpPassManager &pm, ProgramKind kind) {
+  if (kind == ProgramKind::Training)
+    pm.addPass(createParallaxGenerateTrainingMain());
+  else
+    pm.addPass(createParallaxGenerateInferenceMain());
+}
+
 void mlir::parallax::buildCPUCodegenPipeline(OpPassManager &pm,
                                              ProgramKind kind, bool useBlas) {
   addCPUTensorPasses(pm);
   if (useBlas)
     pm.addPass(createParallaxLinalgToBlas());
-  if (kind == ProgramKind::Training)
-    pm.addPass(createParallaxGenerateTrainingMain());
-  else
-    pm.addPass(createParallaxGenerateInferenceMain());
+  addEntryPoint(pm, kind);
+  addDeallocationPasses(pm);
   addCPUBufferToLLVMPasses(pm);
   // Programs link the runtime, not MLIR's runner utilities.
   pm.addPass(createParallaxUseRuntimeHelpers());
+}
+
+//===----------------------------------------------------------------------===//
+// GPU back half
+//===----------------------------------------------------------------------===//
+
+/// The kernels' code: NVVM, then PTX and an sm_XX cubin through ptxas.
+static void addKernelToNVVMPasses(OpPassManager &pm,
+                                  const GPUCodegenOptions &options) {
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createParallaxGPUMergeKernelModules());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+}
+
+/// The host side: launches as driver calls, then the CPU's conversion.
+static void addHostToLLVMPasses(OpPassManager &pm) {
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  addFinalLLVMConversion(pm);
+}
+
+void mlir::parallax::buildGPUCodegenPipeline(OpPassManager &pm,
+                                             ProgramKind kind,
+                                             const GPUCodegenOptions &options) {
+  // Elementwise chains become one kernel; matrix products stay named.
+  pm.addPass(createParallaxFuseElementwise());
+  pm.addPass(createCanonicalizerPass());
+  addBufferizePass(pm);
+  // Matrix products (and with them the convolutions' im2col products) go
+  // to the GPU's BLAS; cuda-sim calls the CPU's in their place.
+  ParallaxLinalgToBlasOptions blas;
+  blas.cublas = !options.simulate;
+  pm.addPass(createParallaxLinalgToBlas(blas));
+  addEntryPoint(pm, kind);
+  addDeallocationPasses(pm);
+  ParallaxGPUMapToLaunchesOptions mapping;
+  mapping.threadsPerBlock = options.threadsPerBlock;
+  pm.addNestedPass<func::FuncOp>(createParallaxGPUMapToLaunches(mapping));
+  pm.addPass(createCanonicalizerPass());
+  if (options.simulate) {
+    pm.addNestedPass<func::FuncOp>(createParallaxGPULaunchesToLoops());
+    addCPUBufferToLLVMPasses(pm);
+  } else {
+    pm.addPass(createParallaxGPUDeviceChecks());
+    pm.addNestedPass<func::FuncOp>(createParallaxGPUDeviceMemory());
+    addKernelToNVVMPasses(pm, options);
+    addHostToLLVMPasses(pm);
+  }
+  pm.addPass(createParallaxUseRuntimeHelpers());
+  if (!options.simulate) {
+    GpuModuleToBinaryPassOptions binary;
+    binary.toolkitPath = options.toolkit;
+    binary.compilationTarget = options.assembly ? "isa" : "fatbin";
+    pm.addPass(createGpuModuleToBinaryPass(binary));
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -131,7 +221,10 @@ void mlir::parallax::buildCPUCodegenPipeline(OpPassManager &pm,
 void mlir::parallax::buildTrainingLoweringPipeline(
     OpPassManager &pm, const TrainingPipelineOptions &options) {
   buildTrainingToLinalgPipeline(pm, options);
-  buildCPUCodegenPipeline(pm, ProgramKind::Training, options.useBlas);
+  if (options.gpu)
+    buildGPUCodegenPipeline(pm, ProgramKind::Training, *options.gpu);
+  else
+    buildCPUCodegenPipeline(pm, ProgramKind::Training, options.useBlas);
 }
 
 void mlir::parallax::buildTrainingPipeline(
@@ -140,9 +233,14 @@ void mlir::parallax::buildTrainingPipeline(
   buildTrainingLoweringPipeline(pm, options);
 }
 
-void mlir::parallax::buildInferencePipeline(OpPassManager &pm, bool useBlas) {
+void mlir::parallax::buildInferencePipeline(
+    OpPassManager &pm, bool useBlas,
+    const std::optional<GPUCodegenOptions> &gpu) {
   buildInferenceToLinalgPipeline(pm);
-  buildCPUCodegenPipeline(pm, ProgramKind::Inference, useBlas);
+  if (gpu)
+    buildGPUCodegenPipeline(pm, ProgramKind::Inference, *gpu);
+  else
+    buildCPUCodegenPipeline(pm, ProgramKind::Inference, useBlas);
 }
 
 void mlir::parallax::registerParallaxPipelines() {
@@ -153,6 +251,7 @@ void mlir::parallax::registerParallaxPipelines() {
       [](OpPassManager &pm) {
         addParallaxToLinalgPasses(pm);
         addCPUTensorPasses(pm);
+        addDeallocationPasses(pm);
         addCPUBufferToLLVMPasses(pm);
       });
   PassPipelineRegistration<>(

@@ -7,6 +7,7 @@
 #include "parallax/InitAll.h"
 
 #include "parallax/Codegen/CPU/Passes.h"
+#include "parallax/Codegen/GPU/Passes.h"
 #include "parallax/Conversion/Passes.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
 #include "parallax/Pipelines/Pipelines.h"
@@ -46,6 +47,8 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllTranslations.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Transforms/Passes.h"
 
 void mlir::parallax::registerAllDialects(DialectRegistry &registry) {
@@ -69,12 +72,17 @@ void mlir::parallax::registerAllDialects(DialectRegistry &registry) {
   tensor::registerInferTypeOpInterfaceExternalModels(registry);
   tensor::registerTilingInterfaceExternalModels(registry);
   vector::registerBufferizableOpInterfaceExternalModels(registry);
+  // gpu-module-to-binary's serialisation of NVVM kernels (ptxas).
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  // ...which translates the kernels to LLVM IR first.
+  registerAllToLLVMIRTranslations(registry);
 }
 
 void mlir::parallax::registerAllPasses() {
   registerParallaxPasses();
   registerParallaxConversionPasses();
   registerParallaxCPUPasses();
+  registerParallaxGPUPasses();
   registerParallaxPipelines();
 
   mlir::registerTransformsPasses();

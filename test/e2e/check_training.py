@@ -10,7 +10,7 @@ each with 1/N of the reference batch, and run with mpirun: it must still
 match the one-worker PyTorch run.
 
 Usage: check_training.py MODEL OPTIMIZER WORKDIR [--workers N]
-                         [--strategy hybrid|allreduce|ps]
+                         [--strategy hybrid|allreduce|ps] [--target T]
   (parallax-compile on PATH, PARALLAX_SRC naming the source tree; mpirun on
   PATH for --workers)
 """
@@ -51,6 +51,15 @@ def main():
                         help="compile without --workers and run the program "
                         "under mpirun -np N (the number of workers read at "
                         "run time)")
+    parser.add_argument("--program", type=pathlib.Path,
+                        help="run this program, built before (as --print-"
+                        "compile says), instead of compiling one")
+    parser.add_argument("--print-compile", action="store_true",
+                        help="print the parallax-compile command line for "
+                        "WORKDIR/program and stop")
+    parser.add_argument("--target", default="cpu",
+                        help="parallax-compile's --target (cuda-sim runs the "
+                        "GPU pipeline's kernels on the CPU)")
     args = parser.parse_args()
     if args.launch and args.workers:
         sys.exit("--launch and --workers exclude each other")
@@ -67,7 +76,7 @@ def main():
     compile_cmd = ["parallax-compile", str(src / "examples" / "models" / f"{model}.onnx"),
                    "--batch-size", str(config["batch_size"] // workers),
                    "--optimizer", optimizer, "--lr", repr(config["lr"]),
-                   "-o", str(program)]
+                   "--target", args.target, "-o", str(program)]
     if "initial_accumulator_value" in config:
         compile_cmd += ["--initial-accumulator-value",
                         repr(config["initial_accumulator_value"])]
@@ -77,7 +86,13 @@ def main():
         compile_cmd += ["--workers", str(args.workers), "--strategy", args.strategy]
     elif args.launch:
         compile_cmd += ["--strategy", args.strategy]
-    subprocess.run(compile_cmd, check=True)
+    if args.print_compile:
+        print(" ".join(compile_cmd))
+        return 0
+    if args.program:
+        program = args.program
+    else:
+        subprocess.run(compile_cmd, check=True)
     checkpoint = work / "checkpoint"
     metrics = work / "metrics.jsonl"
     launcher = mpirun(workers) if args.workers or args.launch else []

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Compares two .npy files of float32/float64 values elementwise:
+"""Compares two .npy files of float32/float64 values elementwise (load()
+also reads integers and booleans):
 |got - want| <= rtol * |want| + atol. Standard library only.
 
 Usage: npy_close.py GOT.npy WANT.npy [--rtol 1e-4] [--atol 1e-6]
@@ -20,7 +21,8 @@ def load(path):
     length = int.from_bytes(data[8:8 + size], "little")
     header = ast.literal_eval(data[8 + size:8 + size + length].decode())
     body = data[8 + size + length:]
-    code = {"<f4": "f", "<f8": "d"}[header["descr"]]
+    code = {"<f4": "f", "<f8": "d", "<i8": "q", "<i4": "i", "|b1": "?",
+            "|u1": "B", "|i1": "b"}[header["descr"]]
     count = 1
     for dim in header["shape"]:
         count *= dim

@@ -20,6 +20,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -55,14 +56,32 @@ using parallax::EmitKind;
 cl::opt<EmitKind> emit(
     "emit", cl::init(EmitKind::Executable), cl::cat(category),
     cl::desc("What to write"),
-    cl::values(clEnumValN(EmitKind::MLIR, "mlir", "MLIR in the LLVM dialect"),
-               clEnumValN(EmitKind::LLVM, "llvm", "LLVM IR (optimized)"),
-               clEnumValN(EmitKind::Object, "obj", "an object file"),
-               clEnumValN(EmitKind::Executable, "exe",
-                          "an executable (default)")));
+    cl::values(
+        clEnumValN(EmitKind::MLIR, "mlir", "MLIR in the LLVM dialect"),
+        clEnumValN(EmitKind::LLVM, "llvm", "LLVM IR (optimized)"),
+        clEnumValN(EmitKind::PTX, "ptx", "the kernels' PTX (--target cuda)"),
+        clEnumValN(EmitKind::Object, "obj", "an object file"),
+        clEnumValN(EmitKind::Executable, "exe", "an executable (default)")));
 
-cl::opt<std::string> target("target", cl::init("cpu"), cl::cat(category),
-                            cl::desc("cpu (cuda arrives with GPU support)"));
+enum class Target { CPU, CUDA, CUDASim };
+cl::opt<Target> target(
+    "target", cl::init(Target::CPU), cl::cat(category),
+    cl::desc("What the program runs on"),
+    cl::values(clEnumValN(Target::CPU, "cpu", "this machine's CPU (default)"),
+               clEnumValN(Target::CUDA, "cuda",
+                          "an NVIDIA GPU: kernels as PTX and a cubin "
+                          "(--gpu-arch), run through the CUDA driver"),
+               clEnumValN(Target::CUDASim, "cuda-sim",
+                          "the GPU pipeline's kernels run as host loops "
+                          "(for testing without a GPU)")));
+cl::opt<std::string> gpuArch("gpu-arch", cl::init("sm_90"), cl::cat(category),
+                             cl::value_desc("sm_XX"),
+                             cl::desc("The GPU architecture of --target cuda "
+                                      "(default sm_90)"));
+cl::opt<std::string> cudaToolkit(
+    "cuda-toolkit", cl::cat(category), cl::value_desc("DIR"),
+    cl::desc("The CUDA toolkit whose ptxas, fatbinary and libdevice build "
+             "the kernels (default: " PARALLAX_CUDA_TOOLKIT ")"));
 cl::opt<unsigned> optLevel("O", cl::Prefix, cl::init(2), cl::cat(category),
                            cl::desc("LLVM optimization level (-O0..-O3)"));
 cl::opt<bool> unrollLoops(
@@ -205,6 +224,9 @@ parallax::EmitOptions emitOptions(const char *argv0) {
                                      argv0, reinterpret_cast<void *>(&fail))
                                : std::string(runtimeLib);
   options.libraries = parallax::runtimeDependencies();
+  if (target == Target::CUDA)
+    options.gpuRuntimeLibrary =
+        parallax::cudaRuntimeLibrary(options.runtimeLibrary);
   return options;
 }
 
@@ -215,6 +237,7 @@ int main(int argc, char **argv) {
   parallax::registerAllPasses();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   registerAsmPrinterCLOptions();
   // libLLVM registers every backend's options: show ours and MLIR's
   // debugging options (--mlir-print-ir-after-all, --mlir-timing, ...).
@@ -285,8 +308,25 @@ int main(int argc, char **argv) {
                   " machines x " + Twine(cluster.workersPerMachine) +
                   " workers)");
   }
-  if (target != "cpu")
-    return fail("target '" + target + "' is not supported yet (only cpu)");
+  std::optional<parallax::GPUCodegenOptions> gpu;
+  if (target != Target::CPU) {
+    gpu.emplace();
+    gpu->simulate = target == Target::CUDASim;
+    gpu->assembly = emit == parallax::EmitKind::PTX;
+    if (!gpu->simulate) {
+      if (std::string problem =
+              parallax::checkGPUArch(gpuArch, gpu->chip, gpu->features);
+          !problem.empty())
+        return fail("--gpu-arch: " + problem);
+      gpu->toolkit = cudaToolkit.empty() ? std::string(PARALLAX_CUDA_TOOLKIT)
+                                         : std::string(cudaToolkit);
+      if (std::string problem = parallax::checkCUDAToolkit(gpu->toolkit);
+          !problem.empty())
+        return fail(problem);
+    }
+  }
+  if (emit == parallax::EmitKind::PTX && target != Target::CUDA)
+    return fail("--emit ptx writes the kernels of --target cuda");
   if (optLevel > 3)
     return fail("-O" + Twine(optLevel) + " is not a level (use -O0..-O3)");
 
@@ -338,12 +378,18 @@ int main(int argc, char **argv) {
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
+  // --mlir-timing: one report at exit over every pass manager below.
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope timingScope = timing.getRootScope();
+  pm.enableTiming(timingScope);
   if (mode == Mode::Inference) {
-    parallax::buildInferencePipeline(pm, useBlas);
+    parallax::buildInferencePipeline(pm, useBlas && !gpu, gpu);
   } else {
     parallax::TrainingPipelineOptions training;
     training.loss = lossName;
-    training.useBlas = useBlas;
+    training.useBlas = useBlas && !gpu;
+    training.gpu = gpu;
     parallax::ParallaxOptimizerOptions &opt = training.optimizer;
     opt.optimizer = *parallax::symbolizeOptimizerKind(optimizer);
     opt.lr = lr;
@@ -375,6 +421,7 @@ int main(int argc, char **argv) {
     PassManager gradients(&context);
     if (failed(applyPassManagerCLOptions(gradients)))
       return 1;
+    gradients.enableTiming(timingScope);
     parallax::buildGradientPipeline(gradients, training);
     if (dumpPipeline) {
       gradients.printAsTextualPipeline(llvm::errs());

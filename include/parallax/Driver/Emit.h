@@ -26,7 +26,9 @@ class TargetMachine;
 
 namespace mlir::parallax {
 
-enum class EmitKind { MLIR, LLVM, Object, Executable };
+/// PTX: the kernels of a module lowered for --target cuda with
+/// `GPUCodegenOptions::assembly`, as text.
+enum class EmitKind { MLIR, LLVM, PTX, Object, Executable };
 
 struct EmitOptions {
   EmitKind kind = EmitKind::Executable;
@@ -37,6 +39,9 @@ struct EmitOptions {
   bool unrollLoops = false;
   /// The runtime archive executables link (libParallaxRuntime.a).
   std::string runtimeLibrary;
+  /// The CUDA driver side of the runtime (libParallaxCudaRuntime.a), for
+  /// programs with kernels; empty otherwise.
+  std::string gpuRuntimeLibrary;
   /// Libraries after the runtime (OpenBLAS, MPI, libm), as linker
   /// arguments.
   std::vector<std::string> libraries;
@@ -48,6 +53,19 @@ std::string defaultRuntimeLibrary(const char *argv0, void *anchor);
 /// The libraries the runtime needs: OpenBLAS, the MPI libraries
 /// parallax-compile was built with, libm.
 std::vector<std::string> runtimeDependencies();
+
+/// The CUDA runtime archive beside the runtime archive `runtimeLibrary`.
+std::string cudaRuntimeLibrary(llvm::StringRef runtimeLibrary);
+
+/// Checks `arch` (sm_XX) against the architectures the pipeline targets
+/// and sets the cubin's chip and the PTX ISA it needs; returns "" or why
+/// not.
+std::string checkGPUArch(llvm::StringRef arch, std::string &chip,
+                         std::string &features);
+
+/// "" if `toolkit` has what the GPU pipeline runs (ptxas, fatbinary,
+/// libdevice), or what is missing.
+std::string checkCUDAToolkit(llvm::StringRef toolkit);
 
 /// Why `path` must not be replaced by an output of `kind`, or "": a
 /// program or object file replaces only what could be one (absent, empty,

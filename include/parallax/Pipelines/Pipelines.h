@@ -9,8 +9,9 @@
 //   distribution, the optimizer, and the lowering of compute ops to linalg
 //   on tensors and of variables and collectives to runtime calls;
 // - a target's back half: for the CPU, loop shaping, bufferization, BLAS,
-//   the program's entry point and the conversion to the LLVM dialect.
-// A GPU target reuses the front half and adds its own back half.
+//   the program's entry point and the conversion to the LLVM dialect; for
+//   GPUs (CUDA, or its host simulation), kernel mapping, device memory,
+//   NVVM and the GPU binary.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +23,24 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <optional>
+
 namespace mlir::parallax {
+
+/// The GPU back half's choices (parallax-compile --target cuda|cuda-sim).
+struct GPUCodegenOptions {
+  /// --target cuda-sim: the same kernels, run as host loops.
+  bool simulate = false;
+  /// The GPU architecture the cubins are for, and the PTX ISA (sm_90
+  /// needs PTX 7.8 or later).
+  std::string chip = "sm_90";
+  std::string features = "+ptx80";
+  /// The CUDA toolkit (ptxas, fatbinary, libdevice).
+  std::string toolkit;
+  /// Keep the kernels as PTX text (--emit ptx) instead of a fat binary.
+  bool assembly = false;
+  int64_t threadsPerBlock = 256;
+};
 
 struct TrainingPipelineOptions {
   /// The graph output to minimise (empty: the only scalar float output).
@@ -42,6 +60,8 @@ struct TrainingPipelineOptions {
   ParallaxDistributeOptions distribution;
   ParallaxBucketAllReduceOptions bucket;
   ParallaxPartitionOptions partition;
+  /// The GPU back half instead of the CPU one.
+  std::optional<GPUCodegenOptions> gpu;
 };
 
 /// Front half, training: autodiff and the sparsity analysis. parallax-compile
@@ -65,6 +85,14 @@ enum class ProgramKind { Training, Inference };
 void buildCPUCodegenPipeline(OpPassManager &pm, ProgramKind kind,
                              bool useBlas = true);
 
+/// The GPU back half: elementwise fusion, bufferization, the entry point,
+/// one kernel per linalg op (parallax-gpu-map-to-launches), then for CUDA
+/// device checks, managed buffers, outlining, NVVM, the host's conversion
+/// and gpu-module-to-binary (PTX and a cubin embedded in the program);
+/// for cuda-sim the launches as host loops and the CPU's conversion.
+void buildGPUCodegenPipeline(OpPassManager &pm, ProgramKind kind,
+                             const GPUCodegenOptions &options);
+
 /// Whole pipelines: `parallax-compile` (training), after the gradient pipeline
 /// (buildTrainingLoweringPipeline) or from the forward module
 /// (buildTrainingPipeline), and `parallax-compile --mode inference`.
@@ -72,7 +100,9 @@ void buildTrainingLoweringPipeline(OpPassManager &pm,
                                    const TrainingPipelineOptions &options);
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
-void buildInferencePipeline(OpPassManager &pm, bool useBlas = true);
+void buildInferencePipeline(
+    OpPassManager &pm, bool useBlas = true,
+    const std::optional<GPUCodegenOptions> &gpu = std::nullopt);
 
 /// The options of the registered `parallax-training-pipeline`. A pass's own
 /// options go through as that pass's option string (declared once, in

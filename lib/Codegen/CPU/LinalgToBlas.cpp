@@ -112,6 +112,8 @@ Value transposedSource(OpBuilder &builder, Value operand, Operation *product,
 
 struct LinalgToBlasPass
     : parallax::impl::ParallaxLinalgToBlasBase<LinalgToBlasPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<linalg::LinalgOp> products;
@@ -146,7 +148,9 @@ struct LinalgToBlasPass
             builder, op.getLoc(), unranked, view ? view : operand));
       }
       parallax::callRuntime(builder, module, op.getLoc(),
-                            parallax::abi::Function::matmul_f32, operands);
+                            cublas ? parallax::abi::Function::cuda_matmul_f32
+                                   : parallax::abi::Function::matmul_f32,
+                            operands);
       op->erase();
     }
     for (linalg::TransposeOp copy : copies) {

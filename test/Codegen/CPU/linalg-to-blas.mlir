@@ -1,4 +1,11 @@
 // RUN: parallax-opt %s --parallax-linalg-to-blas | FileCheck %s
+// RUN: parallax-opt %s --parallax-linalg-to-blas=cublas | FileCheck %s --check-prefix=CUBLAS
+
+// --target cuda: the same products through cuBLAS, the same operands.
+// CUBLAS: func.func private @parallax_rt_cuda_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>)
+// CUBLAS-LABEL: func.func @products
+// CUBLAS-COUNT-2: call @parallax_rt_cuda_matmul_f32
+// CUBLAS-NOT: call @parallax_rt_matmul_f32
 
 // f32 products on memrefs with contiguous rows call the runtime's BLAS.
 // CHECK: func.func private @parallax_rt_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>)

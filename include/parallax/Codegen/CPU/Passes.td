@@ -139,10 +139,20 @@ def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
     which `cblas_sgemm` reads transposed: the copy disappears, unless
     something may write the source between the transpose and the product.
 
+    With `cublas`, the call is `parallax_rt_cuda_matmul_f32` instead,
+    which runs cuBLAS's `cublasSgemm` on the GPU (--target cuda; the GPU
+    pipeline runs this pass before it maps the remaining linalg ops to
+    kernels).
+
     Precondition: the module is bufferized. Postcondition: the programs
     built from it link the Parallax runtime, which loads OpenBLAS with the
-    kernels the CPU's features call for (parallax-compile does).
+    kernels the CPU's features call for (parallax-compile does), or, with
+    `cublas`, the CUDA runtime, which loads cuBLAS.
   }];
+  let options = [
+    Option<"cublas", "cublas", "bool", /*default=*/"false",
+           "Call cuBLAS (--target cuda) instead of OpenBLAS">,
+  ];
   let dependentDialects = [
     "::mlir::func::FuncDialect",
     "::mlir::memref::MemRefDialect",

@@ -1,0 +1,141 @@
+//===- Passes.td - Parallax GPU code generation passes -----*- tablegen -*-===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The GPU room: passes that turn the bufferized step (linalg on buffers)
+// into kernel launches, keep run-time checks inside kernels, put the
+// program's buffers where kernels reach them, and, for `--target
+// cuda-sim`, run the same launches as host loops. The GPU pipeline
+// (lib/Pipelines) runs them after the target-independent front half;
+// upstream outlining, NVVM conversion and `gpu-module-to-binary` follow.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_CODEGEN_GPU_PASSES
+#define PARALLAX_CODEGEN_GPU_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def ParallaxGPUMapToLaunches
+    : Pass<"parallax-gpu-map-to-launches", "::mlir::func::FuncOp"> {
+  let summary = "Turn linalg ops on buffers into gpu.launch kernels, one "
+                "thread per point of their parallel loops";
+  let description = [{
+    Every `linalg` op and `memref.copy` of a host function other than the
+    program's `main` becomes one kernel:
+    - the op is lowered to an `scf.parallel` over its parallel loops with
+      `scf.for` loops for its reductions inside (upstream
+      `linalgOpToParallelLoops`);
+    - the parallel loops are linearised into one index space of
+      `N = prod(ceildiv(ub - lb, step))` points, and a `gpu.launch` of
+      `ceildiv(N, threads-per-block)` blocks of `threads-per-block`
+      threads runs one point per thread (`affine.delinearize_index` gives
+      the loop indices back; threads past `N` do nothing);
+    - an op without parallel loops (a full reduction to a scalar) runs as
+      one thread.
+    The mapping is flat on purpose: it makes every shape (dynamic sizes,
+    size-1 and size-3 dimensions) use whole warps, with no per-rank tile
+    sizes to choose, and keeps consecutive threads on consecutive
+    elements of the innermost loop, so loads and stores coalesce.
+
+    Precondition: bufferized IR (linalg on memrefs). Postcondition: no
+    `linalg` op, `memref.copy` or `scf.parallel` is left in the host
+    functions the pass ran on; each is a `gpu.launch` whose body uses only
+    its block and thread indices and values defined above it.
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t",
+           /*default=*/"256", "Threads of each block (a multiple of 32)">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def ParallaxGPUDeviceChecks : Pass<"parallax-gpu-device-checks"> {
+  let summary = "Report failed run-time checks from inside kernels";
+  let description = [{
+    A check that fails inside a kernel cannot call the runtime (a host
+    function). Each call to `parallax_rt_index_out_of_range` inside a
+    `gpu.launch` becomes a `gpu.printf` of the same message (the node,
+    the value and the range, as the CPU runtime prints it) followed by
+    `llvm.intr.trap`: the kernel stops, and the host side reports the
+    failed launch and exits with status 1.
+
+    Precondition: the checks' messages are `llvm.mlir.global` strings read
+    by `llvm.mlir.addressof`. Postcondition: no `gpu.launch` calls a
+    function.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+  ];
+}
+
+def ParallaxGPUDeviceMemory
+    : Pass<"parallax-gpu-device-memory", "::mlir::func::FuncOp"> {
+  let summary = "Allocate the host functions' buffers where kernels and the "
+                "runtime both reach them";
+  let description = [{
+    `memref.alloc` and `memref.dealloc` of host functions become
+    `gpu.alloc host_shared` and `gpu.dealloc`: CUDA managed memory, which
+    kernels read and write on the device and the runtime's host code
+    (the optimizer updates, the collectives, the data loader) reads and
+    writes after the launches it follows have finished. Globals (the
+    variables, constants) are registered with the driver when the
+    program starts (lib/Runtime/CudaRuntime.cpp).
+
+    Precondition: the deallocation pipeline has run (every buffer's
+    `memref.dealloc` is explicit). Postcondition: no `memref.alloc` or
+    `memref.dealloc` is left outside kernels.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def ParallaxGPUMergeKernelModules
+    : Pass<"parallax-gpu-merge-kernel-modules", "::mlir::ModuleOp"> {
+  let summary = "Put every outlined kernel into one gpu.module";
+  let description = [{
+    Upstream `gpu-kernel-outlining` makes one `gpu.module` per kernel, and
+    `gpu-module-to-binary` runs `ptxas` and `fatbinary` once per module:
+    a training step of a few hundred kernels spent two thirds of its
+    compile time starting those tools. The kernels are moved into one
+    module, `@<function>_kernels` (its first kernel's name), each named
+    after the module it came from, and every `gpu.launch_func` is
+    redirected; symbols that outlining copied into several modules (a
+    declaration, a global) are kept once. The program then loads one
+    module at start-up.
+
+    Precondition: outlined kernels, before a target is attached.
+    Postcondition: at most one `gpu.module`.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def ParallaxGPULaunchesToLoops
+    : Pass<"parallax-gpu-launches-to-loops", "::mlir::func::FuncOp"> {
+  let summary = "Run gpu.launch bodies as host loops (--target cuda-sim)";
+  let description = [{
+    Each `gpu.launch` becomes `scf.for` loops over its grid and its
+    blocks, with the body inlined and `gpu.block_id`, `gpu.thread_id`,
+    `gpu.grid_dim` and `gpu.block_dim` replaced by the loop indices and
+    sizes. The kernels' indexing, guards and math then run on the CPU
+    exactly as the launches would run them on the GPU (kernels of this
+    pipeline have no barriers or shared memory, so threads are
+    independent and any order is theirs), and the program is checked
+    against PyTorch and the ONNX test data without a GPU.
+
+    Precondition: launches without `gpu.barrier`, shuffles or workgroup
+    memory (an error names the op otherwise). Postcondition: no
+    `gpu.launch` is left.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
+#endif // PARALLAX_CODEGEN_GPU_PASSES

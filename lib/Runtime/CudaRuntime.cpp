@@ -1,0 +1,514 @@
+//===- CudaRuntime.cpp - The CUDA driver side of GPU programs -------------===//
+//
+// Part of the Parallax project.
+//
+// The `mgpu*` functions that MLIR's gpu-to-llvm lowering calls (module
+// loading, launches, streams, events, memory), implemented on the CUDA
+// driver API. The driver is loaded when the program first needs it
+// (dlopen of libcuda.so.1), so a GPU program needs no CUDA library at link
+// time and says clearly why it cannot run on a machine without a GPU.
+//
+// One stream serves the whole program: the lowering creates and destroys
+// a stream around each synchronous launch, which would cost two driver
+// calls per kernel. Globals of the program (its variables and constants)
+// are registered with the driver once, so kernels read and write them in
+// place; buffers the step allocates are managed memory (host_shared).
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Runtime/Runtime.h"
+
+#include "Matrices.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+// The driver API's types and constants (cuda.h), declared here so the
+// runtime builds without the CUDA toolkit.
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+using CUevent = void *;
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712;
+constexpr unsigned CU_MEMHOSTREGISTER_PORTABLE = 0x1;
+constexpr unsigned CU_MEMHOSTREGISTER_DEVICEMAP = 0x2;
+constexpr unsigned CU_MEMHOSTREGISTER_READ_ONLY = 0x8;
+constexpr unsigned CU_MEM_ATTACH_GLOBAL = 0x1;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
+
+// Every driver function used, with its exported (versioned) name.
+#define PARALLAX_CUDA_DRIVER(X)                                                \
+  X(cuInit, "cuInit", CUresult, (unsigned))                                    \
+  X(cuDeviceGetCount, "cuDeviceGetCount", CUresult, (int *))                   \
+  X(cuDeviceGet, "cuDeviceGet", CUresult, (CUdevice *, int))                   \
+  X(cuDeviceGetName, "cuDeviceGetName", CUresult, (char *, int, CUdevice))     \
+  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", CUresult,            \
+    (CUcontext *, CUdevice))                                                   \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent", CUresult, (CUcontext))                 \
+  X(cuGetErrorName, "cuGetErrorName", CUresult, (CUresult, const char **))     \
+  X(cuGetErrorString, "cuGetErrorString", CUresult, (CUresult, const char **)) \
+  X(cuModuleLoadData, "cuModuleLoadData", CUresult,                            \
+    (CUmodule *, const void *))                                                \
+  X(cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule))                    \
+  X(cuModuleGetFunction, "cuModuleGetFunction", CUresult,                      \
+    (CUfunction *, CUmodule, const char *))                                    \
+  X(cuLaunchKernel, "cuLaunchKernel", CUresult,                                \
+    (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,   \
+     unsigned, CUstream, void **, void **))                                    \
+  X(cuStreamCreate, "cuStreamCreate", CUresult, (CUstream *, unsigned))        \
+  X(cuStreamSynchronize, "cuStreamSynchronize", CUresult, (CUstream))          \
+  X(cuStreamWaitEvent, "cuStreamWaitEvent", CUresult,                          \
+    (CUstream, CUevent, unsigned))                                             \
+  X(cuEventCreate, "cuEventCreate", CUresult, (CUevent *, unsigned))           \
+  X(cuEventDestroy, "cuEventDestroy_v2", CUresult, (CUevent))                  \
+  X(cuEventSynchronize, "cuEventSynchronize", CUresult, (CUevent))             \
+  X(cuEventRecord, "cuEventRecord", CUresult, (CUevent, CUstream))             \
+  X(cuMemAlloc, "cuMemAlloc_v2", CUresult, (CUdeviceptr *, size_t))            \
+  X(cuMemAllocManaged, "cuMemAllocManaged", CUresult,                          \
+    (CUdeviceptr *, size_t, unsigned))                                         \
+  X(cuMemFree, "cuMemFree_v2", CUresult, (CUdeviceptr))                        \
+  X(cuMemGetInfo, "cuMemGetInfo_v2", CUresult, (size_t *, size_t *))           \
+  X(cuMemcpyAsync, "cuMemcpyAsync", CUresult,                                  \
+    (CUdeviceptr, CUdeviceptr, size_t, CUstream))                              \
+  X(cuMemsetD32Async, "cuMemsetD32Async", CUresult,                            \
+    (CUdeviceptr, unsigned, size_t, CUstream))                                 \
+  X(cuMemsetD16Async, "cuMemsetD16Async", CUresult,                            \
+    (CUdeviceptr, unsigned short, size_t, CUstream))                           \
+  X(cuMemHostRegister, "cuMemHostRegister_v2", CUresult,                       \
+    (void *, size_t, unsigned))                                                \
+  X(cuMemHostUnregister, "cuMemHostUnregister", CUresult, (void *))
+
+struct Driver {
+#define PARALLAX_DECLARE(field, symbol, result, parameters)                    \
+  result(*field) parameters = nullptr;
+  PARALLAX_CUDA_DRIVER(PARALLAX_DECLARE)
+#undef PARALLAX_DECLARE
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  std::mutex mutex;
+  std::map<CUfunction, std::string> kernelNames;
+};
+
+[[noreturn]] void fail(int status, const std::string &message) {
+  std::fflush(stdout);
+  // Kernels are loaded before main() runs: argv[0] as glibc keeps it.
+  std::fprintf(stderr, "%s: error: %s\n", program_invocation_short_name,
+               message.c_str());
+  std::fflush(stderr);
+  std::exit(status);
+}
+
+/// Resolved by loadDriver before any call can fail.
+Driver cudaDriver;
+/// Whether loadDriver finished (exit handlers run while it fails).
+bool driverReady = false;
+
+std::string describe(CUresult result) {
+  const char *name = nullptr, *text = nullptr;
+  Driver &cuda = cudaDriver;
+  if (cuda.cuGetErrorName(result, &name) != CUDA_SUCCESS || !name) {
+    // What a driver that cannot describe its errors returns at start-up.
+    switch (result) {
+    case 34:
+      return "CUDA_ERROR_STUB_LIBRARY (libcuda.so.1 is the toolkit's stub, "
+             "not a driver)";
+    case 35:
+      return "CUDA_ERROR_INSUFFICIENT_DRIVER (the driver is older than "
+             "CUDA 13)";
+    case 100:
+      return "CUDA_ERROR_NO_DEVICE";
+    default:
+      return "CUDA error " + std::to_string(result);
+    }
+  }
+  cuda.cuGetErrorString(result, &text);
+  return std::string(name) + (text ? std::string(" (") + text + ")" : "");
+}
+
+/// Ends the program when a driver call failed, naming the operation.
+void check(CUresult result, const std::string &operation) {
+  if (result != CUDA_SUCCESS)
+    fail(1, operation + " failed: " + describe(result));
+}
+
+/// Registers the program's own data (its globals: variables, constants,
+/// .npy staging buffers) so kernels reach them at the same addresses.
+void registerProgramData(Driver &cuda) {
+  auto registerSegments = [](dl_phdr_info *info, size_t, void *data) -> int {
+    Driver &cuda = *static_cast<Driver *>(data);
+    uintptr_t page = sysconf(_SC_PAGESIZE);
+    uintptr_t relroEnd = 0;
+    for (int i = 0; i < info->dlpi_phnum; ++i)
+      if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO)
+        relroEnd = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr +
+                   info->dlpi_phdr[i].p_memsz;
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+      const ElfW(Phdr) &segment = info->dlpi_phdr[i];
+      if (segment.p_type != PT_LOAD || (segment.p_flags & PF_X))
+        continue;
+      uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
+      uintptr_t end = begin + segment.p_memsz;
+      bool writable = segment.p_flags & PF_W;
+      // The relocated part of a writable segment is read-only by now.
+      if (writable && relroEnd > begin && relroEnd < end)
+        begin = relroEnd;
+      begin &= ~(page - 1);
+      end = (end + page - 1) & ~(page - 1);
+      unsigned flags = CU_MEMHOSTREGISTER_PORTABLE |
+                       CU_MEMHOSTREGISTER_DEVICEMAP |
+                       (writable ? 0 : CU_MEMHOSTREGISTER_READ_ONLY);
+      CUresult result = cuda.cuMemHostRegister(reinterpret_cast<void *>(begin),
+                                               end - begin, flags);
+      if (result != CUDA_SUCCESS &&
+          result != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
+        check(result, "registering the program's data (" +
+                          std::to_string(end - begin) + " bytes) for the GPU");
+    }
+    return 1; // the program itself comes first; libraries hold no globals
+              // that kernels read
+  };
+  dl_iterate_phdr(registerSegments, &cuda);
+}
+
+bool loadDriver(Driver &cuda) {
+  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library)
+    fail(2, std::string("this program runs on an NVIDIA GPU (it was built "
+                        "with --target cuda) and the CUDA driver "
+                        "(libcuda.so.1) cannot be loaded: ") +
+                dlerror());
+#define PARALLAX_RESOLVE(field, symbol, result, parameters)                    \
+  cuda.field = reinterpret_cast<result(*) parameters>(dlsym(library, symbol)); \
+  if (!cuda.field)                                                             \
+    fail(2, std::string("the CUDA driver has no ") + symbol +                  \
+                ": it is older than CUDA 12");
+  PARALLAX_CUDA_DRIVER(PARALLAX_RESOLVE)
+#undef PARALLAX_RESOLVE
+  CUresult result = cuda.cuInit(0);
+  int count = 0;
+  if (result == CUDA_SUCCESS)
+    result = cuda.cuDeviceGetCount(&count);
+  if (result != CUDA_SUCCESS || count == 0)
+    fail(2, "this program runs on an NVIDIA GPU (it was built with --target "
+            "cuda) and none is available" +
+                (result == CUDA_SUCCESS ? std::string()
+                                        : ": " + describe(result)));
+  // One GPU per rank: mpirun's local rank picks it.
+  int ordinal = 0;
+  for (const char *variable :
+       {"PARALLAX_CUDA_DEVICE", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+        "SLURM_LOCALID"})
+    if (const char *value = std::getenv(variable)) {
+      ordinal = std::atoi(value) % count;
+      break;
+    }
+  CUdevice device = 0;
+  check(cuda.cuDeviceGet(&device, ordinal),
+        "selecting GPU " + std::to_string(ordinal));
+  check(cuda.cuDevicePrimaryCtxRetain(&cuda.context, device),
+        "creating the GPU context");
+  check(cuda.cuCtxSetCurrent(cuda.context), "making the GPU context current");
+  check(cuda.cuStreamCreate(&cuda.stream, CU_STREAM_NON_BLOCKING),
+        "creating the program's stream");
+  registerProgramData(cuda);
+  driverReady = true;
+  return true;
+}
+
+Driver &driver() {
+  static bool loaded = loadDriver(cudaDriver);
+  (void)loaded;
+  return cudaDriver;
+}
+
+/// The program's stream for the null stream and for every stream the
+/// lowering creates.
+CUstream streamOf(CUstream stream) { return stream ? stream : driver().stream; }
+
+} // namespace
+
+extern "C" {
+
+CUmodule mgpuModuleLoad(void *data, size_t /*size*/) {
+  CUmodule module = nullptr;
+  check(driver().cuModuleLoadData(&module, data),
+        "loading the program's kernels onto the GPU (built for another "
+        "architecture? see --gpu-arch)");
+  return module;
+}
+
+CUmodule mgpuModuleLoadJIT(void *data, int /*optLevel*/) {
+  return mgpuModuleLoad(data, 0);
+}
+
+void mgpuModuleUnload(CUmodule module) {
+  // At exit the driver may be shutting down, or have failed to load:
+  // nothing to report.
+  if (driverReady)
+    cudaDriver.cuModuleUnload(module);
+}
+
+CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
+  Driver &cuda = driver();
+  CUfunction function = nullptr;
+  check(cuda.cuModuleGetFunction(&function, module, name),
+        std::string("finding kernel '") + name + "'");
+  std::lock_guard<std::mutex> lock(cuda.mutex);
+  cuda.kernelNames[function] = name;
+  return function;
+}
+
+void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedMemoryBytes,
+                      CUstream stream, void **parameters, void **extra,
+                      size_t /*parameterCount*/) {
+  Driver &cuda = driver();
+  CUresult result = cuda.cuLaunchKernel(function, gridX, gridY, gridZ, blockX,
+                                        blockY, blockZ, sharedMemoryBytes,
+                                        streamOf(stream), parameters, extra);
+  if (result != CUDA_SUCCESS)
+    check(result, "launching kernel '" + cuda.kernelNames[function] + "' (" +
+                      std::to_string(gridX) + " blocks of " +
+                      std::to_string(blockX) + " threads)");
+}
+
+CUstream mgpuStreamCreate() { return driver().stream; }
+
+void mgpuStreamDestroy(CUstream) {}
+
+void mgpuStreamSynchronize(CUstream stream) {
+  check(driver().cuStreamSynchronize(streamOf(stream)),
+        "a kernel (an error it printed, if any, is above)");
+}
+
+void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
+  check(driver().cuStreamWaitEvent(streamOf(stream), event, 0),
+        "waiting for an event");
+}
+
+CUevent mgpuEventCreate() {
+  CUevent event = nullptr;
+  check(driver().cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
+        "creating an event");
+  return event;
+}
+
+void mgpuEventDestroy(CUevent event) { driver().cuEventDestroy(event); }
+
+void mgpuEventSynchronize(CUevent event) {
+  check(driver().cuEventSynchronize(event),
+        "a kernel (an error it printed, if any, is above)");
+}
+
+void mgpuEventRecord(CUevent event, CUstream stream) {
+  check(driver().cuEventRecord(event, streamOf(stream)), "recording an event");
+}
+
+void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/, bool hostShared) {
+  if (bytes == 0)
+    return nullptr;
+  Driver &cuda = driver();
+  CUdeviceptr pointer = 0;
+  CUresult result =
+      hostShared ? cuda.cuMemAllocManaged(&pointer, bytes, CU_MEM_ATTACH_GLOBAL)
+                 : cuda.cuMemAlloc(&pointer, bytes);
+  if (result != CUDA_SUCCESS) {
+    size_t free = 0, total = 0;
+    cuda.cuMemGetInfo(&free, &total);
+    fail(1, "allocating " + std::to_string(bytes) +
+                " bytes of GPU memory failed: " + describe(result) + " (" +
+                std::to_string(free >> 20) + " MiB free of " +
+                std::to_string(total >> 20) + " MiB)");
+  }
+  return reinterpret_cast<void *>(pointer);
+}
+
+void mgpuMemFree(void *pointer, CUstream /*stream*/) {
+  if (pointer)
+    check(driver().cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)),
+          "freeing GPU memory");
+}
+
+void mgpuMemcpy(void *destination, void *source, size_t bytes,
+                CUstream stream) {
+  check(driver().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(destination),
+                               reinterpret_cast<CUdeviceptr>(source), bytes,
+                               streamOf(stream)),
+        "copying GPU memory");
+}
+
+void mgpuMemset32(void *destination, unsigned value, size_t count,
+                  CUstream stream) {
+  check(driver().cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(destination),
+                                  value, count, streamOf(stream)),
+        "setting GPU memory");
+}
+
+void mgpuMemset16(void *destination, unsigned short value, size_t count,
+                  CUstream stream) {
+  check(driver().cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(destination),
+                                  value, count, streamOf(stream)),
+        "setting GPU memory");
+}
+
+void mgpuMemHostRegister(void *pointer, uint64_t bytes) {
+  CUresult result = driver().cuMemHostRegister(
+      pointer, bytes,
+      CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+  if (result != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
+    check(result, "registering host memory for the GPU");
+}
+
+/// A memref<...> descriptor as the lowering passes it: the base pointers,
+/// the offset, then sizes and strides.
+struct Descriptor {
+  char *allocated;
+  char *aligned;
+  int64_t offset;
+  int64_t sizesAndStrides[];
+};
+
+void mgpuMemHostRegisterMemRef(int64_t rank, Descriptor *descriptor,
+                               int64_t elementBytes) {
+  int64_t elements = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    elements *= descriptor->sizesAndStrides[i];
+  mgpuMemHostRegister(descriptor->aligned + descriptor->offset * elementBytes,
+                      elements * elementBytes);
+}
+
+void mgpuMemHostUnregister(void *pointer) {
+  driver().cuMemHostUnregister(pointer);
+}
+
+void mgpuMemHostUnregisterMemRef(int64_t rank, Descriptor *descriptor,
+                                 int64_t elementBytes) {
+  mgpuMemHostUnregister(descriptor->aligned +
+                        descriptor->offset * elementBytes);
+}
+
+void mgpuSetDefaultDevice(int32_t device) {
+  // Before the driver is loaded it picks the GPU; afterwards it is fixed.
+  setenv("PARALLAX_CUDA_DEVICE", std::to_string(device).c_str(), 0);
+}
+
+} // extern "C"
+
+//===----------------------------------------------------------------------===//
+// Matrix products through cuBLAS
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+using cublasHandle = void *;
+using cublasStatus = int;
+constexpr int CUBLAS_OP_N = 0, CUBLAS_OP_T = 1;
+
+struct Cublas {
+  cublasStatus (*create)(cublasHandle *);
+  cublasStatus (*setStream)(cublasHandle, CUstream);
+  const char *(*statusName)(cublasStatus);
+  cublasStatus (*sgemm)(cublasHandle, int, int, int, int, int, const float *,
+                        const float *, int, const float *, int, const float *,
+                        float *, int);
+  cublasStatus (*sgemmStridedBatched)(cublasHandle, int, int, int, int, int,
+                                      const float *, const float *, int,
+                                      long long, const float *, int, long long,
+                                      const float *, float *, int, long long,
+                                      int);
+  cublasHandle handle = nullptr;
+};
+
+Cublas &cublas() {
+  static Cublas library = [] {
+    Driver &cuda = driver();
+    void *handle = nullptr;
+    std::string problems;
+    for (const char *name : {"libcublas.so.13", "libcublas.so.12"}) {
+      if ((handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+        break;
+      problems += std::string(problems.empty() ? "" : "; ") + dlerror();
+    }
+    if (!handle)
+      fail(2, "this program's matrix products run on cuBLAS, which cannot be "
+              "loaded (" +
+                  problems +
+                  "): put the directory of libcublas.so.13 (the CUDA "
+                  "toolkit's lib64, or site-packages/nvidia/cublas/lib of "
+                  "PyTorch's pip packages) on LD_LIBRARY_PATH");
+    Cublas blas;
+    auto resolve = [&](auto &field, const char *symbol) {
+      field = reinterpret_cast<std::remove_reference_t<decltype(field)>>(
+          dlsym(handle, symbol));
+      if (!field)
+        fail(2, std::string("cuBLAS has no ") + symbol);
+    };
+    resolve(blas.create, "cublasCreate_v2");
+    resolve(blas.setStream, "cublasSetStream_v2");
+    resolve(blas.statusName, "cublasGetStatusName");
+    resolve(blas.sgemm, "cublasSgemm_v2");
+    resolve(blas.sgemmStridedBatched, "cublasSgemmStridedBatched");
+    if (cublasStatus status = blas.create(&blas.handle))
+      fail(1, std::string("creating the cuBLAS handle failed: ") +
+                  blas.statusName(status));
+    blas.setStream(blas.handle, cuda.stream);
+    return blas;
+  }();
+  return library;
+}
+
+} // namespace
+
+extern "C" void parallax_rt_cuda_matmul_f32(int64_t rankA, void *a,
+                                            int64_t rankB, void *b,
+                                            int64_t rankC, void *c) {
+  Cublas &blas = cublas();
+  using parallax::runtime::Matrices;
+  using parallax::runtime::viewMatrices;
+  Matrices A = viewMatrices(rankA, a), B = viewMatrices(rankB, b),
+           C = viewMatrices(rankC, c);
+  for (int64_t size :
+       {C.rows, C.cols, A.cols, A.leading, B.leading, C.leading, C.batch})
+    if (size > INT32_MAX)
+      fail(1, "a matrix product of " + std::to_string(C.rows) + "x" +
+                  std::to_string(A.cols) + " by " + std::to_string(A.cols) +
+                  "x" + std::to_string(C.cols) +
+                  " is past cuBLAS's 32-bit sizes");
+  // Row-major C = A B is column-major C^T = B^T A^T: B's data comes first.
+  const float one = 1.0f;
+  int opB = B.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int opA = A.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasStatus status =
+      C.batch == 1
+          ? blas.sgemm(blas.handle, opB, opA, C.cols, C.rows, A.cols, &one,
+                       B.data, B.leading, A.data, A.leading, &one, C.data,
+                       C.leading)
+          : blas.sgemmStridedBatched(
+                blas.handle, opB, opA, C.cols, C.rows, A.cols, &one, B.data,
+                B.leading, B.batchStride, A.data, A.leading, A.batchStride,
+                &one, C.data, C.leading, C.batchStride, C.batch);
+  if (status)
+    fail(1, std::string("cublasSgemm failed: ") + blas.statusName(status));
+  // The host code after the call (optimizer updates) reads C.
+  check(driver().cuStreamSynchronize(driver().stream), "a matrix product");
+}

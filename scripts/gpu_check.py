@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""The GPU check: programs built here with --target cuda, run on a GPU.
+
+  gpu_check.py prepare BUNDLE [--target cuda-sim]
+                                (here, with the build and Debian's onnx)
+  BUNDLE/gpu_check.py run       (on the GPU machine: standard library only)
+
+`prepare` builds, with build/bin/parallax-compile --target cuda:
+- the training program of every example model, as PyTorch's reference run
+  was made (test/e2e/check_training.py --print-compile), with the
+  reference data and PyTorch 1.13's losses and final parameters;
+- inference programs of a sample of the ONNX conformance models that the
+  CPU and cuda-sim targets pass (one per op family), with their inputs and
+  expected outputs as .npy;
+- the shared libraries the programs load besides the C library and the
+  CUDA driver (MPI, protobuf: one-worker programs never initialise MPI),
+so the bundle runs where only the NVIDIA driver and cuBLAS (from the CUDA
+toolkit, or PyTorch's pip packages, which `run` looks for) are installed.
+It stays far under 64 MiB. `--target cuda-sim` builds the same bundle
+for the CPU, so the check itself is tried out where there is no GPU.
+
+`run` runs each training program on the GPU and compares every step's
+loss and every final parameter with PyTorch's (1e-4 relative, 1e-6
+absolute, as test/e2e/training.test), runs each conformance program and
+compares its outputs (ONNX's tolerances: rtol 1e-3, atol 1e-7), prints one
+line per check, the GPU and each training step's time, then times the
+training step of every example model at batch 128 against PyTorch's on
+the same GPU (eager and torch.compile; torch_step_benchmark.py, run with
+the machine's PyTorch), prints the table, and exits with 1 if any check
+failed. scripts/gpu-check.sh wraps both.
+"""
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+OPTIMIZERS = {"lstm_lm": "adagrad", "gru_lm": "sgd", "transformer_lm": "adagrad",
+              "wide_deep": "sgd", "cnn": "sgd", "mobile_cnn": "sgd"}
+# One conformance model per op family the example models use (their kernels
+# are the ones a real model's step is made of), all passing on the CPU.
+CONFORMANCE = [
+    "node/test_add_bcast", "node/test_matmul_3d", "node/test_gemm_default_matrix_bias",
+    "node/test_conv_with_strides_padding", "node/test_maxpool_2d_pads",
+    "node/test_averagepool_2d_pads", "node/test_batchnorm_example",
+    "node/test_softmax_axis_1", "node/test_logsoftmax_large_number",
+    "node/test_reduce_mean_default_axes_keepdims_random",
+    "node/test_reduce_max_default_axes_keepdim_example",
+    "node/test_reduce_mean_keepdims_example", "node/test_gather_0",
+    "node/test_transpose_all_permutations_3", "node/test_concat_3d_axis_1",
+    "node/test_tanh", "node/test_sigmoid", "node/test_relu", "node/test_lstm_defaults",
+    "node/test_gru_defaults", "node/test_sce_mean_weight", "node/test_where_example",
+]
+# The training-step benchmark against PyTorch: every example model at this
+# batch, SGD, BENCH_STEPS steps (the first two warm-up).
+BENCH_BATCH = 128
+BENCH_STEPS = 12
+SYSTEM_LIBRARIES = ("libc.so", "libm.so", "libdl.so", "libpthread.so", "librt.so",
+                    "ld-linux", "linux-vdso", "libcuda.so")
+
+
+def prepare(bundle, target):
+    root = HERE.parent
+    compile_tool = root / "build" / "bin" / "parallax-compile"
+    if bundle.exists():
+        shutil.rmtree(bundle)
+    (bundle / "programs").mkdir(parents=True)
+    (bundle / "lib").mkdir()
+    for script in ("scripts/gpu_check.py", "test/e2e/check_training.py",
+                   "test/e2e/npy_close.py", "scripts/torch_step_benchmark.py",
+                   "examples/models/export.py"):
+        shutil.copy(root / script, bundle)
+    env = dict(os.environ, PARALLAX_SRC=str(root))
+    programs = []
+    for model, optimizer in OPTIMIZERS.items():
+        data = root / "examples" / "models" / "data" / model
+        copy = bundle / "examples" / "models" / "data" / model
+        shutil.copytree(data / "train", copy / "train")
+        shutil.copytree(data / "reference" / optimizer, copy / "reference" / optimizer)
+        program = bundle / "programs" / f"{model}.{optimizer}"
+        command = subprocess.run(
+            [sys.executable, str(root / "test" / "e2e" / "check_training.py"), model,
+             optimizer, str(bundle / "unused"), "--target", target, "--print-compile"],
+            env=env, check=True, capture_output=True, text=True).stdout.split()
+        command[0] = str(compile_tool)
+        command[command.index("-o") + 1] = str(program)
+        print(f"building {program.name}", flush=True)
+        subprocess.run(command, check=True)
+        programs.append(program)
+    prepare_benchmark(bundle, compile_tool, programs, target)
+    prepare_conformance(bundle, compile_tool, programs, target)
+    copy_libraries(bundle, programs)
+    size = sum(f.stat().st_size for f in bundle.rglob("*") if f.is_file())
+    print(f"bundle {bundle}: {size / 2**20:.1f} MiB, {len(programs)} programs")
+
+
+def prepare_benchmark(bundle, compile_tool, programs, target):
+    """Programs at BENCH_BATCH and their data (the reference batches
+    repeated), for the step-time comparison with PyTorch."""
+    import numpy as np
+    root = HERE.parent
+    for model in OPTIMIZERS:
+        train = root / "examples" / "models" / "data" / model / "train"
+        data = bundle / "bench" / model
+        data.mkdir(parents=True)
+        for array in sorted(train.glob("*.npy")):
+            values = np.load(array)
+            np.save(data / array.name, np.resize(
+                values, (BENCH_BATCH * BENCH_STEPS,) + values.shape[1:]))
+        (data / "batch").write_text(f"{BENCH_BATCH}\n")
+        config = json.loads((root / "examples" / "models" / "data" / model / "reference" /
+                             "sgd" / "config.json").read_text())
+        program = bundle / "programs" / f"bench.{model}"
+        print(f"building {program.name}", flush=True)
+        subprocess.run([str(compile_tool), str(root / "examples" / "models" / f"{model}.onnx"),
+                        "--batch-size", str(BENCH_BATCH), "--optimizer", "sgd", "--lr", "0.01",
+                        *(["--freeze", ",".join(config["freeze"])] if config["freeze"] else []),
+                        "--target", target, "-o", str(program)], check=True)
+        programs.append(program)
+
+
+def prepare_conformance(bundle, compile_tool, programs, target):
+    sys.path.insert(0, str(HERE.parent / "test" / "ONNXTestData"))
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    from conformance import bindings, load_tensor
+    data = pathlib.Path("/usr/share/libonnx-testdata/data")
+    for name in CONFORMANCE:
+        model_dir = data / name
+        model = onnx.load(str(model_dir / "model.onnx"))
+        initializers = {i.name for i in model.graph.initializer}
+        inputs = [i for i in model.graph.input if i.name not in initializers]
+        data_set = sorted(model_dir.glob("test_data_set_*"))[0]
+        values = [load_tensor(p) for p in sorted(data_set.glob("input_*.pb"),
+                  key=lambda p: int(p.stem.split("_")[1]))]
+        case = bundle / "conformance" / model_dir.name
+        (case / "inputs").mkdir(parents=True)
+        (case / "expected").mkdir()
+        for info, value in zip(inputs, values):
+            np.save(case / "inputs" / f"{info.name}.npy", value)
+        outputs = sorted(data_set.glob("output_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
+        for info, path in zip(model.graph.output, outputs):
+            np.save(case / "expected" / f"{info.name}.npy", load_tensor(path))
+        program = bundle / "programs" / f"conformance.{model_dir.name}"
+        print(f"building {program.name}", flush=True)
+        subprocess.run([str(compile_tool), str(model_dir / "model.onnx"), "--mode",
+                        "inference", "--target", target, "-o", str(program),
+                        *bindings(model, values)], check=True)
+        programs.append(program)
+
+
+def copy_libraries(bundle, programs):
+    """The libraries the programs load, but the C library and the driver."""
+    needed = set()
+    for program in programs:
+        for line in subprocess.run(["ldd", str(program)], check=True,
+                                   capture_output=True, text=True).stdout.splitlines():
+            parts = line.split()
+            if "=>" in parts and len(parts) > 2 and parts[2].startswith("/"):
+                if not any(parts[0].startswith(s) for s in SYSTEM_LIBRARIES):
+                    needed.add(parts[2])
+    for library in sorted(needed):
+        shutil.copy(library, bundle / "lib")
+
+
+def cuda_library_dirs():
+    """Where PyTorch's pip packages keep cuBLAS (site-packages/nvidia/...),
+    for the Pythons this machine has; the CUDA toolkit's lib64 if any."""
+    found = []
+    prefixes = {pathlib.Path(sys.prefix), pathlib.Path("/opt/torch/.venv")}
+    for prefix in prefixes:
+        for library in sorted(prefix.glob("lib/python3*/site-packages/nvidia/**/libcublas.so*")):
+            if str(library.parent) not in found:
+                found.append(str(library.parent))
+    for toolkit in ("/usr/local/cuda/lib64",):
+        if pathlib.Path(toolkit, "libcublas.so").exists():
+            found.append(toolkit)
+    return found
+
+
+def run(bundle):
+    env = dict(os.environ)
+    cublas = cuda_library_dirs()
+    print("cuBLAS from: " + (", ".join(cublas) or "nowhere found"), flush=True)
+    env["LD_LIBRARY_PATH"] = ":".join(filter(None, [str(bundle / "lib"), *cublas,
+                                                    env.get("LD_LIBRARY_PATH")]))
+    env["PARALLAX_SRC"] = str(bundle)
+    if shutil.which("nvidia-smi"):
+        gpus = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+        print(gpus.stdout.strip() or "nvidia-smi: " + gpus.stderr.strip(), flush=True)
+    else:
+        print("no nvidia-smi on PATH", flush=True)
+    work = bundle / "work"
+    failures = 0
+    for model, optimizer in OPTIMIZERS.items():
+        program = bundle / "programs" / f"{model}.{optimizer}"
+        started = time.monotonic()
+        result = subprocess.run(
+            [sys.executable, str(bundle / "check_training.py"), model, optimizer,
+             str(work / model), "--program", str(program)],
+            env=env, capture_output=True, text=True)
+        elapsed = time.monotonic() - started
+        lines = (result.stdout + result.stderr).strip().splitlines() or ["no output"]
+        ok = result.returncode == 0
+        failures += not ok
+        steps = [json.loads(l)["time_s"] for l in (work / model / "metrics.jsonl")
+                 .read_text().splitlines()] if (work / model / "metrics.jsonl").exists() else []
+        step = f", steps after the first {1e3 * sum(steps[1:]) / max(1, len(steps) - 1):.2f} ms" \
+            if len(steps) > 1 else ""
+        errors = [l for l in lines if "error:" in l or "mismatch" in l] or lines[-3:]
+        print(f"{'PASS' if ok else 'FAIL'} training {model} {optimizer} ({elapsed:.1f} s{step}): "
+              + (lines[-1] if ok else " | ".join(errors[-4:])), flush=True)
+    sys.path.insert(0, str(bundle))
+    from npy_close import load
+    for case in sorted((bundle / "conformance").iterdir()):
+        out = work / "conformance" / case.name
+        out.mkdir(parents=True, exist_ok=True)
+        result = subprocess.run([str(bundle / "programs" / f"conformance.{case.name}"),
+                                 "--inputs", str(case / "inputs"), "--outputs", str(out)],
+                                env=env, capture_output=True, text=True)
+        problems = [] if result.returncode == 0 else [
+            f"exit {result.returncode}: {result.stderr.strip()[-300:]}"]
+        for expected in sorted((case / "expected").glob("*.npy")) if not problems else []:
+            got_path = out / expected.name
+            if not got_path.exists():
+                problems.append(f"{expected.stem} missing")
+                continue
+            (got_shape, got), (want_shape, want) = load(got_path), load(expected)
+            if tuple(got_shape) != tuple(want_shape):
+                problems.append(f"{expected.stem}: shape {got_shape} != {want_shape}")
+            elif any(not abs(g - w) <= 1e-3 * abs(w) + 1e-7 for g, w in zip(got, want)
+                     if not (g != g and w != w)):
+                problems.append(f"{expected.stem} differs")
+        failures += bool(problems)
+        print(f"{'FAIL' if problems else 'PASS'} conformance {case.name}"
+              + (": " + "; ".join(problems) if problems else ""), flush=True)
+    benchmark(bundle, env, work)
+    print(f"gpu check: {failures} failed")
+    return 1 if failures else 0
+
+
+def torch_python():
+    """A Python with PyTorch: this one, or the GPU machine's venv."""
+    for python in (sys.executable, "/opt/torch/.venv/bin/python"):
+        if shutil.which(python) and subprocess.run(
+                [python, "-c", "import torch, numpy"], capture_output=True).returncode == 0:
+            return python
+    return None
+
+
+def benchmark(bundle, env, work):
+    """Parallax's training step against PyTorch's (eager, torch.compile) on
+    the same batches; a table of ms per step (ratios, not absolutes, carry
+    from one machine to another)."""
+    parallax = {}
+    for model in OPTIMIZERS:
+        metrics = work / "bench" / f"{model}.jsonl"
+        metrics.parent.mkdir(parents=True, exist_ok=True)
+        result = subprocess.run([str(bundle / "programs" / f"bench.{model}"), "--data",
+                                 str(bundle / "bench" / model), "--steps", str(BENCH_STEPS),
+                                 "--metrics", str(metrics)], env=env, capture_output=True,
+                                text=True)
+        if result.returncode:
+            parallax[model] = "exit %d" % result.returncode
+            continue
+        times = [json.loads(l)["time_s"] for l in metrics.read_text().splitlines()][2:]
+        parallax[model] = 1e3 * sum(times) / len(times)
+    rows = {model: {} for model in OPTIMIZERS}
+    python = torch_python()
+    if python:
+        result = subprocess.run([python, str(bundle / "torch_step_benchmark.py"),
+                                 str(bundle / "export.py"), str(bundle / "bench"),
+                                 "--steps", str(BENCH_STEPS)], capture_output=True, text=True)
+        for line in result.stdout.splitlines():
+            entry = json.loads(line)
+            rows[entry["model"]][entry["mode"]] = entry.get("ms_per_step", entry.get("error"))
+        if result.returncode:
+            print("PyTorch benchmark: " + result.stderr.strip()[-300:])
+    else:
+        print("PyTorch benchmark: no Python with torch and numpy found")
+    print(f"training step, batch {BENCH_BATCH}, SGD, ms per step (after 2 warm-up steps):")
+    print(f"{'model':16} {'Parallax':>10} {'PyTorch eager':>14} {'torch.compile':>14} "
+          f"{'eager/Parallax':>15}")
+    for model in OPTIMIZERS:
+        ours, eager = parallax[model], rows[model].get("eager", "-")
+        compiled = rows[model].get("torch.compile", "-")
+        ratio = f"{eager / ours:.2f}x" if all(isinstance(v, float) for v in (ours, eager)) else "-"
+        cell = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)[:14]
+        print(f"{model:16} {cell(ours):>10} {cell(eager):>14} {cell(compiled):>14} {ratio:>15}")
+
+
+def main():
+    if sys.argv[1:2] == ["prepare"] and len(sys.argv) in (3, 5):
+        target = "cuda"
+        if len(sys.argv) == 5:
+            if sys.argv[3] != "--target" or sys.argv[4] not in ("cuda", "cuda-sim"):
+                sys.exit(__doc__)
+            target = sys.argv[4]
+        prepare(pathlib.Path(sys.argv[2]).resolve(), target)
+        return 0
+    if len(sys.argv) == 2 and sys.argv[1] == "run":
+        return run(HERE)
+    sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+// RUN: parallax-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(parallax-gpu-map-to-launches,canonicalize))' | FileCheck %s
+// RUN: parallax-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(parallax-gpu-map-to-launches))' 2>/dev/null | FileCheck %s --check-prefix=HOST
+
+// Every linalg op and copy of a host function becomes a kernel; nothing
+// of them is left to run on the host.
+// HOST-NOT: linalg.
+// HOST-NOT: memref.copy
+// HOST-NOT: scf.parallel
+
+// An elementwise op over 4x3x50 = 600 points: 3 blocks of 256 threads,
+// each thread one point, its indices delinearised from
+// block * blockDim + thread, threads past 600 doing nothing.
+// CHECK-LABEL: func.func @elementwise
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[BLOCKS:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[THREADS:.*]] = arith.constant 256 : index
+// CHECK-DAG: %[[POINTS:.*]] = arith.constant 600 : index
+// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BLOCKS]], %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]]) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[BDX:.*]] = %[[THREADS]], %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]])
+// CHECK: %[[SCALED:.*]] = arith.muli %[[BX]], %[[BDX]]
+// CHECK: %[[LINEAR:.*]] = arith.addi %[[SCALED]], %[[TX]]
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[LINEAR]], %[[POINTS]]
+// CHECK: scf.if %[[IN]]
+// CHECK: %[[I:.*]]:3 = affine.delinearize_index %[[LINEAR]] into (4, 3, 50)
+// CHECK: %[[X:.*]] = memref.load %arg0[%[[I]]#0, %[[I]]#1, %[[I]]#2]
+// CHECK: %[[Y:.*]] = arith.negf %[[X]]
+// CHECK: memref.store %[[Y]], %arg1[%[[I]]#0, %[[I]]#1, %[[I]]#2]
+// CHECK: gpu.terminator
+func.func @elementwise(%in: memref<4x3x50xf32>, %out: memref<4x3x50xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%in : memref<4x3x50xf32>) outs(%out : memref<4x3x50xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  return
+}
+
+// -----
+
+// A small space (60 points) gets one block of whole warps (64 threads),
+// not 256.
+// CHECK-LABEL: func.func @small
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[THREADS:.*]] = arith.constant 64 : index
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[ONE]], {{.*}}) threads({{.*}}) in (%{{.*}} = %[[THREADS]],
+func.func @small(%in: memref<4x15xf32>, %out: memref<4x15xf32>) {
+  linalg.copy ins(%in : memref<4x15xf32>) outs(%out : memref<4x15xf32>)
+  return
+}
+
+// -----
+
+// A matrix product of 100x300 outputs: 118 blocks of 256 threads, one
+// output each, the reduction a loop inside the thread.
+// CHECK-LABEL: func.func @matmul
+// CHECK-DAG: %[[BLOCKS:.*]] = arith.constant 118 : index
+// CHECK-DAG: %[[THREADS:.*]] = arith.constant 256 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[THREADS]],
+// CHECK: affine.delinearize_index %{{.*}} into (100, 300)
+// CHECK: scf.for
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @matmul(%a: memref<100x50xf32>, %b: memref<50x300xf32>, %c: memref<100x300xf32>) {
+  linalg.matmul ins(%a, %b : memref<100x50xf32>, memref<50x300xf32>) outs(%c : memref<100x300xf32>)
+  return
+}
+
+// -----
+
+// Dynamic sizes: the number of blocks is computed on the host.
+// CHECK-LABEL: func.func @dynamic
+// CHECK: %[[N:.*]] = memref.dim
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivsi %[[N]], %{{.*}}
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS]],
+// CHECK: arith.cmpi ult, %{{.*}}, %[[N]]
+func.func @dynamic(%in: memref<?xf32>, %out: memref<?xf32>) {
+  linalg.copy ins(%in : memref<?xf32>) outs(%out : memref<?xf32>)
+  return
+}
+
+// -----
+
+// A copy into a strided view (a padded image) is a kernel too.
+// CHECK-LABEL: func.func @copy_into_view
+// CHECK: %[[VIEW:.*]] = memref.subview
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %[[VIEW]]
+func.func @copy_into_view(%in: memref<4x4xf32>, %padded: memref<6x6xf32>) {
+  %view = memref.subview %padded[1, 1] [4, 4] [1, 1] : memref<6x6xf32> to memref<4x4xf32, strided<[6, 1], offset: 7>>
+  memref.copy %in, %view : memref<4x4xf32> to memref<4x4xf32, strided<[6, 1], offset: 7>>
+  return
+}
+
+// -----
+
+// A reduction to a scalar has no parallel loop: one thread runs it.
+// CHECK-LABEL: func.func @sum
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1)
+// CHECK: scf.for
+// CHECK: arith.addf
+func.func @sum(%in: memref<1000xf32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%in : memref<1000xf32>) outs(%out : memref<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Parallel loops inside a reduction run sequentially in their thread.
+// CHECK-LABEL: func.func @parallel_inside_reduction
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: gpu.terminator
+func.func @parallel_inside_reduction(%in: memref<8x16x32xf32>, %out: memref<8x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>],
+                  iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%in : memref<8x16x32xf32>) outs(%out : memref<8x32xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
