@@ -13,7 +13,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".onnxtext", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.parallax_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "ONNXTestData", "Inputs", "splice.py", "expect_close.py", "npy_close.py", "edit_npy.py", "check_interruptions.py", "check_full_disk.py", "make_odd_names_model.py"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "ONNXTestData", "Inputs", "splice.py", "expect_close.py", "npy_close.py", "edit_npy.py", "compare_targets.py", "check_interruptions.py", "check_full_disk.py", "make_odd_names_model.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%parallax_src", config.parallax_src_root))

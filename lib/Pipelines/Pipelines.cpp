@@ -28,11 +28,15 @@ using namespace mlir::parallax;
 // Front half (target-independent)
 //===----------------------------------------------------------------------===//
 
-/// Compute ops to linalg, variables and collectives to runtime calls.
-static void addParallaxToLinalgPasses(OpPassManager &pm) {
+/// Compute ops to linalg, variables and collectives to runtime calls
+/// (dense updates to loops, for targets that run them as kernels).
+static void addParallaxToLinalgPasses(OpPassManager &pm,
+                                      bool denseUpdatesAsLoops = false) {
   pm.addPass(createConvertParallaxCollectives());
   pm.addPass(createConvertParallaxToLinalg());
-  pm.addPass(createConvertParallaxVariables());
+  ConvertParallaxVariablesOptions variables;
+  variables.denseUpdatesAsLoops = denseUpdatesAsLoops;
+  pm.addPass(createConvertParallaxVariables(variables));
   pm.addPass(createCanonicalizerPass());
   // The backward pass recomputes forward values (a softmax's statistics
   // for its gradient): the same linalg ops on the same operands, once.
@@ -63,7 +67,7 @@ void mlir::parallax::buildTrainingToLinalgPipeline(
   pm.addPass(createParallaxInlineVariables());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  addParallaxToLinalgPasses(pm);
+  addParallaxToLinalgPasses(pm, options.gpu.has_value());
 }
 
 void mlir::parallax::buildInferenceToLinalgPipeline(OpPassManager &pm) {
@@ -196,6 +200,7 @@ void mlir::parallax::buildGPUCodegenPipeline(OpPassManager &pm,
   mapping.threadsPerBlock = options.threadsPerBlock;
   pm.addNestedPass<func::FuncOp>(createParallaxGPUMapToLaunches(mapping));
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createParallaxGPUGlobalsToBuffers());
   if (options.simulate) {
     pm.addNestedPass<func::FuncOp>(createParallaxGPULaunchesToLoops());
     addCPUBufferToLLVMPasses(pm);

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Support/Npy.h"
 #include "parallax/Runtime/Runtime.h"
+#include "parallax/Support/Npy.h"
 
 #include "Comm.h"
 #include "Descriptor.h"
@@ -76,9 +76,9 @@ extern "C" void parallax_rt_allreduce_add_f32(int64_t id, const char *name,
   if (world().size == 1) {
     // One worker: the reduction is the gradient itself (sum, mean, max or
     // min of one), copied once instead of through the bucket.
-    std::memcpy(contiguousF32(name, "allreduce result", rankOut, out),
-                contiguousF32(name, "gradient", rankIn, in),
-                count * sizeof(float));
+    copyBuffer(contiguousF32(name, "allreduce result", rankOut, out),
+               contiguousF32(name, "gradient", rankIn, in),
+               count * sizeof(float));
     return;
   }
   if (bucket.buffer.size() < static_cast<size_t>(bucket.used + count))

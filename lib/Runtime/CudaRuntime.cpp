@@ -19,6 +19,7 @@
 #include "parallax/Runtime/Runtime.h"
 
 #include "Matrices.h"
+#include "Support.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -231,6 +232,16 @@ bool loadDriver(Driver &cuda) {
         "creating the program's stream");
   registerProgramData(cuda);
   driverReady = true;
+  // One worker's "AllReduce" is a copy between two device buffers.
+  parallax::runtime::setBufferCopy(
+      [](void *to, const void *from, size_t bytes) {
+        Driver &cuda = cudaDriver;
+        check(cuda.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(to),
+                                 reinterpret_cast<CUdeviceptr>(from), bytes,
+                                 cuda.stream),
+              "copying GPU memory");
+        check(cuda.cuStreamSynchronize(cuda.stream), "copying GPU memory");
+      });
   return true;
 }
 

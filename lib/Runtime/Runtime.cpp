@@ -232,6 +232,17 @@ extern "C" void parallax_rt_index_out_of_range(const char *where, int64_t value,
 
 void parallax::runtime::setProgramName(const char *name) { programName = name; }
 
+static void hostCopy(void *to, const void *from, size_t bytes) {
+  std::memcpy(to, from, bytes);
+}
+static parallax::runtime::BufferCopy bufferCopy = hostCopy;
+
+void parallax::runtime::setBufferCopy(BufferCopy copy) { bufferCopy = copy; }
+
+void parallax::runtime::copyBuffer(void *to, const void *from, size_t bytes) {
+  bufferCopy(to, from, bytes);
+}
+
 [[noreturn]] void parallax::runtime::die(const std::string &message) {
   std::fprintf(stderr, "%s: error: %s%s\n", programName, messagePrefix.c_str(),
                message.c_str());

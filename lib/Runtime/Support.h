@@ -7,6 +7,7 @@
 #ifndef PARALLAX_LIB_RUNTIME_SUPPORT_H
 #define PARALLAX_LIB_RUNTIME_SUPPORT_H
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -53,6 +54,13 @@ struct NpyArray;
 void checkInputValues(const std::string &name, const std::string &path,
                       const NpyArray &array, bool examples, bool finite,
                       int64_t batch);
+
+/// How the runtime copies between buffers of generated code: memcpy, or,
+/// in a GPU program, the CUDA runtime's copy (its buffers are device
+/// memory, which a host memcpy would migrate to the host and back).
+using BufferCopy = void (*)(void *to, const void *from, size_t bytes);
+void setBufferCopy(BufferCopy copy);
+void copyBuffer(void *to, const void *from, size_t bytes);
 
 /// numpy's name of a .npy dtype descr ("<f4" -> "float32").
 std::string dtypeName(const std::string &dtype);

@@ -84,10 +84,19 @@ def ConvertParallaxVariables : Pass<"convert-parallax-variables",
     Postcondition: no variable, read, update, push, pull or row-sparse op
     remains.
   }];
+  let options = [
+    Option<"denseUpdatesAsLoops", "dense-updates-as-loops", "bool",
+           /*default=*/"false",
+           "A dense update of an f32 variable is a linalg.generic over the "
+           "variable, its state and the gradient instead of a runtime call "
+           "(the GPU targets: the update runs as a kernel)">,
+  ];
   let dependentDialects = [
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",

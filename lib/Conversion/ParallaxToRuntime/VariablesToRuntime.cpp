@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parallax/Conversion/ParallaxToRuntime/DenseUpdates.h"
 #include "parallax/Conversion/ParallaxToRuntime/RuntimeCalls.h"
 
 #include "parallax/Conversion/Passes.h"
@@ -129,6 +130,7 @@ struct Lowering {
   ModuleOp module;
   SymbolTable &globals;
   const llvm::StringMap<Shards> &shards;
+  bool denseUpdatesAsLoops = false;
 
   Value globalBuffer(OpBuilder &b, Location loc, StringRef name) const {
     auto global = globals.lookup<memref::GlobalOp>(name);
@@ -257,6 +259,19 @@ struct UpdateLowering : LoweringPattern<UpdateOp> {
   LogicalResult
   matchAndRewrite(UpdateOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (lowering.denseUpdatesAsLoops && adaptor.getGradient().size() == 1) {
+      SmallVector<Value> state;
+      if (ArrayAttr names = op.getStateAttr())
+        for (auto name : names.getAsRange<FlatSymbolRefAttr>())
+          state.push_back(
+              lowering.globalBuffer(rewriter, op.getLoc(), name.getValue()));
+      emitDenseUpdateLoop(
+          rewriter, lowering.module, op.getLoc(), op.getOptimizer(),
+          lowering.globalBuffer(rewriter, op.getLoc(), op.getVariable()), state,
+          adaptor.getGradient().front());
+      rewriter.eraseOp(op);
+      return success();
+    }
     lowering.optimizerCall(rewriter, op, {}, /*push=*/false, op.getVariable(),
                            op.getOptimizer(), op.getStateAttr(),
                            adaptor.getGradient());
@@ -321,6 +336,8 @@ struct PullLowering : LoweringPattern<PullOp> {
 struct ConvertParallaxVariablesPass
     : parallax::impl::ConvertParallaxVariablesBase<
           ConvertParallaxVariablesPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -329,7 +346,7 @@ struct ConvertParallaxVariablesPass
       return signalPassFailure();
     lowerVariables(module, shards);
     SymbolTable globals(module);
-    Lowering lowering{module, globals, shards};
+    Lowering lowering{module, globals, shards, denseUpdatesAsLoops};
 
     RowSparseTypeConverter converter;
     RewritePatternSet patterns(ctx);

@@ -78,6 +78,37 @@ def ParallaxGPUDeviceChecks : Pass<"parallax-gpu-device-checks"> {
   ];
 }
 
+def ParallaxGPUGlobalsToBuffers
+    : Pass<"parallax-gpu-globals-to-buffers", "::mlir::ModuleOp"> {
+  let summary = "Keep the program's globals in buffers allocated when it "
+                "starts";
+  let description = [{
+    Every `memref.global` (the variables and their optimizer state, the
+    constants) becomes a buffer that the program's `main` allocates
+    (`memref.alloc`) before anything else, filled from the global's
+    initial value if it has one; a pointer slot (`llvm.mlir.global`)
+    holds it, and every `memref.get_global` becomes a load of the slot
+    viewed as the same memref. Globals without an initial value (the
+    variables, whose weights the runtime loads) are deleted.
+
+    With `parallax-gpu-device-memory` after it, the buffers are device
+    (managed) memory: variables, their state and the constants live on
+    the GPU for the whole run, the kernels and the optimizer's kernels
+    read and write them there, and the runtime (initial weights, `--save`,
+    checkpoints) reaches them through the driver. For `--target cuda-sim`
+    the buffers are host memory, so the same rewriting is exercised by
+    the CPU tests.
+
+    Precondition: a module with the program's `main`, after the
+    deallocation pipeline. Postcondition: no `memref.get_global` remains.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 def ParallaxGPUDeviceMemory
     : Pass<"parallax-gpu-device-memory", "::mlir::func::FuncOp"> {
   let summary = "Allocate the host functions' buffers where kernels and the "

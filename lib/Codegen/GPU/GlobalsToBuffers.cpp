@@ -1,0 +1,140 @@
+//===- GlobalsToBuffers.cpp - Globals kept in buffers allocated at start --===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Codegen/GPU/Passes.h"
+
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::parallax {
+#define GEN_PASS_DEF_PARALLAXGPUGLOBALSTOBUFFERS
+#include "parallax/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::parallax
+
+using namespace mlir;
+
+namespace {
+
+/// The LLVM struct a memref of `type` lowers to (MLIR's descriptor).
+LLVM::LLVMStructType descriptorType(MLIRContext *ctx, MemRefType type) {
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i64 = IntegerType::get(ctx, 64);
+  SmallVector<Type> fields{ptr, ptr, i64};
+  if (type.getRank() > 0) {
+    auto array = LLVM::LLVMArrayType::get(i64, type.getRank());
+    fields.append({array, array});
+  }
+  return LLVM::LLVMStructType::getLiteral(ctx, fields);
+}
+
+/// The buffer in `slot` as a memref of `type` (contiguous, offset 0): a
+/// descriptor built from the pointer, cast to the memref type (the cast
+/// folds away when memrefs are lowered to LLVM).
+Value viewOfSlot(OpBuilder &b, Location loc, LLVM::GlobalOp slot,
+                 MemRefType type) {
+  MLIRContext *ctx = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  Value address = LLVM::AddressOfOp::create(b, loc, slot);
+  Value pointer = LLVM::LoadOp::create(b, loc, ptr, address);
+  LLVM::LLVMStructType descriptor = descriptorType(ctx, type);
+  Value value = LLVM::PoisonOp::create(b, loc, descriptor);
+  auto i64 = [&](int64_t v) -> Value {
+    return LLVM::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  };
+  auto insert = [&](Value field, ArrayRef<int64_t> position) {
+    value = LLVM::InsertValueOp::create(b, loc, value, field, position);
+  };
+  insert(pointer, {0});
+  insert(pointer, {1});
+  insert(i64(0), {2});
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  (void)type.getStridesAndOffset(strides, offset);
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    insert(i64(type.getDimSize(d)), {3, d});
+    insert(i64(strides[d]), {4, d});
+  }
+  return UnrealizedConversionCastOp::create(b, loc, type, value).getResult(0);
+}
+
+struct GlobalsToBuffersPass
+    : parallax::impl::ParallaxGPUGlobalsToBuffersBase<GlobalsToBuffersPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main || main.isExternal()) {
+      module.emitError("parallax-gpu-globals-to-buffers needs the program's "
+                       "main (run it after the entry point is generated)");
+      return signalPassFailure();
+    }
+    SmallVector<memref::GlobalOp> globals(module.getOps<memref::GlobalOp>());
+    if (globals.empty())
+      return;
+    MLIRContext *ctx = &getContext();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    OpBuilder init = OpBuilder::atBlockBegin(&main.getBody().front());
+    SymbolTable symbols(module);
+    llvm::StringMap<std::pair<LLVM::GlobalOp, MemRefType>> slots;
+    for (memref::GlobalOp global : globals) {
+      MemRefType type = global.getType();
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
+        global.emitOpError("is not a statically shaped, contiguous buffer");
+        return signalPassFailure();
+      }
+      OpBuilder builder(global);
+      auto slot = LLVM::GlobalOp::create(
+          builder, global.getLoc(), ptr, /*isConstant=*/false,
+          LLVM::Linkage::Internal, (global.getSymName() + ".buffer").str(),
+          Attribute());
+      Block *body = new Block();
+      slot.getInitializerRegion().push_back(body);
+      OpBuilder initializer = OpBuilder::atBlockBegin(body);
+      LLVM::ReturnOp::create(
+          initializer, global.getLoc(),
+          LLVM::ZeroOp::create(initializer, global.getLoc(), ptr).getResult());
+      symbols.insert(slot);
+      slots[global.getSymName()] = {slot, type};
+
+      // At the start of main: the buffer, its initial value, the slot.
+      Location loc = global.getLoc();
+      auto buffer = memref::AllocOp::create(
+          init, loc, type,
+          init.getI64IntegerAttr(global.getAlignment().value_or(64)));
+      if (global.getInitialValue() && !global.isUninitialized())
+        memref::CopyOp::create(
+            init, loc,
+            memref::GetGlobalOp::create(init, loc, type, global.getSymName()),
+            buffer);
+      Value address =
+          memref::ExtractAlignedPointerAsIndexOp::create(init, loc, buffer);
+      Value integer =
+          arith::IndexCastOp::create(init, loc, init.getI64Type(), address);
+      Value pointer = LLVM::IntToPtrOp::create(init, loc, ptr, integer);
+      LLVM::StoreOp::create(init, loc, pointer,
+                            LLVM::AddressOfOp::create(init, loc, slot));
+    }
+    // Every other read of a global reads its buffer.
+    Operation *firstUse = &*init.getInsertionPoint();
+    SmallVector<memref::GetGlobalOp> reads;
+    module.walk([&](memref::GetGlobalOp read) {
+      if (read->getBlock() != firstUse->getBlock() ||
+          !read->isBeforeInBlock(firstUse))
+        reads.push_back(read);
+    });
+    for (memref::GetGlobalOp read : reads) {
+      auto [slot, type] = slots.lookup(read.getName());
+      OpBuilder builder(read);
+      read.replaceAllUsesWith(viewOfSlot(builder, read.getLoc(), slot, type));
+      read.erase();
+    }
+    // Variables hold nothing until the runtime loads them: their storage
+    // is the buffer alone.
+    for (memref::GlobalOp global : globals)
+      if (global.isUninitialized())
+        global.erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Trains an example model with the same flags for two targets and
+compares every step's loss and every saved parameter (1e-5 relative,
+1e-7 absolute): the GPU pipeline (cuda-sim) against the CPU one, for the
+update rules PyTorch's reference runs do not cover. Standard library only.
+
+Usage: compare_targets.py MODEL WORKDIR TARGET_A TARGET_B [FLAG ...]
+  (parallax-compile on PATH, PARALLAX_SRC naming the source tree)
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from npy_close import load  # noqa: E402
+
+
+def close(got, want):
+    return all(abs(g - w) <= 1e-5 * abs(w) + 1e-7 for g, w in zip(got, want))
+
+
+def train(src, model, work, target, flags):
+    data = src / "examples" / "models" / "data" / model
+    config = json.loads((data / "reference" / "sgd" / "config.json").read_text())
+    program = work / f"program.{target}"
+    freeze = ["--freeze", ",".join(config["freeze"])] if config["freeze"] else []
+    subprocess.run(["parallax-compile", str(src / "examples" / "models" / f"{model}.onnx"),
+                    "--batch-size", str(config["batch_size"]), "--target", target,
+                    *freeze, *flags, "-o", str(program)], check=True)
+    metrics, saved = work / f"metrics.{target}.jsonl", work / f"saved.{target}"
+    subprocess.run([str(program), "--data", str(data / "train"), "--steps",
+                    str(config["steps"]), "--metrics", str(metrics), "--save", str(saved)],
+                   check=True, stdout=subprocess.DEVNULL)
+    losses = [json.loads(line)["loss"] for line in metrics.read_text().splitlines()]
+    return losses, saved
+
+
+def main():
+    model, work, first, second, flags = (sys.argv[1], pathlib.Path(sys.argv[2]),
+                                         sys.argv[3], sys.argv[4], sys.argv[5:])
+    src = pathlib.Path(os.environ["PARALLAX_SRC"])
+    work.mkdir(parents=True, exist_ok=True)
+    losses_a, saved_a = train(src, model, work, first, flags)
+    losses_b, saved_b = train(src, model, work, second, flags)
+    failures = [] if close(losses_b, losses_a) else [f"losses {losses_b} != {losses_a}"]
+    parameters = sorted(saved_a.glob("*.npy"))
+    for path in parameters:
+        (shape_a, a), (shape_b, b) = load(path), load(saved_b / path.name)
+        if shape_a != shape_b or not close(b, a):
+            failures.append(f"{path.stem} differs")
+    run = f"{model} {' '.join(flags)}"
+    for failure in failures:
+        print(f"{run}: {failure}")
+    print(f"{run}: {second} = {first} over {len(losses_a)} steps, {len(parameters)} "
+          f"parameters, {len(failures)} mismatches")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
