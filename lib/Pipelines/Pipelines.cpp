@@ -159,6 +159,10 @@ static void addKernelToNVVMPasses(OpPassManager &pm,
                                   const GPUCodegenOptions &options) {
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createParallaxGPUMergeKernelModules());
+  // Launches queue on the program's stream; the host waits only before
+  // what it reads or writes itself (runtime calls, host loads).
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  pm.addNestedPass<func::FuncOp>(createParallaxGPUUnchainManagedAllocs());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;
@@ -185,8 +189,10 @@ static void addHostToLLVMPasses(OpPassManager &pm) {
 void mlir::parallax::buildGPUCodegenPipeline(OpPassManager &pm,
                                              ProgramKind kind,
                                              const GPUCodegenOptions &options) {
-  // Elementwise chains become one kernel; matrix products stay named.
+  // Elementwise chains become one kernel; matrix products stay named;
+  // long reductions over few outputs become two kernels.
   pm.addPass(createParallaxFuseElementwise());
+  pm.addPass(createParallaxGPUSplitReductions());
   pm.addPass(createCanonicalizerPass());
   addBufferizePass(pm);
   // Matrix products (and with them the convolutions' im2col products) go

@@ -8,11 +8,12 @@
 // (dlopen of libcuda.so.1), so a GPU program needs no CUDA library at link
 // time and says clearly why it cannot run on a machine without a GPU.
 //
-// One stream serves the whole program: the lowering creates and destroys
-// a stream around each synchronous launch, which would cost two driver
-// calls per kernel. Globals of the program (its variables and constants)
-// are registered with the driver once, so kernels read and write them in
-// place; buffers the step allocates are managed memory (host_shared).
+// One stream serves the whole program: every stream the lowering creates
+// is that stream, so launches queue in program order and the host waits
+// for them only where the generated code says (gpu.wait). Buffers are
+// managed memory (host_shared), cached by size when freed; the program's
+// globals are such buffers too (parallax-gpu-globals-to-buffers), so
+// kernels never read host memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,12 +29,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
-#include <elf.h>
-#include <link.h>
 #include <map>
 #include <mutex>
 #include <string>
-#include <unistd.h>
 
 namespace {
 
@@ -51,7 +49,6 @@ constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712;
 constexpr unsigned CU_MEMHOSTREGISTER_PORTABLE = 0x1;
 constexpr unsigned CU_MEMHOSTREGISTER_DEVICEMAP = 0x2;
-constexpr unsigned CU_MEMHOSTREGISTER_READ_ONLY = 0x8;
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 0x1;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
@@ -107,6 +104,13 @@ struct Driver {
   CUstream stream = nullptr;
   std::mutex mutex;
   std::map<CUfunction, std::string> kernelNames;
+  /// Freed managed blocks by size, for the next allocation of that size:
+  /// a step frees and allocates the same buffers every step, and the
+  /// driver's free would wait for the whole device. Reuse is safe on the
+  /// one stream: the block's next kernels queue after its last ones, and
+  /// the host touches buffers only after waiting for the stream.
+  std::multimap<uint64_t, void *> freeManaged;
+  std::map<void *, uint64_t> managedSizes;
 };
 
 [[noreturn]] void fail(int status, const std::string &message) {
@@ -151,45 +155,6 @@ void check(CUresult result, const std::string &operation) {
     fail(1, operation + " failed: " + describe(result));
 }
 
-/// Registers the program's own data (its globals: variables, constants,
-/// .npy staging buffers) so kernels reach them at the same addresses.
-void registerProgramData(Driver &cuda) {
-  auto registerSegments = [](dl_phdr_info *info, size_t, void *data) -> int {
-    Driver &cuda = *static_cast<Driver *>(data);
-    uintptr_t page = sysconf(_SC_PAGESIZE);
-    uintptr_t relroEnd = 0;
-    for (int i = 0; i < info->dlpi_phnum; ++i)
-      if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO)
-        relroEnd = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr +
-                   info->dlpi_phdr[i].p_memsz;
-    for (int i = 0; i < info->dlpi_phnum; ++i) {
-      const ElfW(Phdr) &segment = info->dlpi_phdr[i];
-      if (segment.p_type != PT_LOAD || (segment.p_flags & PF_X))
-        continue;
-      uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
-      uintptr_t end = begin + segment.p_memsz;
-      bool writable = segment.p_flags & PF_W;
-      // The relocated part of a writable segment is read-only by now.
-      if (writable && relroEnd > begin && relroEnd < end)
-        begin = relroEnd;
-      begin &= ~(page - 1);
-      end = (end + page - 1) & ~(page - 1);
-      unsigned flags = CU_MEMHOSTREGISTER_PORTABLE |
-                       CU_MEMHOSTREGISTER_DEVICEMAP |
-                       (writable ? 0 : CU_MEMHOSTREGISTER_READ_ONLY);
-      CUresult result = cuda.cuMemHostRegister(reinterpret_cast<void *>(begin),
-                                               end - begin, flags);
-      if (result != CUDA_SUCCESS &&
-          result != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
-        check(result, "registering the program's data (" +
-                          std::to_string(end - begin) + " bytes) for the GPU");
-    }
-    return 1; // the program itself comes first; libraries hold no globals
-              // that kernels read
-  };
-  dl_iterate_phdr(registerSegments, &cuda);
-}
-
 bool loadDriver(Driver &cuda) {
   void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!library)
@@ -230,8 +195,16 @@ bool loadDriver(Driver &cuda) {
   check(cuda.cuCtxSetCurrent(cuda.context), "making the GPU context current");
   check(cuda.cuStreamCreate(&cuda.stream, CU_STREAM_NON_BLOCKING),
         "creating the program's stream");
-  registerProgramData(cuda);
   driverReady = true;
+  // Several workers: say once how they communicate (NCCL is not used yet).
+  const char *workers = std::getenv("OMPI_COMM_WORLD_SIZE");
+  const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (workers && std::atoi(workers) > 1 && rank && std::atoi(rank) == 0)
+    std::fprintf(stderr,
+                 "%s: %s GPU workers communicate through MPI on host memory "
+                 "(gradients and rows are staged through the host; NCCL is "
+                 "not used yet)\n",
+                 program_invocation_short_name, workers);
   // One worker's "AllReduce" is a copy between two device buffers.
   parallax::runtime::setBufferCopy(
       [](void *to, const void *from, size_t bytes) {
@@ -339,6 +312,15 @@ void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/, bool hostShared) {
   if (bytes == 0)
     return nullptr;
   Driver &cuda = driver();
+  if (hostShared) {
+    std::lock_guard<std::mutex> lock(cuda.mutex);
+    auto cached = cuda.freeManaged.find(bytes);
+    if (cached != cuda.freeManaged.end()) {
+      void *block = cached->second;
+      cuda.freeManaged.erase(cached);
+      return block;
+    }
+  }
   CUdeviceptr pointer = 0;
   CUresult result =
       hostShared ? cuda.cuMemAllocManaged(&pointer, bytes, CU_MEM_ATTACH_GLOBAL)
@@ -351,13 +333,27 @@ void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/, bool hostShared) {
                 std::to_string(free >> 20) + " MiB free of " +
                 std::to_string(total >> 20) + " MiB)");
   }
+  if (hostShared) {
+    std::lock_guard<std::mutex> lock(cuda.mutex);
+    cuda.managedSizes[reinterpret_cast<void *>(pointer)] = bytes;
+  }
   return reinterpret_cast<void *>(pointer);
 }
 
 void mgpuMemFree(void *pointer, CUstream /*stream*/) {
-  if (pointer)
-    check(driver().cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)),
-          "freeing GPU memory");
+  if (!pointer)
+    return;
+  Driver &cuda = driver();
+  {
+    std::lock_guard<std::mutex> lock(cuda.mutex);
+    auto managed = cuda.managedSizes.find(pointer);
+    if (managed != cuda.managedSizes.end()) {
+      cuda.freeManaged.emplace(managed->second, pointer);
+      return;
+    }
+  }
+  check(cuda.cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)),
+        "freeing GPU memory");
 }
 
 void mgpuMemcpy(void *destination, void *source, size_t bytes,

@@ -33,17 +33,10 @@ struct DeviceMemoryPass
             alloc.getSymbolOperands(), /*hostShared=*/true);
         alloc.replaceAllUsesWith(shared.getMemref());
       } else {
-        // gpu-to-llvm lowers only the asynchronous form: on a stream of
-        // its own, waited for at once (the driver's free synchronises).
-        Location loc = op->getLoc();
-        Type token = gpu::AsyncTokenType::get(op->getContext());
-        Value stream = gpu::WaitOp::create(builder, loc, token, ValueRange())
-                           .getAsyncToken();
-        Value freed =
-            gpu::DeallocOp::create(builder, loc, token, ValueRange{stream},
-                                   cast<memref::DeallocOp>(op).getMemref())
-                .getAsyncToken();
-        gpu::WaitOp::create(builder, loc, Type(), ValueRange{freed});
+        // Synchronous: gpu-async-region orders it on the stream.
+        gpu::DeallocOp::create(builder, op->getLoc(), /*asyncToken=*/Type(),
+                               /*asyncDependencies=*/ValueRange(),
+                               cast<memref::DeallocOp>(op).getMemref());
       }
       op->erase();
     }

@@ -123,10 +123,22 @@ struct GlobalsToBuffersPass
           !read->isBeforeInBlock(firstUse))
         reads.push_back(read);
     });
+    // Each function loads each slot once, first: a load is a host read,
+    // before which gpu-async-region would wait for the stream.
+    llvm::DenseMap<std::pair<Operation *, StringRef>, Value> views;
     for (memref::GetGlobalOp read : reads) {
       auto [slot, type] = slots.lookup(read.getName());
-      OpBuilder builder(read);
-      read.replaceAllUsesWith(viewOfSlot(builder, read.getLoc(), slot, type));
+      auto function = read->getParentOfType<FunctionOpInterface>();
+      Value &view = views[{function, read.getName()}];
+      if (!view) {
+        OpBuilder builder = OpBuilder::atBlockBegin(
+            function == main ? init.getInsertionBlock()
+                             : &function.getFunctionBody().front());
+        if (function == main)
+          builder.setInsertionPoint(firstUse);
+        view = viewOfSlot(builder, read.getLoc(), slot, type);
+      }
+      read.replaceAllUsesWith(view);
       read.erase();
     }
     // Variables hold nothing until the runtime loads them: their storage

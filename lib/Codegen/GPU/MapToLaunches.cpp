@@ -75,8 +75,11 @@ LogicalResult mapParallelLoop(scf::ParallelOp loop, int64_t threadsPerBlock) {
     threads =
         std::min(threads, std::max<int64_t>(32, llvm::alignTo(*known, 32)));
   Value blockSize = arith::ConstantIndexOp::create(builder, loc, threads);
-  Value blocks =
-      builder.createOrFold<arith::CeilDivSIOp>(loc, points, blockSize);
+  // At least one block: an empty space (a dynamic size of 0) is a launch
+  // whose threads do nothing, not an invalid launch of no blocks.
+  Value blocks = builder.createOrFold<arith::MaxSIOp>(
+      loc, builder.createOrFold<arith::CeilDivSIOp>(loc, points, blockSize),
+      arith::ConstantIndexOp::create(builder, loc, 1));
   gpu::LaunchOp launch = createLaunch(builder, loc, blocks, blockSize);
 
   Value linear = arith::AddIOp::create(

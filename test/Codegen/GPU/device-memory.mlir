@@ -1,14 +1,12 @@
 // RUN: parallax-opt %s --pass-pipeline='builtin.module(func.func(parallax-gpu-device-memory))' | FileCheck %s
 
 // The step's buffers are managed memory that kernels and the runtime both
-// reach; each is freed on a stream waited for at once.
+// reach; gpu-async-region orders their deallocation on the stream later.
 // CHECK-LABEL: func.func @buffers
 // CHECK-NOT: memref.alloc
 // CHECK: %[[B:.*]] = gpu.alloc  host_shared (%arg0) : memref<?x4xf32>
 // CHECK: gpu.launch
-// CHECK: %[[S:.*]] = gpu.wait async
-// CHECK: %[[F:.*]] = gpu.dealloc async [%[[S]]] %[[B]] : memref<?x4xf32>
-// CHECK: gpu.wait [%[[F]]]
+// CHECK: gpu.dealloc  %[[B]] : memref<?x4xf32>
 // CHECK-NOT: memref.dealloc
 func.func @buffers(%n: index) {
   %one = arith.constant 1 : index

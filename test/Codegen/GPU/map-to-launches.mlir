@@ -69,10 +69,12 @@ func.func @matmul(%a: memref<100x50xf32>, %b: memref<50x300xf32>, %c: memref<100
 
 // -----
 
-// Dynamic sizes: the number of blocks is computed on the host.
+// Dynamic sizes: the number of blocks is computed on the host, at least
+// one (a size of 0 launches threads that do nothing).
 // CHECK-LABEL: func.func @dynamic
 // CHECK: %[[N:.*]] = memref.dim
-// CHECK: %[[BLOCKS:.*]] = arith.ceildivsi %[[N]], %{{.*}}
+// CHECK: %[[DIV:.*]] = arith.ceildivsi %[[N]], %{{.*}}
+// CHECK: %[[BLOCKS:.*]] = arith.maxsi %[[DIV]], %{{.*}}
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS]],
 // CHECK: arith.cmpi ult, %{{.*}}, %[[N]]
 func.func @dynamic(%in: memref<?xf32>, %out: memref<?xf32>) {

@@ -18,6 +18,39 @@
 
 include "mlir/Pass/PassBase.td"
 
+def ParallaxGPUSplitReductions : Pass<"parallax-gpu-split-reductions"> {
+  let summary = "Split long reductions over few outputs into two kernels";
+  let description = [{
+    A kernel runs one thread per output point, its reduction a loop in
+    that thread: a loss over a 100,000-word vocabulary for 320 tokens
+    would run 320 threads, each summing 100,000 values. A reduction with
+    one reduced dimension of at least `min-reduction` elements and fewer
+    than `target-threads` outputs is split with upstream
+    `linalg::splitReduction`: a first op reduces `ratio` interleaved
+    slices in parallel (thread `kk` of an output sums elements
+    `k * ratio + kk`, so neighbouring threads read neighbouring elements),
+    a second combines the `ratio` partials. `ratio` is the largest divisor
+    of the reduced size up to `target-threads` / outputs that leaves each
+    thread at least 64 elements. Results differ from the sequential sum by
+    rounding only (the same reassociation a GPU library's reduction
+    makes).
+
+    Precondition: linalg on tensors. Ops whose combiner upstream does not
+    recognise, with several reductions, or no divisor, are left as they
+    are.
+  }];
+  let options = [
+    Option<"minReduction", "min-reduction", "int64_t", /*default=*/"4096",
+           "Split reductions of at least this many elements">,
+    Option<"targetThreads", "target-threads", "int64_t", /*default=*/"32768",
+           "Aim for this many threads (outputs x ratio)">,
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def ParallaxGPUMapToLaunches
     : Pass<"parallax-gpu-map-to-launches", "::mlir::func::FuncOp"> {
   let summary = "Turn linalg ops on buffers into gpu.launch kernels, one "
@@ -117,14 +150,16 @@ def ParallaxGPUDeviceMemory
     `memref.alloc` and `memref.dealloc` of host functions become
     `gpu.alloc host_shared` and `gpu.dealloc`: CUDA managed memory, which
     kernels read and write on the device and the runtime's host code
-    (the optimizer updates, the collectives, the data loader) reads and
-    writes after the launches it follows have finished. Globals (the
-    variables, constants) are registered with the driver when the
-    program starts (lib/Runtime/CudaRuntime.cpp).
+    (sparse updates, the collectives, the data loader, checkpoints) reads
+    and writes after the launches it follows have finished. The runtime
+    keeps freed blocks for the next allocation of the same size, so a
+    step allocates nothing from the driver after the first.
 
     Precondition: the deallocation pipeline has run (every buffer's
     `memref.dealloc` is explicit). Postcondition: no `memref.alloc` or
-    `memref.dealloc` is left outside kernels.
+    `memref.dealloc` is left outside kernels; the deallocations are
+    synchronous `gpu.dealloc`s, for `gpu-async-region` to order on the
+    program's stream.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
@@ -145,6 +180,23 @@ def ParallaxGPUMergeKernelModules
 
     Precondition: outlined kernels, before a target is attached.
     Postcondition: at most one `gpu.module`.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def ParallaxGPUUnchainManagedAllocs
+    : Pass<"parallax-gpu-unchain-managed-allocs", "::mlir::func::FuncOp"> {
+  let summary = "Take managed allocations out of the stream's token chain";
+  let description = [{
+    After upstream `gpu-async-region` every GPU op is asynchronous, but
+    managed memory (`gpu.alloc host_shared`) is not stream-ordered, and
+    `gpu-to-llvm` lowers it only in its synchronous form. Each
+    `gpu.alloc async [%t] host_shared` becomes the synchronous allocation,
+    and its token `%t`: the launches around it stay queued on the stream,
+    the host no longer waits for them at every allocation.
+
+    Precondition: `gpu-async-region` has run. Postcondition: no
+    asynchronous `host_shared` allocation is left.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
