@@ -75,6 +75,11 @@ def prepare(bundle, target):
                    "examples/models/export.py"):
         shutil.copy(root / script, bundle)
     env = dict(os.environ, PARALLAX_SRC=str(root))
+    # Training programs read their initial weights from the model when
+    # they start: the models travel with them (--init names the copy).
+    (bundle / "models").mkdir()
+    for model in OPTIMIZERS:
+        shutil.copy(root / "examples" / "models" / f"{model}.onnx", bundle / "models")
     programs = []
     for model, optimizer in OPTIMIZERS.items():
         data = root / "examples" / "models" / "data" / model
@@ -202,7 +207,8 @@ def run(bundle):
         started = time.monotonic()
         result = subprocess.run(
             [sys.executable, str(bundle / "check_training.py"), model, optimizer,
-             str(work / model), "--program", str(program)],
+             str(work / model), "--program", str(program),
+             "--init", str(bundle / "models" / f"{model}.onnx")],
             env=env, capture_output=True, text=True)
         elapsed = time.monotonic() - started
         lines = (result.stdout + result.stderr).strip().splitlines() or ["no output"]
@@ -263,8 +269,9 @@ def benchmark(bundle, env, work):
         metrics.parent.mkdir(parents=True, exist_ok=True)
         result = subprocess.run([str(bundle / "programs" / f"bench.{model}"), "--data",
                                  str(bundle / "bench" / model), "--steps", str(BENCH_STEPS),
-                                 "--metrics", str(metrics)], env=env, capture_output=True,
-                                text=True)
+                                 "--metrics", str(metrics), "--init",
+                                 str(bundle / "models" / f"{model}.onnx")],
+                                env=env, capture_output=True, text=True)
         if result.returncode:
             parallax[model] = "exit %d" % result.returncode
             continue

@@ -54,6 +54,9 @@ def main():
     parser.add_argument("--program", type=pathlib.Path,
                         help="run this program, built before (as --print-"
                         "compile says), instead of compiling one")
+    parser.add_argument("--init", help="the program's --init (the model its "
+                        "initial weights are read from, when not where it "
+                        "was compiled from)")
     parser.add_argument("--print-compile", action="store_true",
                         help="print the parallax-compile command line for "
                         "WORKDIR/program and stop")
@@ -98,7 +101,8 @@ def main():
     launcher = mpirun(workers) if args.workers or args.launch else []
     subprocess.run(launcher + [str(program), "--data", str(data / "train"),
                     "--steps", str(config["steps"]), "--metrics", str(metrics),
-                    "--save", str(checkpoint)], check=True)
+                    "--save", str(checkpoint),
+                    *(["--init", args.init] if args.init else [])], check=True)
 
     failures = []
     losses = [json.loads(line)["loss"] for line in metrics.read_text().splitlines()]

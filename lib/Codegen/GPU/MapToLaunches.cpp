@@ -37,23 +37,6 @@ gpu::LaunchOp createLaunch(OpBuilder &builder, Location loc, Value blocks,
   return launch;
 }
 
-/// Replaces a parallel loop inside a kernel (one thread's share of a
-/// linalg op: parallel loops inside a reduction) by sequential loops.
-void sequentialize(scf::ParallelOp loop) {
-  OpBuilder builder(loop);
-  IRMapping mapping;
-  for (auto [lower, upper, step, iv] :
-       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep(),
-                 loop.getInductionVars())) {
-    auto inner = scf::ForOp::create(builder, loop.getLoc(), lower, upper, step);
-    mapping.map(iv, inner.getInductionVar());
-    builder.setInsertionPoint(inner.getBody()->getTerminator());
-  }
-  for (Operation &op : loop.getBody()->without_terminator())
-    builder.clone(op, mapping);
-  loop.erase();
-}
-
 /// One thread per point of `loop`'s index space, linearised.
 LogicalResult mapParallelLoop(scf::ParallelOp loop, int64_t threadsPerBlock) {
   if (loop.getNumResults() != 0)
@@ -106,11 +89,6 @@ LogicalResult mapParallelLoop(scf::ParallelOp loop, int64_t threadsPerBlock) {
   for (Operation &op : loop.getBody()->without_terminator())
     builder.clone(op, mapping);
   loop.erase();
-
-  SmallVector<scf::ParallelOp> nested;
-  launch.walk([&](scf::ParallelOp inner) { nested.push_back(inner); });
-  for (scf::ParallelOp inner : llvm::reverse(nested))
-    sequentialize(inner);
   return success();
 }
 
@@ -119,10 +97,36 @@ LogicalResult mapLinalgOp(linalg::LinalgOp op, int64_t threadsPerBlock) {
   if (!op.hasPureBufferSemantics())
     return op.emitOpError("is not bufferized: the GPU pipeline maps linalg "
                           "on buffers");
+  IRRewriter rewriter(op->getContext());
+  // Parallel loops first: a reduction outside them (a bias gradient's sum
+  // over the batch, iterators [reduction, parallel]) would otherwise run
+  // in one thread around them. Named ops (linalg.reduce) become generics
+  // for that.
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> order;
+  for (auto [i, iterator] : llvm::enumerate(iterators))
+    if (iterator == utils::IteratorType::parallel)
+      order.push_back(i);
+  for (auto [i, iterator] : llvm::enumerate(iterators))
+    if (iterator != utils::IteratorType::parallel)
+      order.push_back(i);
+  if (!llvm::equal(order, llvm::seq<unsigned>(0, order.size()))) {
+    rewriter.setInsertionPoint(op);
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic) {
+      FailureOr<linalg::GenericOp> generalized =
+          linalg::generalizeNamedOp(rewriter, op);
+      if (failed(generalized))
+        return op.emitOpError("could not be made a linalg.generic");
+      generic = *generalized;
+    }
+    if (failed(linalg::interchangeGenericOp(rewriter, generic, order)))
+      return generic.emitOpError("could not put its parallel loops first");
+    op = generic;
+  }
   Block *block = op->getBlock();
   Operation *before = op->getPrevNode();
   Operation *after = op->getNextNode();
-  IRRewriter rewriter(op->getContext());
   rewriter.setInsertionPoint(op);
   if (failed(linalg::linalgOpToParallelLoops(rewriter, op)))
     return op.emitOpError("could not be lowered to loops");

@@ -115,11 +115,13 @@ func.func @sum(%in: memref<1000xf32>, %out: memref<f32>) {
 
 // -----
 
-// Parallel loops inside a reduction run sequentially in their thread.
+// Parallel loops after a reduction come first too: one thread per
+// (d0, d2), the reduction one loop.
 // CHECK-LABEL: func.func @parallel_inside_reduction
 // CHECK: gpu.launch
+// CHECK: affine.delinearize_index %{{.*}} into (8, 32)
 // CHECK: scf.for
-// CHECK: scf.for
+// CHECK-NOT: scf.for
 // CHECK: gpu.terminator
 func.func @parallel_inside_reduction(%in: memref<8x16x32xf32>, %out: memref<8x32xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>],
@@ -132,3 +134,41 @@ func.func @parallel_inside_reduction(%in: memref<8x16x32xf32>, %out: memref<8x32
   return
 }
 
+
+// -----
+
+// A reduction outside the parallel loop (a bias gradient: the sum over 64
+// rows of each of 1000 columns) runs one thread per column, not one thread
+// in all: the parallel loop is put first.
+// CHECK-LABEL: func.func @column_sums
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{.*}}) threads({{.*}}) in (%{{.*}} = %c256
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: arith.addf
+func.func @column_sums(%in: memref<64x1000xf32>, %out: memref<1000xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%in : memref<64x1000xf32>) outs(%out : memref<1000xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The same for a named reduction: linalg.reduce over rows becomes a
+// generic with its parallel loop first.
+// CHECK-LABEL: func.func @reduce_rows
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{.*}}) threads({{.*}}) in (%{{.*}} = %c256
+// CHECK: scf.for
+// CHECK: arith.addf
+func.func @reduce_rows(%in: memref<64x1000xf32>, %out: memref<1000xf32>) {
+  linalg.reduce ins(%in : memref<64x1000xf32>) outs(%out : memref<1000xf32>) dimensions = [0]
+    (%a: f32, %acc: f32) {
+      %s = arith.addf %a, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}

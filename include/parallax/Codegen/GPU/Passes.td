@@ -58,9 +58,11 @@ def ParallaxGPUMapToLaunches
   let description = [{
     Every `linalg` op and `memref.copy` of a host function other than the
     program's `main` becomes one kernel:
-    - the op is lowered to an `scf.parallel` over its parallel loops with
-      `scf.for` loops for its reductions inside (upstream
-      `linalgOpToParallelLoops`);
+    - its parallel loops are put first (a named op with a reduction before
+      a parallel loop, such as `linalg.reduce` over rows, becomes a
+      generic for that), then the op is lowered to an `scf.parallel` over
+      its parallel loops with `scf.for` loops for its reductions inside
+      (upstream `linalgOpToParallelLoops`);
     - the parallel loops are linearised into one index space of
       `N = prod(ceildiv(ub - lb, step))` points, and a `gpu.launch` of
       `ceildiv(N, threads-per-block)` blocks of `threads-per-block`
