@@ -22,16 +22,15 @@
 #include "Matrices.h"
 #include "Support.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <dlfcn.h>
 #include <map>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 namespace {
 

@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from npy_close import load  # noqa: E402
+from npy_close import load, parameter_mismatches  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-6
 
@@ -110,14 +110,7 @@ def main():
     if len(losses) != len(want) or not close(losses, want):
         failures.append(f"losses {losses} != PyTorch's {list(want)}")
     parameters = sorted(p for p in reference.glob("*.npy") if p.name != "losses.npy")
-    for path in parameters:
-        got_shape, got = load(checkpoint / path.name)
-        want_shape, want = load(path)
-        if got_shape != want_shape:
-            failures.append(f"{path.stem}: shape {got_shape} != {want_shape}")
-        elif not close(got, want):
-            worst = max(abs(g - w) for g, w in zip(got, want))
-            failures.append(f"{path.stem}: differs by up to {worst:.3g}")
+    failures += parameter_mismatches(checkpoint, parameters, close)
     run = f"{model} {optimizer}"
     if args.workers:
         run += f" {args.workers} workers {args.strategy}"

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from npy_close import load  # noqa: E402
+from npy_close import parameter_mismatches  # noqa: E402
 
 
 def close(got, want):
@@ -47,10 +47,7 @@ def main():
     losses_b, saved_b = train(src, model, work, second, flags)
     failures = [] if close(losses_b, losses_a) else [f"losses {losses_b} != {losses_a}"]
     parameters = sorted(saved_a.glob("*.npy"))
-    for path in parameters:
-        (shape_a, a), (shape_b, b) = load(path), load(saved_b / path.name)
-        if shape_a != shape_b or not close(b, a):
-            failures.append(f"{path.stem} differs")
+    failures += parameter_mismatches(saved_b, parameters, close)
     run = f"{model} {' '.join(flags)}"
     for failure in failures:
         print(f"{run}: {failure}")

@@ -29,6 +29,21 @@ def load(path):
     return header["shape"], struct.unpack(f"<{count}{code}", body[:count * struct.calcsize(code)])
 
 
+def parameter_mismatches(got_dir, want_paths, close):
+    """What differs between each .npy of `want_paths` and the file of the
+    same name in `got_dir`, by `close(got, want)` on the flat values."""
+    failures = []
+    for path in want_paths:
+        got_shape, got = load(got_dir / path.name)
+        want_shape, want = load(path)
+        if tuple(got_shape) != tuple(want_shape):
+            failures.append(f"{path.stem}: shape {got_shape} != {want_shape}")
+        elif not close(got, want):
+            worst = max(abs(g - w) for g, w in zip(got, want))
+            failures.append(f"{path.stem}: differs by up to {worst:.3g}")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("got")

@@ -6,6 +6,8 @@
 
 #include "parallax/Codegen/GPU/Passes.h"
 
+#include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::parallax {
@@ -17,46 +19,18 @@ using namespace mlir;
 
 namespace {
 
-/// The LLVM struct a memref of `type` lowers to (MLIR's descriptor).
-LLVM::LLVMStructType descriptorType(MLIRContext *ctx, MemRefType type) {
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
-  auto i64 = IntegerType::get(ctx, 64);
-  SmallVector<Type> fields{ptr, ptr, i64};
-  if (type.getRank() > 0) {
-    auto array = LLVM::LLVMArrayType::get(i64, type.getRank());
-    fields.append({array, array});
-  }
-  return LLVM::LLVMStructType::getLiteral(ctx, fields);
-}
-
-/// The buffer in `slot` as a memref of `type` (contiguous, offset 0): a
-/// descriptor built from the pointer, cast to the memref type (the cast
-/// folds away when memrefs are lowered to LLVM).
+/// The buffer in `slot` as a memref of `type` (contiguous, offset 0): the
+/// LLVM lowering's own descriptor of the pointer, cast to the memref type
+/// (the cast folds away when memrefs are lowered to LLVM).
 Value viewOfSlot(OpBuilder &b, Location loc, LLVM::GlobalOp slot,
-                 MemRefType type) {
-  MLIRContext *ctx = b.getContext();
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
+                 MemRefType type, const LLVMTypeConverter &converter) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   Value address = LLVM::AddressOfOp::create(b, loc, slot);
   Value pointer = LLVM::LoadOp::create(b, loc, ptr, address);
-  LLVM::LLVMStructType descriptor = descriptorType(ctx, type);
-  Value value = LLVM::PoisonOp::create(b, loc, descriptor);
-  auto i64 = [&](int64_t v) -> Value {
-    return LLVM::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
-  };
-  auto insert = [&](Value field, ArrayRef<int64_t> position) {
-    value = LLVM::InsertValueOp::create(b, loc, value, field, position);
-  };
-  insert(pointer, {0});
-  insert(pointer, {1});
-  insert(i64(0), {2});
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  (void)type.getStridesAndOffset(strides, offset);
-  for (int64_t d = 0; d < type.getRank(); ++d) {
-    insert(i64(type.getDimSize(d)), {3, d});
-    insert(i64(strides[d]), {4, d});
-  }
-  return UnrealizedConversionCastOp::create(b, loc, type, value).getResult(0);
+  Value descriptor =
+      MemRefDescriptor::fromStaticShape(b, loc, converter, type, pointer);
+  return UnrealizedConversionCastOp::create(b, loc, type, descriptor)
+      .getResult(0);
 }
 
 struct GlobalsToBuffersPass
@@ -125,6 +99,7 @@ struct GlobalsToBuffersPass
     });
     // Each function loads each slot once, first: a load is a host read,
     // before which gpu-async-region would wait for the stream.
+    LLVMTypeConverter converter(ctx);
     llvm::DenseMap<std::pair<Operation *, StringRef>, Value> views;
     for (memref::GetGlobalOp read : reads) {
       auto [slot, type] = slots.lookup(read.getName());
@@ -136,7 +111,7 @@ struct GlobalsToBuffersPass
                              : &function.getFunctionBody().front());
         if (function == main)
           builder.setInsertionPoint(firstUse);
-        view = viewOfSlot(builder, read.getLoc(), slot, type);
+        view = viewOfSlot(builder, read.getLoc(), slot, type, converter);
       }
       read.replaceAllUsesWith(view);
       read.erase();
