@@ -40,7 +40,8 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 OPTIMIZERS = {"lstm_lm": "adagrad", "gru_lm": "sgd", "transformer_lm": "adagrad",
-              "wide_deep": "sgd", "cnn": "sgd", "mobile_cnn": "sgd"}
+              "wide_deep": "sgd", "cnn": "sgd", "mobile_cnn": "sgd",
+              "cnn_train": "sgd", "mobile_cnn_train": "sgd"}
 # One conformance model per op family the example models use (their kernels
 # are the ones a real model's step is made of), all passing on the CPU.
 CONFORMANCE = [

@@ -17,10 +17,16 @@ only output and has a symbolic batch dimension ("batch"):
                   down to a 1x1 output, an inverted residual (pointwise,
                   depthwise, ReLU6), a depthwise stride-2 convolution
 
+  cnn_train, mobile_cnn_train
+                  the same two exported for training (TrainingMode.TRAINING,
+                  mobile_cnn_train on 8x8 images): batch norms with batch
+                  statistics and running statistics updated every step
+
 Parameters keep their PyTorch names (export without constant folding).
-The CNN's batch norms are exported in inference form: their running
-statistics are initializers, which parallax imports as trainable unless
-frozen (`--freeze features.1.running_mean,...`).
+The eval-mode CNNs' batch norms are exported in inference form: their
+running statistics are initializers, which parallax imports as trainable
+unless frozen (`--freeze features.1.running_mean,...`). In the training
+exports they are state the step updates, and the references record them.
 
 Writes MODEL.onnx (opset 17) and MODEL.opset14.onnx, plus the reference
 run: data/MODEL/inputs/*.npy (a batch of 4), data/MODEL/loss.npy
@@ -68,7 +74,13 @@ TRAINING = {
     "wide_deep": [("sgd", {"lr": 0.1})],
     "cnn": [("sgd", {"lr": 0.1})],
     "mobile_cnn": [("sgd", {"lr": 0.1})],
+    "cnn_train": [("sgd", {"lr": 0.1})],
+    "mobile_cnn_train": [("sgd", {"lr": 0.1})],
 }
+# Models exported for training (torch.onnx.TrainingMode.TRAINING): batch
+# norms normalise with the batch's statistics and update their running
+# statistics, as in model.train(); the reference runs train that way.
+TRAINING_MODE = {"cnn_train", "mobile_cnn_train"}
 
 
 class LanguageModel(nn.Module):
@@ -204,6 +216,14 @@ def models(large):
         "mobile_cnn": (MobileCNN(10), {
             "images": torch.randn(batch, 3, 4, 4, generator=g),
             "labels": torch.randint(0, 10, (batch,), generator=g)}),
+        # 8x8 images: every batch norm keeps at least 4 values per channel
+        # and example, so one example per worker still has statistics.
+        "cnn_train": (CNN(10), {
+            "images": torch.randn(batch, 3, 16, 16, generator=g),
+            "labels": torch.randint(0, 10, (batch,), generator=g)}),
+        "mobile_cnn_train": (MobileCNN(10), {
+            "images": torch.randn(batch, 3, 8, 8, generator=g),
+            "labels": torch.randint(0, 10, (batch,), generator=g)}),
     }
 
 
@@ -253,10 +273,15 @@ def write_driver(path, name, inputs, loss):
 
 
 def export(name, model, inputs, out_dir, opset, suffix):
-    model.eval()
+    training = name in TRAINING_MODE
+    model.train(training)
     names = list(inputs)
+    path = out_dir / f"{name}{suffix}.onnx"
+    # Tracing in training mode runs the model once, which moves the running
+    # statistics: trace a copy, so every export holds the same values.
     torch.onnx.export(
-        model, tuple(inputs.values()), str(out_dir / f"{name}{suffix}.onnx"),
+        copy.deepcopy(model) if training else model, tuple(inputs.values()),
+        str(path),
         input_names=names, output_names=["loss"], opset_version=opset,
         dynamic_axes={n: {0: "batch"} for n in names},
         # Keep parameters as PyTorch names them (no folding of weight
@@ -264,6 +289,19 @@ def export(name, model, inputs, out_dir, opset, suffix):
         # folds what is constant itself.
         do_constant_folding=False,
         training=torch.onnx.TrainingMode.PRESERVE)
+    if training:
+        # The traced step moved the copy's running statistics, and the
+        # exporter wrote those: the file gets the model's own values back,
+        # so every export and PyTorch's run start from the same state.
+        import onnx
+        import onnx.numpy_helper
+        exported = onnx.load(str(path))
+        state = model.state_dict()
+        for init in exported.graph.initializer:
+            if init.name in state:
+                init.CopyFrom(onnx.numpy_helper.from_array(
+                    state[init.name].detach().numpy(), init.name))
+        onnx.save(exported, str(path))
 
 
 def training_data(inputs, generator):
@@ -286,11 +324,12 @@ def training_data(inputs, generator):
     return data
 
 
-def reference_training(model, data, optimizer, kwargs):
-    """PyTorch's run: the model in eval mode (no dropout, batch norm with
-    its running statistics, as exported), STEPS steps of BATCH examples."""
+def reference_training(model, data, optimizer, kwargs, training):
+    """PyTorch's run: the model in the mode it was exported in (eval: no
+    dropout, batch norm with its running statistics), STEPS steps of BATCH
+    examples."""
     model = copy.deepcopy(model)
-    model.eval()
+    model.train(training)
     make = {"sgd": torch.optim.SGD, "adagrad": torch.optim.Adagrad}[optimizer]
     opt = make(model.parameters(), **kwargs)
     losses = []
@@ -302,6 +341,10 @@ def reference_training(model, data, optimizer, kwargs):
         opt.step()
         losses.append(loss.item())
     parameters = {n: p.detach().numpy() for n, p in model.named_parameters()}
+    if training:
+        # The running statistics the steps computed.
+        parameters.update({n: b.numpy() for n, b in model.named_buffers()
+                           if b.is_floating_point()})
     return np.array(losses, np.float32), parameters
 
 
@@ -318,10 +361,14 @@ def write_training_reference(name, model, inputs, data_dir):
     for input_name, value in data.items():
         np.save(data_dir / "train" / f"{input_name}.npy", value.numpy())
     # Buffers (batch-norm statistics) are initializers in the ONNX model:
-    # the compiled program must keep them constant.
-    frozen = [n for n, b in model.named_buffers() if b.is_floating_point()]
+    # in an eval-mode export the compiled program must keep them constant;
+    # a training-mode export updates them itself.
+    training = name in TRAINING_MODE
+    frozen = [] if training else [
+        n for n, b in model.named_buffers() if b.is_floating_point()]
     for optimizer, kwargs in TRAINING[name]:
-        losses, parameters = reference_training(model, data, optimizer, kwargs)
+        losses, parameters = reference_training(model, data, optimizer, kwargs,
+                                                training)
         out = data_dir / "reference" / optimizer
         out.mkdir(parents=True, exist_ok=True)
         np.save(out / "losses.npy", losses)
@@ -360,7 +407,8 @@ def main():
         for input_name, value in inputs.items():
             np.save(data / "inputs" / f"{input_name}.npy", value.numpy())
         with torch.no_grad():
-            loss = model(*inputs.values()).numpy()
+            # A copy: a training-mode forward moves the running statistics.
+            loss = copy.deepcopy(model)(*inputs.values()).numpy()
         np.save(data / "loss.npy", loss)
         write_driver(data / "driver.mlir", name, inputs, float(loss))
         print(f"{name}: loss {float(loss):.6f}")

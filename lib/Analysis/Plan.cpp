@@ -7,6 +7,7 @@
 #include "parallax/Analysis/Plan.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 
 #include <cmath>
@@ -47,14 +48,14 @@ static const Transfer &transferOf(const VariablePlan &v, Placement p) {
 }
 
 double Plan::bytes() const {
-  double total = 0;
+  double total = batchStatistics.bytes;
   for (const VariablePlan &v : variables)
     total += transferOf(v, v.placement).bytes;
   return total;
 }
 
 double Plan::bytesUnder(Strategy other) const {
-  double total = 0;
+  double total = batchStatistics.bytes;
   for (const VariablePlan &v : variables)
     total += transferOf(v, choose(v, other, cluster)).bytes;
   return total;
@@ -81,12 +82,14 @@ double Plan::secondsUnder(Strategy other) const {
       rounds[static_cast<int>(Placement::AllReduce)] * buckets +
       rounds[static_cast<int>(Placement::PS)] +
       rounds[static_cast<int>(Placement::AllGather)];
-  return bytes / 2 / cluster.bandwidth + latencyRounds * cluster.latency;
+  return bytes / 2 / cluster.bandwidth + latencyRounds * cluster.latency +
+         batchStatistics.seconds(cluster);
 }
 
 FailureOr<Plan> mlir::parallax::planDistribution(ModuleOp module,
                                                  const Cluster &cluster,
-                                                 Strategy strategy) {
+                                                 Strategy strategy,
+                                                 bool localBatchStatistics) {
   Plan plan;
   plan.cluster = cluster;
   plan.strategy = strategy;
@@ -112,6 +115,22 @@ FailureOr<Plan> mlir::parallax::planDistribution(ModuleOp module,
       v.partitions = 1;
     plan.variables.push_back(std::move(v));
   }
+  for (auto variable : module.getOps<VariableOp>())
+    if (variable.getStatistics())
+      plan.statistics.push_back(variable.getSymName().str());
+  if (!localBatchStatistics)
+    module.walk([&](BatchSumOp sum) {
+      int64_t values = 0, bytes = 0;
+      for (Type type : sum.getInputs().getTypes()) {
+        auto tensor = cast<RankedTensorType>(type);
+        values += tensor.getNumElements();
+        bytes += tensor.getNumElements() * tensor.getElementTypeBitWidth() / 8;
+      }
+      Transfer t = allReduceTransfer(cluster, static_cast<double>(bytes));
+      plan.batchStatistics.bytes += t.bytes;
+      plan.batchStatistics.rounds += t.rounds;
+      plan.batchStatisticsValues += values;
+    });
   if (plan.variables.empty()) {
     module.emitError("nothing to plan: no variable has a gradient (run "
                      "--parallax-autodiff and --parallax-sparsity-analysis)");
@@ -152,6 +171,11 @@ llvm::json::Value mlir::parallax::toJSON(const Plan &plan) {
                           {"latency_s", c.latency}}},
       {"strategy", stringifyStrategy(plan.strategy).data()},
       {"variables", std::move(variables)},
+      {"statistics", llvm::json::Array(plan.statistics)},
+      {"batch_statistics",
+       llvm::json::Object{{"values", plan.batchStatisticsValues},
+                          {"bytes_per_step", plan.batchStatistics.bytes},
+                          {"rounds", plan.batchStatistics.rounds}}},
       {"totals", std::move(totals)},
   };
 }
@@ -175,6 +199,15 @@ void mlir::parallax::printPlan(const Plan &plan, llvm::raw_ostream &os) {
                        static_cast<long long>(v.partitions), v.allReduce.bytes,
                        v.ps.bytes, v.allGather.bytes);
   }
+  if (!plan.statistics.empty())
+    os << "statistics (assigned by the step, replicated): "
+       << llvm::join(plan.statistics, ", ") << "\n";
+  if (plan.batchStatisticsValues)
+    os << llvm::format("batch statistics: %lld values in %lld rounds, "
+                       "%.0f bytes/step (every strategy)\n",
+                       static_cast<long long>(plan.batchStatisticsValues),
+                       static_cast<long long>(plan.batchStatistics.rounds),
+                       plan.batchStatistics.bytes);
   for (Strategy s : {Strategy::Hybrid, Strategy::AllReduce, Strategy::PS})
     os << llvm::format("total %-10s %14.0f bytes/step  %10.6f s/step\n",
                        stringifyStrategy(s).data(), plan.bytesUnder(s),

@@ -189,6 +189,10 @@ struct AutodiffPass : parallax::impl::ParallaxAutodiffBase<AutodiffPass> {
           builder.getStringAttr("d_" + variable.getSymName()))));
     }
 
+    // Assignments (running statistics) go last, after every use of the
+    // values read from the variables, as the updates do.
+    for (AssignOp assign : llvm::to_vector(body.getOps<AssignOp>()))
+      assign->moveBefore(ret);
     func::ReturnOp::create(builder, ret.getLoc(), results);
     ret.erase();
     func.setFunctionType(builder.getFunctionType(

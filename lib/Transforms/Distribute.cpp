@@ -43,7 +43,8 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
     module->setAttr(ParallaxDialect::getWorldAttrName(),
                     WorldAttr::get(ctx, workersAtRunTime ? 0 : n));
 
-    FailureOr<Plan> plan = planDistribution(module, *plannedCluster, strategy);
+    FailureOr<Plan> plan = planDistribution(module, *plannedCluster, strategy,
+                                            localBatchStatistics);
     if (failed(plan))
       return signalPassFailure();
     if (workersAtRunTime)
@@ -83,6 +84,25 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
       }
     }
     pullFromServers(module, symbols);
+    distributeBatchSums(module);
+  }
+
+  /// The sums over the global batch: one allreduce per batch_sum, or, with
+  /// local statistics, each worker's own partial values.
+  void distributeBatchSums(ModuleOp module) {
+    module.walk([&](BatchSumOp sum) {
+      if (localBatchStatistics) {
+        sum.replaceAllUsesWith(sum.getInputs());
+      } else {
+        OpBuilder builder(sum);
+        SmallVector<StringRef> names(sum.getNumOperands(),
+                                     kBatchStatisticsTraffic);
+        sum.replaceAllUsesWith(AllReduceOp::create(
+            builder, sum.getLoc(), ReductionKind::Sum, sum.getInputs(),
+            builder.getStrArrayAttr(names)));
+      }
+      sum.erase();
+    });
   }
 
   /// The paper's placement, independent of the number of workers.

@@ -107,6 +107,7 @@ struct OptimizerPass : parallax::impl::ParallaxOptimizerBase<OptimizerPass> {
         DenseElementsAttr::get(
             type, builder.getFloatAttr(type.getElementType(), init).getValue()),
         /*trainable=*/UnitAttr(), /*state=*/builder.getUnitAttr(),
+        /*statistics=*/UnitAttr(),
         /*distribution=*/DistributionAttr(), /*sparsity=*/SparsityAttr());
     symbols.insert(state);
     return FlatSymbolRefAttr::get(state.getSymNameAttr());

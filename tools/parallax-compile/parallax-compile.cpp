@@ -170,6 +170,15 @@ cl::opt<parallax::Strategy>
                                    "every variable by AllReduce"),
                         clEnumValN(parallax::Strategy::PS, "ps",
                                    "every variable on parameter servers")));
+enum class BatchNormStatistics { Global, Local };
+cl::opt<BatchNormStatistics> batchNorm(
+    "batch-norm", cl::init(BatchNormStatistics::Global), cl::cat(planCategory),
+    cl::desc("Statistics of training-mode BatchNormalization across workers"),
+    cl::values(clEnumValN(BatchNormStatistics::Global, "global",
+                          "over the global batch (synchronised; default): N "
+                          "workers equal one worker on N x B"),
+               clEnumValN(BatchNormStatistics::Local, "local",
+                          "over each worker's own examples (DDP's default)")));
 cl::opt<std::string> planReport("plan-report", cl::cat(planCategory),
                                 cl::value_desc("FILE.json"),
                                 cl::desc("Write the plan as JSON"));
@@ -408,6 +417,8 @@ int main(int argc, char **argv) {
     // (one worker unless launched with mpirun -np N).
     training.distribute = true;
     training.distribution.strategy = strategy;
+    training.distribution.localBatchStatistics =
+        batchNorm == BatchNormStatistics::Local;
     training.partition.overrides.assign(partitionOverrides.begin(),
                                         partitionOverrides.end());
     if (knownWorkers) {
@@ -431,8 +442,8 @@ int main(int argc, char **argv) {
       return 1;
     std::optional<llvm::json::Value> report;
     if (planning) {
-      FailureOr<parallax::Plan> plan =
-          parallax::planDistribution(*module, cluster, strategy);
+      FailureOr<parallax::Plan> plan = parallax::planDistribution(
+          *module, cluster, strategy, batchNorm == BatchNormStatistics::Local);
       if (failed(plan))
         return 1;
       if (printPlanTable)

@@ -97,7 +97,7 @@ TEST_F(ParallaxDialectTest, VariableReadAndPushVerify) {
   RankedTensorType tableType = tensor({100, 8});
   auto table = VariableOp::create(
       builder, loc, "emb", tableType, DenseElementsAttr::get(tableType, 0.5f),
-      /*trainable=*/true, /*state=*/false,
+      /*trainable=*/true, /*state=*/false, /*statistics=*/false,
       DistributionAttr::get(&context, Placement::PS, 4),
       /*sparsity=*/nullptr);
   auto func = func::FuncOp::create(builder, loc, "step",

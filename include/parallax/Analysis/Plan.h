@@ -45,10 +45,20 @@ struct VariablePlan {
   Transfer allReduce, ps, allGather;
 };
 
+/// The traffic name of the allreduces of synchronised batch statistics.
+constexpr llvm::StringLiteral kBatchStatisticsTraffic = "batch_statistics";
+
 struct Plan {
   Cluster cluster;
   Strategy strategy = Strategy::Hybrid;
   std::vector<VariablePlan> variables;
+  /// Variables the step assigns itself (BatchNorm running statistics):
+  /// replicated, never synchronised (every worker computes the same).
+  std::vector<std::string> statistics;
+  /// The allreduces of the global batch's statistics (one per
+  /// `parallax.batch_sum`, in sequence), whatever the strategy.
+  Transfer batchStatistics;
+  int64_t batchStatisticsValues = 0;
 
   /// Bytes per machine per step of the chosen placements.
   double bytes() const;
@@ -60,10 +70,13 @@ struct Plan {
   double secondsUnder(Strategy strategy) const;
 };
 
-/// Plans every variable with a `sparsity` attribute in `module`. Fails
-/// (with a diagnostic on the module) when none has one.
+/// Plans every variable with a `sparsity` attribute in `module`, and the
+/// batch statistics of its `parallax.batch_sum`s unless each worker keeps
+/// its own (`localBatchStatistics`). Fails (with a diagnostic on the
+/// module) when no variable has a sparsity attribute.
 FailureOr<Plan> planDistribution(ModuleOp module, const Cluster &cluster,
-                                 Strategy strategy);
+                                 Strategy strategy,
+                                 bool localBatchStatistics = false);
 
 llvm::json::Value toJSON(const Plan &plan);
 /// A table: one line per variable and the totals per strategy.

@@ -54,10 +54,12 @@ def ConvertParallaxVariables : Pass<"convert-parallax-variables",
 
     * `parallax.variable` becomes a mutable, 64-byte aligned
       `memref.global` of the same name holding the initial value, marked
-      `parallax.variable = "trainable"` or `"state"` so the program's entry
-      point can register it with the runtime (checkpoints);
+      `parallax.variable = "trainable"`, `"state"` or `"statistics"` so the
+      program's entry point can register it with the runtime (checkpoints);
     * `parallax.read` becomes `memref.get_global` and a `restrict`
       `bufferization.to_tensor`: a view of the variable, never a copy;
+    * `parallax.assign` becomes a copy of the value into the global (the
+      step's last writes, after every read of the variable);
     * `parallax.update` becomes a call of the runtime's in-place update
       `parallax_rt_update_<optimizer>[_sparse]_f32`, with the gradient's
       buffer (read-only) or, for a row-sparse gradient, its index and row

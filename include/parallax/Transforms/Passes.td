@@ -216,8 +216,16 @@ def ParallaxDistribute : Pass<"parallax-distribute", "::mlir::ModuleOp"> {
 
     Precondition: `--parallax-sparsity-analysis` has annotated the
     variables; gradients are still `parallax.apply_gradient`s.
+    Every `parallax.batch_sum` (the batch statistics of training-mode
+    BatchNorm, forward and backward) becomes `parallax.allreduce sum` of
+    its inputs under the traffic name `batch_statistics`, so N workers
+    normalise with the global batch's statistics (synchronised BatchNorm);
+    with `local-batch-statistics` it is dropped and each worker uses its
+    own examples'.
+
     Postcondition: every planned variable has a `distribution`; the
-    remaining `apply_gradient`s take averaged gradients.
+    remaining `apply_gradient`s take averaged gradients; no
+    `parallax.batch_sum` is left.
   }];
   let options = [
     Option<"strategy", "strategy", "::mlir::parallax::Strategy",
@@ -242,6 +250,10 @@ def ParallaxDistribute : Pass<"parallax-distribute", "::mlir::ModuleOp"> {
            /*default=*/"8",
            "With workers-at-run-time: the servers partition counts are "
            "chosen for">,
+    Option<"localBatchStatistics", "local-batch-statistics", "bool",
+           /*default=*/"false",
+           "Each worker's batch statistics from its own examples (DDP's "
+           "default BatchNorm) instead of the global batch's">,
   ];
 }
 

@@ -191,11 +191,23 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
   }
 };
 
+/// On one device the batch is this device's examples: the partial values
+/// are the sums (--parallax-distribute has rewritten a distributed step's).
+struct BatchSumLowering : OpConversionPattern<BatchSumOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BatchSumOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getInputs());
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::parallax::populateParallaxReductionToLinalgPatterns(
     RewritePatternSet &patterns) {
   patterns.add<ReduceLowering, SoftmaxLowering<SoftmaxOp, false>,
                SoftmaxLowering<LogSoftmaxOp, true>, BatchNormLowering,
-               LayerNormLowering>(patterns.getContext());
+               LayerNormLowering, BatchSumLowering>(patterns.getContext());
 }

@@ -253,6 +253,25 @@ struct ReadLowering : LoweringPattern<ReadOp> {
   }
 };
 
+/// The value copied into the global. Autodiff put the assignment after
+/// every use of the views of the variable, so the copy cannot change what
+/// they read.
+struct AssignLowering : LoweringPattern<AssignOp> {
+  using LoweringPattern::LoweringPattern;
+  LogicalResult
+  matchAndRewrite(AssignOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value global = lowering.globalBuffer(rewriter, loc, op.getVariable());
+    Value value = bufferization::ToBufferOp::create(
+        rewriter, loc, global.getType(), adaptor.getValue(),
+        /*read_only=*/true);
+    memref::CopyOp::create(rewriter, loc, value, global);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// A replica's own update: the runtime's in-place update of the global.
 struct UpdateLowering : LoweringPattern<UpdateOp> {
   using LoweringPattern::LoweringPattern;
@@ -351,11 +370,12 @@ struct ConvertParallaxVariablesPass
     RowSparseTypeConverter converter;
     RewritePatternSet patterns(ctx);
     patterns.add<PackLowering, UnpackLowering, ToDenseLowering, ReadLowering,
-                 UpdateLowering, PushLowering, PullLowering>(converter, ctx,
-                                                             lowering);
+                 AssignLowering, UpdateLowering, PushLowering, PullLowering>(
+        converter, ctx, lowering);
     ConversionTarget target(*ctx);
-    target.addIllegalOp<ReadOp, UpdateOp, PushOp, PullOp, RowSparsePackOp,
-                        RowSparseUnpackOp, RowSparseToDenseOp>();
+    target
+        .addIllegalOp<ReadOp, AssignOp, UpdateOp, PushOp, PullOp,
+                      RowSparsePackOp, RowSparseUnpackOp, RowSparseToDenseOp>();
     target.markUnknownOpDynamicallyLegal(
         [&](Operation *op) { return converter.isLegal(op); });
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
@@ -433,10 +453,13 @@ struct ConvertParallaxVariablesPass
               ? Attribute(variable.getInitialValueAttr())
               : Attribute(builder.getUnitAttr()),
           /*constant=*/false, builder.getI64IntegerAttr(64));
-      if (variable.getTrainable() || variable.getState())
-        global->setAttr(ParallaxDialect::getVariableAttrName(),
-                        builder.getStringAttr(
-                            variable.getTrainable() ? "trainable" : "state"));
+      if (variable.getTrainable() || variable.getState() ||
+          variable.getStatistics())
+        global->setAttr(
+            ParallaxDialect::getVariableAttrName(),
+            builder.getStringAttr(variable.getTrainable() ? "trainable"
+                                  : variable.getState()   ? "state"
+                                                          : "statistics"));
       // Left uninitialized (zero pages, no bytes in the program): the
       // runtime loads it from the model when the program begins.
       if (variable->hasAttr(ParallaxDialect::getFromModelAttrName()))

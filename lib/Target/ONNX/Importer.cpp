@@ -571,6 +571,8 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
       return failure();
     results.push_back(value);
   }
+  for (auto [variable, value] : finalAssignments)
+    AssignOp::create(builder, value.getLoc(), variable.getSymName(), value);
   func::ReturnOp::create(builder, fileLoc(), results);
   // Ops fold as they are built, which can leave their producers unread (a
   // reshape folded into the next one). Those go; the variable reads stay,
@@ -629,6 +631,7 @@ GraphImporter::checkAgainstShapeInference(const onnx::GraphProto &graph) {
 OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   if (failed(checkAndPrepare(model)))
     return nullptr;
+  producerName = model.producer_name();
   OwningOpRef<ModuleOp> owned = ModuleOp::create(fileLoc());
   module = *owned;
   builder.setInsertionPointToEnd(module.getBody());

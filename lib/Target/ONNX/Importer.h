@@ -10,6 +10,7 @@
 #ifndef PARALLAX_LIB_TARGET_ONNX_IMPORTER_H
 #define PARALLAX_LIB_TARGET_ONNX_IMPORTER_H
 
+#include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 #include "parallax/Target/ONNX/ONNXImporter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -126,6 +127,15 @@ public:
   /// The MLIR element type of an ONNX data type, or null if unsupported.
   Type importerElementType(int64_t dataType) const;
 
+  /// The variable input `i` reads (an initializer), or null.
+  parallax::VariableOp inputVariable(unsigned i);
+  /// Stores `value` into `variable` once every node is imported (state the
+  /// node updates: BatchNorm's running statistics).
+  void assignAfterGraph(parallax::VariableOp variable, Value value);
+  /// Whether the model's producer is PyTorch's exporter, whose operators
+  /// keep PyTorch's semantics where they differ from ONNX's.
+  bool exportedByPyTorch() const;
+
 private:
   GraphImporter &importer;
   bool hasFailed = false;
@@ -208,6 +218,13 @@ public:
 
   /// The MLIR element type of an ONNX TensorProto data type, or null.
   Type convertElementType(int32_t dataType) const;
+
+  /// ModelProto's producer_name.
+  std::string producerName;
+  /// The assignments emitted before the return (NodeContext::
+  /// assignAfterGraph), in node order.
+  SmallVector<std::pair<parallax::VariableOp, Value>> finalAssignments;
+  ModuleOp getModule() const { return module; }
 
 private:
   LogicalResult checkAndPrepare(onnx::ModelProto &model);

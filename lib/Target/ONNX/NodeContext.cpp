@@ -129,6 +129,23 @@ Type NodeContext::importerElementType(int64_t dataType) const {
   return importer.convertElementType(dataType);
 }
 
+VariableOp NodeContext::inputVariable(unsigned i) {
+  Value value = hasInput(i) ? input(i) : Value();
+  auto read = value ? value.getDefiningOp<ReadOp>() : ReadOp();
+  if (!read)
+    return nullptr;
+  return SymbolTable::lookupNearestSymbolFrom<VariableOp>(
+      importer.getModule(), read.getVariableAttr());
+}
+
+void NodeContext::assignAfterGraph(VariableOp variable, Value value) {
+  importer.finalAssignments.push_back({variable, value});
+}
+
+bool NodeContext::exportedByPyTorch() const {
+  return importer.producerName == "pytorch";
+}
+
 bool NodeContext::outputUsed(unsigned i) const {
   return i < numOutputs() && !node.output(i).empty() &&
          importer.isUsed(node.output(i));

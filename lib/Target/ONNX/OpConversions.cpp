@@ -474,10 +474,103 @@ template <typename OpT> LogicalResult convertSoftmax(NodeContext &ctx) {
   return result(ctx, reshape(ctx, y, type.getShape()));
 }
 
+/// BatchNormalization with training_mode = 1: normalised with the batch's
+/// statistics, which `parallax.batch_sum` makes the global batch's once
+/// the step is distributed. Running statistics that are initializers
+/// (inputs 3 and 4, as exporters write them) become `statistics` variables
+/// assigned at the end of the step; otherwise the node only computes its
+/// outputs, as ONNX defines it.
+LogicalResult convertTrainingBatchNormalization(NodeContext &ctx) {
+  Value x = ctx.input(0), scale = ctx.input(1), bias = ctx.input(2),
+        runningMean = ctx.input(3), runningVariance = ctx.input(4);
+  if (!x || !scale || !bias || !runningMean || !runningVariance)
+    return failure();
+  VariableOp running[2] = {ctx.inputVariable(3), ctx.inputVariable(4)};
+  bool stateful = running[0] && running[1];
+  if (stateful)
+    for (VariableOp variable : running) {
+      variable.setTrainable(false);
+      variable.setStatistics(true);
+    }
+  auto type = cast<RankedTensorType>(x.getType());
+  Type element = type.getElementType();
+  int64_t channels = type.getDimSize(1);
+  int64_t perChannel = type.getNumElements() / channels;
+  if (perChannel < 2)
+    return ctx.emitError() << "training mode needs more than one value per "
+                              "channel, got input "
+                           << type;
+  Shape axes, broadcast(type.getRank(), 1);
+  broadcast[1] = channels;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (d != 1)
+      axes.push_back(d);
+  auto add = [&](Value a, Value b) { return createInferred<AddOp>(ctx, a, b); };
+  auto sub = [&](Value a, Value b) { return createInferred<SubOp>(ctx, a, b); };
+  auto mul = [&](Value a, Value b) { return createInferred<MulOp>(ctx, a, b); };
+  auto div = [&](Value a, Value b) { return createInferred<DivOp>(ctx, a, b); };
+  auto sum = [&](Value v) {
+    return createInferred<ReduceOp>(ctx, ReduceKind::Sum, v, axes, false);
+  };
+
+  // One pass over x, shifted by the running mean (a variable, so the same
+  // on every worker, and close to the batch mean once training has begun:
+  // the difference of moments loses little): the sums and the example
+  // count travel together, one message per layer when distributed.
+  Value shift =
+      stateful
+          ? runningMean
+          : arith::ConstantOp::create(ctx.builder, ctx.loc,
+                                      cast<TypedAttr>(ctx.builder.getZeroAttr(
+                                          runningMean.getType())));
+  Value centered = sub(x, reshape(ctx, shift, broadcast));
+  Value count = arith::ConstantOp::create(
+      ctx.builder, ctx.loc,
+      DenseElementsAttr::get(
+          RankedTensorType::get({1}, element),
+          ctx.builder.getFloatAttr(element, double(perChannel)).getValue()));
+  auto totals = BatchSumOp::create(
+      ctx.builder, ctx.loc,
+      ValueRange{sum(centered), sum(mul(centered, centered)), count});
+  Value n = totals.getResult(2);
+  Value shiftedMean = div(totals.getResult(0), n);
+  Value variance = createInferred<MaxOp>(
+      ctx, sub(div(totals.getResult(1), n), mul(shiftedMean, shiftedMean)),
+      scalar(ctx, element, 0.0));
+  Value mean = add(shift, shiftedMean);
+  Value y = BatchNormOp::create(
+      ctx.builder, ctx.loc, type, x, scale, bias, mean, variance,
+      ctx.builder.getF32FloatAttr(ctx.attrFloat("epsilon", 1e-5f)));
+
+  // running = running * momentum + batch * (1 - momentum). ONNX updates the
+  // running variance with the population variance, PyTorch (whose export
+  // keeps its own semantics) with the unbiased one.
+  double momentum = ctx.attrFloat("momentum", 0.9f);
+  Value keep = scalar(ctx, element, momentum);
+  Value take = scalar(ctx, element, 1.0 - momentum);
+  Value batchVariance = variance;
+  if (ctx.exportedByPyTorch())
+    batchVariance = mul(variance, div(n, sub(n, scalar(ctx, element, 1.0))));
+  Value newMean = add(mul(runningMean, keep), mul(mean, take));
+  Value newVariance = add(mul(runningVariance, keep), mul(batchVariance, take));
+  if (stateful) {
+    ctx.assignAfterGraph(running[0], newMean);
+    ctx.assignAfterGraph(running[1], newVariance);
+  }
+  ctx.setOutput(0, y);
+  if (ctx.numOutputs() > 1)
+    ctx.setOutput(1, newMean);
+  if (ctx.numOutputs() > 2)
+    ctx.setOutput(2, newVariance);
+  return success();
+}
+
 LogicalResult convertBatchNormalization(NodeContext &ctx) {
-  if (ctx.attrInt("training_mode", 0))
-    return ctx.emitError() << "training_mode = 1 is not supported: export "
-                              "the model in eval mode";
+  int64_t training = ctx.attrInt("training_mode", 0);
+  if (training != 0 && training != 1)
+    return ctx.emitError() << "training_mode must be 0 or 1, got " << training;
+  if (training)
+    return convertTrainingBatchNormalization(ctx);
   for (unsigned i = 1; i < ctx.numOutputs(); ++i)
     if (failed(rejectUsedOutput(ctx, i, "running statistics")))
       return failure();

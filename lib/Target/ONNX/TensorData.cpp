@@ -239,6 +239,7 @@ LogicalResult GraphImporter::importInitializers(onnx::GraphProto &graph) {
         NameLoc::get(StringAttr::get(context, init.name()), fileLoc());
     auto variable = VariableOp::create(builder, loc, init.name(), type, value,
                                        trainable, /*state=*/false,
+                                       /*statistics=*/false,
                                        /*distribution=*/nullptr,
                                        /*sparsity=*/nullptr);
     if (fromModel)

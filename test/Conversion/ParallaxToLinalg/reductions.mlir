@@ -94,3 +94,15 @@ func.func @layer_norm(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>)
   %0 = parallax.layer_norm %x, %g, %b axis = 1 epsilon = 1.0e-5 : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// On one device a batch sum is its inputs (--parallax-distribute rewrote a
+// distributed step's).
+// CHECK-LABEL: func.func @batch_sum
+// CHECK-NOT: parallax.batch_sum
+// CHECK: return %arg0, %arg1 : tensor<8xf32>, tensor<1xf32>
+func.func @batch_sum(%s: tensor<8xf32>, %n: tensor<1xf32>) -> (tensor<8xf32>, tensor<1xf32>) {
+  %t:2 = parallax.batch_sum %s, %n : tensor<8xf32>, tensor<1xf32>
+  return %t#0, %t#1 : tensor<8xf32>, tensor<1xf32>
+}

@@ -101,3 +101,23 @@ module attributes {parallax.model = "/models/m.onnx"} {
     return %w : tensor<1000x64xf32>
   }
 }
+
+// -----
+
+// Statistics variables (BatchNorm's running statistics) are registered as
+// such; an assignment copies the value into the global.
+parallax.variable statistics @running_mean : tensor<4xf32> = dense<0.0>
+// CHECK: memref.global "private" @running_mean : memref<4xf32> = dense<0.000000e+00> {alignment = 64 : i64, parallax.variable = "statistics"}
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[VIEW:.*]] = bufferization.to_tensor %{{.*}} restrict
+// CHECK: %[[NEW:.*]] = parallax.add %[[VIEW]], %arg0
+// CHECK: %[[GLOBAL:.*]] = memref.get_global @running_mean : memref<4xf32>
+// CHECK: %[[VALUE:.*]] = bufferization.to_buffer %[[NEW]] read_only : tensor<4xf32> to memref<4xf32>
+// CHECK: memref.copy %[[VALUE]], %[[GLOBAL]] : memref<4xf32> to memref<4xf32>
+// CHECK-NOT: parallax.assign
+func.func @train_step(%batch: tensor<4xf32>) -> tensor<4xf32> {
+  %m = parallax.read @running_mean : tensor<4xf32>
+  %new = parallax.add %m, %batch : tensor<4xf32>, tensor<4xf32>
+  parallax.assign @running_mean, %new : tensor<4xf32>
+  return %new : tensor<4xf32>
+}

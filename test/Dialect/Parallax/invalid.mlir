@@ -130,7 +130,7 @@ func.func @f() -> tensor<3xf32> {
 
 parallax.variable @c : tensor<2xf32> = dense<1.0>
 func.func @f(%v: tensor<2xf32>) {
-  // expected-error @+1 {{'parallax.assign' op cannot assign to '@c': the variable is not trainable}}
+  // expected-error @+1 {{'parallax.assign' op cannot assign to '@c': the variable is neither trainable nor statistics}}
   parallax.assign @c, %v : tensor<2xf32>
   return
 }

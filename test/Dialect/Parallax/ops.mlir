@@ -21,13 +21,26 @@ parallax.variable @vocab_ids : tensor<3xi64> = dense<[4, 5, 6]>
 // CHECK: parallax.variable trainable @blob : tensor<2xf32> = dense_resource<blob_weights>{{$}}
 parallax.variable trainable @blob : tensor<2xf32> = dense_resource<blob_weights>
 
+// BatchNorm's running statistics: assigned by the step itself.
+// CHECK: parallax.variable statistics @bn.running_mean : tensor<8xf32> = dense<0.000000e+00>{{$}}
+parallax.variable statistics @bn.running_mean : tensor<8xf32> = dense<0.0>
+
 // CHECK-LABEL: func.func @variables
-func.func @variables(%update: tensor<4x8xf32>) -> tensor<4x8xf32> {
+func.func @variables(%update: tensor<4x8xf32>, %stat: tensor<8xf32>) -> tensor<4x8xf32> {
   // CHECK: %[[W:.*]] = parallax.read @fc.weight : tensor<4x8xf32>
   %w = parallax.read @fc.weight : tensor<4x8xf32>
   // CHECK: parallax.assign @fc.weight, %{{.*}} : tensor<4x8xf32>
   parallax.assign @fc.weight, %update : tensor<4x8xf32>
+  // CHECK: parallax.assign @bn.running_mean, %{{.*}} : tensor<8xf32>
+  parallax.assign @bn.running_mean, %stat : tensor<8xf32>
   return %w : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @batch_sum
+func.func @batch_sum(%s: tensor<8xf32>, %n: tensor<1xf32>) -> tensor<8xf32> {
+  // CHECK: %{{.*}}:2 = parallax.batch_sum %{{.*}}, %{{.*}} : tensor<8xf32>, tensor<1xf32>
+  %t:2 = parallax.batch_sum %s, %n : tensor<8xf32>, tensor<1xf32>
+  return %t#0 : tensor<8xf32>
 }
 
 // CHECK-LABEL: func.func @row_sparse

@@ -1,7 +1,25 @@
 // RUN: parallax-opt %s --split-input-file --verify-diagnostics
 
-// expected-error @+1 {{a variable is either trainable or optimizer state}}
+// expected-error @+1 {{a variable is trainable, optimizer state or statistics, not several}}
 parallax.variable trainable state @w : tensor<4xf32>
+
+// -----
+
+// expected-error @+1 {{a variable is trainable, optimizer state or statistics, not several}}
+parallax.variable trainable statistics @w : tensor<4xf32>
+
+// -----
+
+// expected-error @+1 {{statistics variable must have a floating-point element type, got 'i64'}}
+parallax.variable statistics @w : tensor<4xi64>
+
+// -----
+
+func.func @no_values() {
+  // expected-error @+1 {{'parallax.batch_sum' op sums at least one value}}
+  "parallax.batch_sum"() : () -> ()
+  return
+}
 
 // -----
 

@@ -27,7 +27,8 @@ void populateParallaxElementwiseToLinalgPatterns(RewritePatternSet &patterns);
 void populateParallaxLinearAlgebraToLinalgPatterns(RewritePatternSet &patterns);
 /// transpose, reshape, slice, concat, gather, one_hot, expand, tile, pad.
 void populateParallaxDataMovementToLinalgPatterns(RewritePatternSet &patterns);
-/// reduce, softmax, log_softmax, batch_norm, layer_norm.
+/// reduce, softmax, log_softmax, batch_norm, layer_norm, and batch_sum (on
+/// one device: its inputs).
 void populateParallaxReductionToLinalgPatterns(RewritePatternSet &patterns);
 /// conv, conv_filter_grad and pool.
 void populateParallaxConvolutionToLinalgPatterns(RewritePatternSet &patterns);

@@ -592,6 +592,19 @@ LogicalResult BatchNormOp::verify() {
   return success();
 }
 
+LogicalResult BatchSumOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("sums at least one value");
+  return success();
+}
+
+LogicalResult BatchSumOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands, DictionaryAttr,
+    OpaqueProperties, RegionRange, SmallVectorImpl<Type> &inferredReturnTypes) {
+  llvm::append_range(inferredReturnTypes, operands.getTypes());
+  return success();
+}
+
 LogicalResult LayerNormOp::verify() {
   auto input = cast<RankedTensorType>(getInput().getType());
   if (failed(verifyAxis(*this, getAxis(), input)))

@@ -58,9 +58,11 @@ LogicalResult ParallaxDialect::verifyOperationAttribute(Operation *op,
                                                         NamedAttribute attr) {
   if (attr.getName() == getVariableAttrName()) {
     auto kind = dyn_cast<StringAttr>(attr.getValue());
-    if (!kind || (kind.getValue() != "trainable" && kind.getValue() != "state"))
+    if (!kind || !llvm::is_contained({"trainable", "state", "statistics"},
+                                     kind.getValue()))
       return op->emitError() << "'" << getVariableAttrName()
-                             << "' must be \"trainable\" or \"state\"";
+                             << "' must be \"trainable\", \"state\" or "
+                                "\"statistics\"";
     return success();
   }
   if (attr.getName() == getShardsAttrName()) {

@@ -164,10 +164,14 @@ LogicalResult VariableOp::verify() {
       init && init.getShapedType() != type)
     return emitOpError() << "initial value type " << init.getShapedType()
                          << " does not match the variable type " << type;
-  if (getTrainable() && getState())
-    return emitOpError("a variable is either trainable or optimizer state");
-  if ((getTrainable() || getState()) && !isa<FloatType>(elementType))
-    return emitOpError() << (getTrainable() ? "trainable" : "state")
+  if (int(getTrainable()) + int(getState()) + int(getStatistics()) > 1)
+    return emitOpError("a variable is trainable, optimizer state or "
+                       "statistics, not several");
+  if ((getTrainable() || getState() || getStatistics()) &&
+      !isa<FloatType>(elementType))
+    return emitOpError() << (getTrainable() ? "trainable"
+                             : getState()   ? "state"
+                                            : "statistics")
                          << " variable must have a floating-point "
                             "element type, got "
                          << elementType;
@@ -209,9 +213,10 @@ LogicalResult AssignOp::verifySymbolUses(SymbolTableCollection &symbols) {
       lookupVariable(*this, getVariableAttr(), symbols);
   if (failed(variable))
     return failure();
-  if (!variable->getTrainable())
+  if (!variable->getTrainable() && !variable->getStatistics())
     return emitOpError() << "cannot assign to '" << getVariableAttr()
-                         << "': the variable is not trainable";
+                         << "': the variable is neither trainable nor "
+                            "statistics";
   if (getValue().getType() != variable->getType())
     return emitOpError() << "value type " << getValue().getType()
                          << " does not match the type " << variable->getType()

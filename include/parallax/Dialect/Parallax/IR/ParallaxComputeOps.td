@@ -466,6 +466,32 @@ def Parallax_BatchNormOp : Parallax_Op<"batch_norm", [Pure, Parallax_Differentia
   let hasVerifier = 1;
 }
 
+def Parallax_BatchSumOp : Parallax_Op<"batch_sum", [Pure,
+    Parallax_Differentiable,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "sum partial values over every slice of the batch";
+  let description = [{
+    Each input is a partial value computed from this device's examples
+    (a per-channel sum, an example count); the result is its sum over the
+    whole batch. On one device that is the input itself. When the batch is
+    split across data-parallel workers, `--parallax-distribute` makes it an
+    `allreduce sum` of the inputs (one message), or, with
+    `batch-statistics=local`, the input again (per-worker statistics).
+    Synchronised BatchNorm is built on it; its gradient is the batch sum of
+    the result gradients (the op is its own adjoint).
+
+    Example:
+
+    ```mlir
+    %s, %n = parallax.batch_sum %partial, %count : tensor<8xf32>, tensor<1xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Parallax_FloatTensor>:$inputs);
+  let results = (outs Variadic<Parallax_FloatTensor>:$results);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+  let hasVerifier = 1;
+}
+
 def Parallax_LayerNormOp : Parallax_Op<"layer_norm", [Pure, Parallax_Differentiable,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "normalise over the trailing dimensions (ONNX LayerNormalization)";

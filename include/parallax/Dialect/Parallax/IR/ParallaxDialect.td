@@ -56,8 +56,8 @@ def Parallax_Dialect : Dialect {
     "::mlir::StringAttr":$name,
     // The `#parallax.index_range`s an integer graph input must satisfy.
     "::mlir::ArrayAttr":$index_ranges,
-    // The kind of a variable's `memref.global`: "trainable" or "state"
-    // (registered for checkpoints).
+    // The kind of a variable's `memref.global`: "trainable", "state" or
+    // "statistics" (registered for checkpoints).
     "::mlir::StringAttr":$variable,
     // `array<i64: P, S>` on a parameter-server variable's `memref.global`
     // (and its optimizer state's): its P partitions are served by workers

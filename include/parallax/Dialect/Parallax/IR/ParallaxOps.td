@@ -36,7 +36,11 @@ def Parallax_VariableOp : Parallax_Op<"variable", [
     Declares a model variable: one per ONNX initializer, named after it. A
     `trainable` variable is updated by the optimizer; a `state` variable
     holds optimizer state of one (created by `--parallax-optimizer`, e.g.
-    `@fc.weight.exp_avg`); others are frozen constants. The initial value is omitted when the model was imported
+    `@fc.weight.exp_avg`); a `statistics` variable is model state the step
+    computes itself (BatchNorm's running mean and variance): assigned by
+    `parallax.assign`, never by the optimizer, saved and restored like a
+    trainable variable; others are frozen constants. The initial value is
+    omitted when the model was imported
     without its initializer data (`parallax-compile --plan-only`). The
     optional `distribution` attribute records how the variable is
     synchronised across workers, the optional `sparsity` attribute what
@@ -54,10 +58,12 @@ def Parallax_VariableOp : Parallax_Op<"variable", [
                        TypeAttrOf<AnyStaticShapeTensor>:$type,
                        OptionalAttr<ElementsAttr>:$initial_value,
                        UnitAttr:$trainable, UnitAttr:$state,
+                       UnitAttr:$statistics,
                        OptionalAttr<Parallax_DistributionAttr>:$distribution,
                        OptionalAttr<Parallax_SparsityAttr>:$sparsity);
   let assemblyFormat = [{
-    (`trainable` $trainable^)? (`state` $state^)? $sym_name
+    (`trainable` $trainable^)? (`state` $state^)?
+    (`statistics` $statistics^)? $sym_name
     custom<TypeAndInitialValue>($type, $initial_value) attr-dict
   }];
   let hasVerifier = 1;
@@ -86,10 +92,13 @@ def Parallax_ReadOp : Parallax_Op<"read", [
 def Parallax_AssignOp : Parallax_Op<"assign", [
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemWrite<Parallax_VariableResource>]>]> {
-  let summary = "overwrite the value of a trainable variable";
+  let summary = "overwrite the value of a trainable or statistics variable";
   let description = [{
-    Stores `value` into `variable` on this worker (the optimizer's update).
-    Only trainable variables can be assigned.
+    Stores `value` into `variable` on this worker: the new running
+    statistics of a BatchNorm in training mode, or an update written out.
+    Only trainable and `statistics` variables can be assigned. Autodiff
+    moves assignments to the end of the step, after every use of the
+    values read from the variables (a read is a view of the variable).
 
     Example: `parallax.assign @fc.weight, %new : tensor<4x8xf32>`
   }];

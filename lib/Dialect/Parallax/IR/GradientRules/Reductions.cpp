@@ -6,6 +6,8 @@
 
 #include "GradBuilder.h"
 
+#include "mlir/IR/Matchers.h"
+
 using namespace mlir;
 using namespace mlir::parallax;
 using namespace mlir::parallax::gradients;
@@ -118,6 +120,28 @@ LogicalResult BatchNormOp::buildGradients(OpBuilder &builder, ValueRange grads,
                   g.mul(g.scalar(x, -0.5), g.mul(rstd, g.mul(rstd, rstd)))));
         return success();
       });
+}
+
+LogicalResult BatchSumOp::buildGradients(OpBuilder &builder, ValueRange grads,
+                                         SmallVectorImpl<Value> &out) {
+  // The adjoint of a sum over the batch's slices is that sum again, of the
+  // gradients. Constant inputs (an example count) need none, and zero
+  // gradients stay zero: neither is sent.
+  auto needed = [&](unsigned i) {
+    return !matchPattern(getInputs()[i], m_Constant()) &&
+           !matchPattern(grads[i], m_AnyZeroFloat());
+  };
+  SmallVector<Value> sent;
+  for (unsigned i = 0; i < grads.size(); ++i)
+    if (needed(i))
+      sent.push_back(grads[i]);
+  ValueRange summed;
+  if (!sent.empty())
+    summed = BatchSumOp::create(builder, getLoc(), sent).getResults();
+  unsigned next = 0;
+  for (unsigned i = 0; i < grads.size(); ++i)
+    out.push_back(needed(i) ? summed[next++] : Value());
+  return success();
 }
 
 LogicalResult LayerNormOp::buildGradients(OpBuilder &builder, ValueRange grads,
