@@ -3,8 +3,10 @@
 PyTorch 1.13, one thread each, the same weights, data and SGD.
 
 For each model (torchvision 0.14, 10 classes), exports it with its
-cross-entropy loss in eval mode (opset 14, no constant folding; batch norm
-with its running statistics, which parallax-compile keeps frozen), builds
+cross-entropy loss (opset 14, no constant folding) in eval mode (batch
+norm with its running statistics, which parallax-compile keeps frozen) or,
+with --mode train, for training (TrainingMode.TRAINING: batch statistics,
+running statistics updated every step, dropout), builds
 the training program (parallax-compile -O3 --batch-size B --lr 0.01),
 trains S steps of B 32x32 images on both sides and prints the largest
 relative difference of the per-step losses, the median step time of each
@@ -14,14 +16,16 @@ batch-norm weights and statistics) are perturbed slightly first: the
 exporter would merge equal initializers into one shared variable. Never
 asserts timings.
 
-Training-mode exports (batch statistics, dropout) do not import yet.
+A model with dropout (mobilenet_v2's classifier) draws other masks than
+PyTorch, so its losses differ beyond the first step.
 
 Needs Debian's python3-torch and python3-torchvision; usage:
   /usr/bin/python3 bench/torchvision_benchmark.py [--models resnet18 ...]
-      [--batch 32] [--steps 6]
+      [--batch 32] [--steps 6] [--mode eval|train]
 """
 
 import argparse
+import copy
 import json
 import os
 import pathlib
@@ -32,6 +36,7 @@ import time
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 import torch
 import torchvision
 
@@ -48,7 +53,7 @@ class WithLoss(torch.nn.Module):
         return torch.nn.functional.cross_entropy(self.m(images), labels)
 
 
-def build(name):
+def build(name, training):
     torch.manual_seed(0)
     model = getattr(torchvision.models, name)(num_classes=10)
     g = torch.Generator().manual_seed(1)
@@ -56,23 +61,39 @@ def build(name):
         for t in list(model.parameters()) + list(model.buffers()):
             if t.is_floating_point() and t.min() == t.max():
                 t.add_(0.01 * torch.rand(t.shape, generator=g))
-    return WithLoss(model).eval()
+    return WithLoss(model).train(training)
 
 
-def run(name, batch, steps, compile_tool, work):
-    model = build(name)
+def restore_initializers(path, model):
+    """Tracing for training runs a step on the traced model, which moves
+    its running statistics: the file gets the model's own values back."""
+    exported = onnx.load(str(path))
+    state = model.state_dict()
+    for init in exported.graph.initializer:
+        if init.name in state:
+            init.CopyFrom(onnx.numpy_helper.from_array(
+                state[init.name].detach().numpy(), init.name))
+    onnx.save(exported, str(path))
+
+
+def run(name, batch, steps, compile_tool, work, training):
+    model = build(name, training)
     g = torch.Generator().manual_seed(1)
     images = torch.randn(batch * steps, 3, 32, 32, generator=g)
     labels = torch.randint(0, 10, (batch * steps,), generator=g)
     onnx_path = work / f"{name}.onnx"
-    torch.onnx.export(model, (images[:batch], labels[:batch]), str(onnx_path),
+    torch.onnx.export(copy.deepcopy(model) if training else model,
+                      (images[:batch], labels[:batch]), str(onnx_path),
                       input_names=["images", "labels"], output_names=["loss"],
                       opset_version=14, do_constant_folding=False,
                       training=torch.onnx.TrainingMode.PRESERVE)
     parameters = {n for n, _ in model.named_parameters()}
-    frozen = [i.name for i in onnx.load(str(onnx_path), load_external_data=False)
-              .graph.initializer
-              if i.name not in parameters and i.data_type == onnx.TensorProto.FLOAT]
+    frozen = [] if training else [
+        i.name for i in onnx.load(str(onnx_path), load_external_data=False)
+        .graph.initializer
+        if i.name not in parameters and i.data_type == onnx.TensorProto.FLOAT]
+    if training:
+        restore_initializers(onnx_path, model)
     data = work / f"{name}.data"
     data.mkdir()
     np.save(data / "images.npy", images.numpy())
@@ -80,8 +101,8 @@ def run(name, batch, steps, compile_tool, work):
     program = work / name
     start = time.perf_counter()
     subprocess.run([compile_tool, str(onnx_path), "-O3", "--batch-size", str(batch),
-                    "--lr", "0.01", "--freeze", ",".join(frozen), "-o", str(program)],
-                   check=True, env=ENV)
+                    "--lr", "0.01", *(["--freeze", ",".join(frozen)] if frozen else []),
+                    "-o", str(program)], check=True, env=ENV)
     compile_s = time.perf_counter() - start
     metrics = work / f"{name}.jsonl"
     subprocess.run([str(program), "--data", str(data), "--metrics", str(metrics),
@@ -113,13 +134,15 @@ def main():
     parser.add_argument("--models", nargs="+", default=["resnet18", "mobilenet_v2"])
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--mode", choices=["eval", "train"], default="eval")
     args = parser.parse_args()
     compile_tool = str(args.build / "bin" / "parallax-compile")
     print(f"{'model':<14} {'loss diff':>10} {'parallax s':>11} {'pytorch s':>10} "
           f"{'ratio':>6} {'compile s':>10}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
-            r = run(name, args.batch, args.steps, compile_tool, pathlib.Path(tmp))
+            r = run(name, args.batch, args.steps, compile_tool, pathlib.Path(tmp),
+                    args.mode == "train")
             print(f"{name:<14} {r['loss_rel_diff']:>10.1e} {r['parallax_s']:>11.3f} "
                   f"{r['pytorch_s']:>10.3f} {r['parallax_s'] / r['pytorch_s']:>6.2f} "
                   f"{r['compile_s']:>10.1f}", flush=True)

@@ -32,6 +32,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -51,6 +52,7 @@ struct Options {
   std::string data, metrics, save, restore, trace, init;
   std::string rankMetrics; // --metrics-all-ranks: FILE.<rank>
   int64_t steps = -1, saveEvery = 0, logEvery = 10, commTimeout = 60;
+  std::optional<int64_t> seed; // --seed: replaces the compiled seed
   bool metricsAllRanks = false, verbose = false;
 };
 
@@ -58,6 +60,8 @@ Options options;
 std::vector<Input> inputs;
 std::vector<Variable> variables;
 int64_t firstStep = 0, endStep = 0, currentStep = 1, batch = 0;
+// The global index of the first example of this worker's batch (random draws).
+int64_t firstExample = 0;
 double computeStart = 0; // parallax_rt_now() when the step function starts
 std::FILE *metricsFile = nullptr, *rankMetricsFile = nullptr;
 double stepStart = 0, runStart = 0;
@@ -201,7 +205,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         " --data DIR [--steps S] [--metrics FILE.jsonl]\n"
         "       [--metrics-all-ranks] [--save DIR] [--save-every K]\n"
         "       [--restore DIR] [--init MODEL.onnx|DIR] [--log-every K]\n"
-        "       [--trace FILE.json] [--comm-timeout SECONDS] [--verbose]\n"
+        "       [--trace FILE.json] [--comm-timeout SECONDS] [--seed S]\n"
+        "       [--verbose]\n"
         "  --data DIR       DIR/<graph input>.npy, leading dimension = "
         "examples;\n"
         "                   worker r of N trains step s on examples\n"
@@ -226,6 +231,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         "                   progress for S seconds (plus the longest step),\n"
         "                   naming the ranks that do not respond; 0: wait\n"
         "                   forever (default 60)\n"
+        "  --seed S         the seed of random draws (dropout masks) instead\n"
+        "                   of the one compiled in (parallax-compile --seed)\n"
         "  --verbose        each worker prints its CPU's features and the\n"
         "                   kernels chosen for them (PARALLAX_BLAS_CORE:\n"
         "                   auto, library or an OpenBLAS core)\n";
@@ -264,6 +271,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
       options.trace = value();
     else if (arg == "--comm-timeout")
       options.commTimeout = parseCount(arg, value(), 0);
+    else if (arg == "--seed")
+      options.seed = parseCount(arg, value(), 0);
     else if (arg == "--verbose")
       options.verbose = true;
     else if (arg == "--help" || arg == "-h")
@@ -440,11 +449,18 @@ extern "C" int64_t parallax_rt_end_step() { return endStep; }
 
 extern "C" int64_t parallax_rt_current_step() { return currentStep; }
 
+extern "C" int64_t parallax_rt_random_seed(int64_t compiled) {
+  return options.seed.value_or(compiled);
+}
+
+extern "C" int64_t parallax_rt_first_example() { return firstExample; }
+
 extern "C" void parallax_rt_load_batch(int64_t step) {
   {
     TraceScope trace("data", [] { return std::string("load batch"); });
     currentStep = step + 1;
     int64_t slice = step * world().size + world().rank;
+    firstExample = slice * batch;
     for (Input &input : inputs)
       std::memcpy(input.data, input.file.data.data() + slice * input.bytes,
                   input.bytes);

@@ -123,6 +123,10 @@ cl::opt<double> lr("lr", cl::init(0.01), cl::cat(trainingCategory),
 cl::opt<double> momentum("momentum", cl::init(0.9), cl::cat(trainingCategory),
                          cl::desc("Momentum factor of --optimizer momentum "
                                   "(default 0.9)"));
+cl::opt<int64_t>
+    seed("seed", cl::init(0), cl::cat(trainingCategory), cl::value_desc("S"),
+         cl::desc("Seed of random draws (training-mode Dropout masks; the "
+                  "program's --seed replaces it), default 0"));
 cl::opt<bool> embedWeights(
     "embed-weights", cl::cat(trainingCategory),
     cl::desc("Embed the initial weights in the training program instead of "
@@ -361,6 +365,7 @@ int main(int argc, char **argv) {
   options.dataDirectory = dataDir;
   options.shapesOnly = planOnly;
   options.weightsFromModel = mode == Mode::Train && !embedWeights;
+  options.randomSeed = seed;
   for (const std::string &name : freeze)
     options.frozen.insert(name);
 

@@ -60,6 +60,10 @@ def ConvertParallaxVariables : Pass<"convert-parallax-variables",
       `bufferization.to_tensor`: a view of the variable, never a copy;
     * `parallax.assign` becomes a copy of the value into the global (the
       step's last writes, after every read of the variable);
+    * `parallax.random_uniform` becomes one linalg.generic computing
+      Philox4x32-10 of each element's counter, with the seed and the first
+      example's position from the runtime (`parallax_rt_random_seed`,
+      `parallax_rt_first_example`);
     * `parallax.update` becomes a call of the runtime's in-place update
       `parallax_rt_update_<optimizer>[_sparse]_f32`, with the gradient's
       buffer (read-only) or, for a row-sparse gradient, its index and row

@@ -38,7 +38,8 @@ void mlir::parallax::configureParallaxToLinalgConversionTarget(
                          math::MathDialect, tensor::TensorDialect>();
   target.addIllegalDialect<ParallaxDialect>();
   // Variables and collectives are lowered with the runtime.
-  target.addLegalOp<VariableOp, ReadOp, AssignOp, ApplyGradientOp, UpdateOp,
+  target.addLegalOp<VariableOp, ReadOp, AssignOp, RandomUniformOp,
+                    ApplyGradientOp, UpdateOp,
                     RowSparsePackOp, RowSparseUnpackOp, RowSparseToDenseOp,
                     AllReduceOp, AllReduceStartOp, AllReduceWaitOp, AllGatherOp,
                     BroadcastOp, PushOp, PullOp>();

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parallax/Conversion/ParallaxToRuntime/DenseUpdates.h"
+#include "parallax/Conversion/ParallaxToRuntime/RandomNumbers.h"
 #include "parallax/Conversion/ParallaxToRuntime/RuntimeCalls.h"
 
 #include "parallax/Conversion/Passes.h"
@@ -272,6 +273,17 @@ struct AssignLowering : LoweringPattern<AssignOp> {
   }
 };
 
+/// Counter-based draws keyed by the runtime's seed and example position.
+struct RandomUniformLowering : LoweringPattern<RandomUniformOp> {
+  using LoweringPattern::LoweringPattern;
+  LogicalResult
+  matchAndRewrite(RandomUniformOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, emitRandomUniform(rewriter, lowering.module, op));
+    return success();
+  }
+};
+
 /// A replica's own update: the runtime's in-place update of the global.
 struct UpdateLowering : LoweringPattern<UpdateOp> {
   using LoweringPattern::LoweringPattern;
@@ -370,12 +382,12 @@ struct ConvertParallaxVariablesPass
     RowSparseTypeConverter converter;
     RewritePatternSet patterns(ctx);
     patterns.add<PackLowering, UnpackLowering, ToDenseLowering, ReadLowering,
-                 AssignLowering, UpdateLowering, PushLowering, PullLowering>(
-        converter, ctx, lowering);
+                 AssignLowering, RandomUniformLowering, UpdateLowering,
+                 PushLowering, PullLowering>(converter, ctx, lowering);
     ConversionTarget target(*ctx);
-    target
-        .addIllegalOp<ReadOp, AssignOp, UpdateOp, PushOp, PullOp,
-                      RowSparsePackOp, RowSparseUnpackOp, RowSparseToDenseOp>();
+    target.addIllegalOp<ReadOp, AssignOp, RandomUniformOp, UpdateOp, PushOp,
+                        PullOp, RowSparsePackOp, RowSparseUnpackOp,
+                        RowSparseToDenseOp>();
     target.markUnknownOpDynamicallyLegal(
         [&](Operation *op) { return converter.isLegal(op); });
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,

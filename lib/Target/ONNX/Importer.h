@@ -135,6 +135,10 @@ public:
   /// Whether the model's producer is PyTorch's exporter, whose operators
   /// keep PyTorch's semantics where they differ from ONNX's.
   bool exportedByPyTorch() const;
+  /// The seed of random draws (ONNXImportOptions::randomSeed).
+  int64_t randomSeed() const;
+  /// A stream of random draws no other node of the model uses.
+  int64_t newRandomStream();
 
 private:
   GraphImporter &importer;
@@ -225,6 +229,8 @@ public:
   /// assignAfterGraph), in node order.
   SmallVector<std::pair<parallax::VariableOp, Value>> finalAssignments;
   ModuleOp getModule() const { return module; }
+  /// Random streams handed out so far, in import order.
+  int64_t randomStreams = 0;
 
 private:
   LogicalResult checkAndPrepare(onnx::ModelProto &model);

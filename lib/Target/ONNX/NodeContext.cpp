@@ -27,6 +27,10 @@ NodeContext::NodeContext(GraphImporter &importer, const onnx::NodeProto &node,
                        importer.fileLoc())),
       builder(importer.builder), opset(importer.opset), importer(importer) {}
 
+int64_t NodeContext::randomSeed() const { return importer.options.randomSeed; }
+
+int64_t NodeContext::newRandomStream() { return importer.randomStreams++; }
+
 bool NodeContext::hasInput(unsigned i) const {
   return i < numInputs() && !node.input(i).empty();
 }

@@ -748,25 +748,54 @@ LogicalResult convertIdentity(NodeContext &ctx) {
   return result(ctx, ctx.input(0));
 }
 
+/// Dropout in training mode: the mask is a counter-based draw
+/// (parallax.random_uniform), so it is the same on any number of workers
+/// and after a restore, and the backward pass multiplies by the same mask.
+LogicalResult convertTrainingDropout(NodeContext &ctx, Value x, double ratio) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getRank() == 0)
+    return ctx.emitError() << "training mode needs a batch dimension, got "
+                           << type;
+  Value uniform = RandomUniformOp::create(
+      ctx.builder, ctx.loc, type.clone(ctx.builder.getF32Type()),
+      ctx.randomSeed(), ctx.attrInt("seed", 0), ctx.newRandomStream());
+  Value keep = createInferred<GreaterEqualOp>(
+      ctx, uniform, scalar(ctx, ctx.builder.getF32Type(), ratio));
+  Type element = type.getElementType();
+  // x * (keep ? 1 / (1 - ratio) : 0): the factor carries no gradient.
+  Value factor = createInferred<WhereOp>(
+      ctx, keep, scalar(ctx, element, 1.0 / (1.0 - ratio)),
+      scalar(ctx, element, 0.0));
+  if (ctx.outputUsed(1))
+    ctx.setOutput(1, keep);
+  return result(ctx, createInferred<MulOp>(ctx, x, factor));
+}
+
 LogicalResult convertDropout(NodeContext &ctx) {
+  bool training = false;
+  double ratio = 0.5; // ONNX's default
   if (ctx.hasInput(2)) {
-    const Const *training = ctx.requireConstInput(2, "training_mode");
-    if (!training)
+    const Const *mode = ctx.requireConstInput(2, "training_mode");
+    if (!mode)
       return failure();
-    if (training->size() && training->ints[0]) {
-      // Training with ratio 0 drops nothing: the identity, exactly. The
-      // ratio defaults to 0.5.
-      const Const *ratio = ctx.hasInput(1) ? ctx.constInput(1) : nullptr;
-      if (!ratio || ratio->size() != 1 || ratio->at(0) != 0)
-        return ctx.emitError()
-               << "training_mode = true with a ratio other than 0 is not "
-                  "supported (random masks are not implemented): export the "
-                  "model in eval mode";
-    }
+    training = mode->size() && mode->ints[0];
+  }
+  if (training && ctx.hasInput(1)) {
+    const Const *r = ctx.requireConstInput(1, "ratio");
+    if (!r)
+      return failure();
+    if (r->size() != 1)
+      return ctx.emitError() << "ratio must be a scalar";
+    ratio = r->at(0);
   }
   Value x = ctx.input(0);
   if (!x)
     return failure();
+  if (training && !(ratio >= 0 && ratio < 1))
+    return ctx.emitError() << "ratio must be in [0, 1), got " << ratio;
+  // Training with ratio 0 drops nothing: the identity, exactly.
+  if (training && ratio > 0)
+    return convertTrainingDropout(ctx, x, ratio);
   // Nothing is dropped: the mask, where read, is all true.
   if (ctx.outputUsed(1)) {
     auto maskType =

@@ -45,6 +45,10 @@ struct ImportOptions {
                      "model (variables marked parallax.from_model, read by "
                      "the program when it starts), as parallax-compile "
                      "does for training programs")};
+  llvm::cl::opt<int64_t> seed{
+      "seed", llvm::cl::init(0), llvm::cl::cat(category),
+      llvm::cl::value_desc("S"),
+      llvm::cl::desc("Seed of random draws (training-mode Dropout masks)")};
   llvm::cl::opt<bool> bytecode{
       "emit-bytecode", llvm::cl::cat(category),
       llvm::cl::desc("Write MLIR bytecode instead of text (compact and "
@@ -120,6 +124,7 @@ void mlir::parallax::registerONNXImportTranslation() {
           options.frozen.insert(name);
         options.dataDirectory = cl.dataDir;
         options.weightsFromModel = cl.weightsFromModel;
+        options.randomSeed = cl.seed;
 
         OwningOpRef<ModuleOp> module = importONNXModel(
             *buffer, filename, isONNXText(filename, buffer->getBuffer()),

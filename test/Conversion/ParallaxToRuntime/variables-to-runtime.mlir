@@ -121,3 +121,22 @@ func.func @train_step(%batch: tensor<4xf32>) -> tensor<4xf32> {
   parallax.assign @running_mean, %new : tensor<4xf32>
   return %new : tensor<4xf32>
 }
+
+// -----
+
+// A counter-based draw: the runtime's seed (the compiled one unless the
+// program's --seed replaces it) and first example, then one generic of ten
+// Philox rounds per element keyed by (element, example, stream).
+// CHECK-LABEL: func.func @dropout_draw
+// CHECK: %[[SEED:.*]] = call @parallax_rt_random_seed(%c7_i64) : (i64) -> i64
+// CHECK: %[[FIRST:.*]] = call @parallax_rt_first_example() : () -> i64
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK: %[[N:.*]] = linalg.index 0 : index
+// CHECK: arith.addi %[[FIRST]]
+// CHECK-COUNT-20: arith.mului_extended
+// CHECK: arith.uitofp
+// CHECK-NOT: parallax.random_uniform
+func.func @dropout_draw() -> tensor<4x16xf32> {
+  %u = parallax.random_uniform seed = 7 salt = 0 stream = 3 : tensor<4x16xf32>
+  return %u : tensor<4x16xf32>
+}

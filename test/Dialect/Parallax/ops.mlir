@@ -36,6 +36,13 @@ func.func @variables(%update: tensor<4x8xf32>, %stat: tensor<8xf32>) -> tensor<4
   return %w : tensor<4x8xf32>
 }
 
+// CHECK-LABEL: func.func @random_uniform
+func.func @random_uniform() -> tensor<4x16xf32> {
+  // CHECK: parallax.random_uniform seed = 7 salt = 0 stream = 3 : tensor<4x16xf32>
+  %u = parallax.random_uniform seed = 7 salt = 0 stream = 3 : tensor<4x16xf32>
+  return %u : tensor<4x16xf32>
+}
+
 // CHECK-LABEL: func.func @batch_sum
 func.func @batch_sum(%s: tensor<8xf32>, %n: tensor<1xf32>) -> tensor<8xf32> {
   // CHECK: %{{.*}}:2 = parallax.batch_sum %{{.*}}, %{{.*}} : tensor<8xf32>, tensor<1xf32>

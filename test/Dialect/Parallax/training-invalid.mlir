@@ -79,3 +79,11 @@ func.func @f(%l: tensor<2x5xi64>) -> tensor<2x5x7xf32> {
   %h = parallax.one_hot %l axis = 1 : tensor<2x5xi64> -> tensor<2x5x7xf32>
   return %h : tensor<2x5x7xf32>
 }
+
+// -----
+
+func.func @no_batch() -> tensor<f32> {
+  // expected-error @+1 {{'parallax.random_uniform' op needs a batch dimension (dimension 0)}}
+  %u = parallax.random_uniform seed = 0 salt = 0 stream = 0 : tensor<f32>
+  return %u : tensor<f32>
+}

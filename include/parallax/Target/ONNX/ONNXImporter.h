@@ -45,6 +45,9 @@ struct ONNXImportOptions {
   /// Initializers and constants larger than this are stored as resource
   /// blobs rather than as dense text.
   int64_t resourceBlobThresholdBytes = 1024;
+  /// The seed of random draws (training-mode Dropout's masks), `--seed`;
+  /// programs may replace it when they run.
+  int64_t randomSeed = 0;
 };
 
 /// Sets the shape bindings of `options` from command-line values: `--bind

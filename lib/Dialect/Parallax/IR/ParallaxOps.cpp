@@ -9,6 +9,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::parallax;
 
@@ -205,6 +207,19 @@ LogicalResult ReadOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return emitOpError() << "result type " << getType()
                          << " does not match the type " << variable->getType()
                          << " of variable '" << getVariableAttr() << "'";
+  return success();
+}
+
+LogicalResult RandomUniformOp::verify() {
+  auto type = cast<RankedTensorType>(getType());
+  if (type.getRank() == 0)
+    return emitOpError("needs a batch dimension (dimension 0)");
+  int64_t perExample =
+      type.getNumElements() / std::max<int64_t>(type.getDimSize(0), 1);
+  if (perExample > std::numeric_limits<uint32_t>::max())
+    return emitOpError() << "counts elements within an example in 32 bits, "
+                            "got "
+                         << perExample << " per example";
   return success();
 }
 

@@ -1,0 +1,116 @@
+//===- RandomNumbers.cpp - Counter-based random draws ---------------------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Conversion/ParallaxToRuntime/RandomNumbers.h"
+#include "parallax/Conversion/ParallaxToRuntime/RuntimeCalls.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::parallax;
+
+namespace {
+
+/// Philox4x32-10's constants.
+constexpr uint32_t kMultiplier0 = 0xD2511F53, kMultiplier1 = 0xCD9E8D57;
+constexpr uint32_t kWeyl0 = 0x9E3779B9, kWeyl1 = 0xBB67AE85;
+
+struct Philox {
+  OpBuilder &b;
+  Location loc;
+
+  Value i32(uint32_t value) {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getI32IntegerAttr(int32_t(value)));
+  }
+  Value low32(Value v) {
+    return arith::TruncIOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value high32(Value v) {
+    Value shifted = arith::ShRUIOp::create(
+        b, loc, v, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32)));
+    return low32(shifted);
+  }
+  Value xorOf(Value a, Value c) { return arith::XOrIOp::create(b, loc, a, c); }
+
+  /// The first output word of the ten rounds on `counter` under `key`.
+  Value firstWord(std::array<Value, 4> c, std::array<Value, 2> k) {
+    for (int round = 0; round < 10; ++round) {
+      auto p0 = arith::MulUIExtendedOp::create(b, loc, i32(kMultiplier0), c[0]);
+      auto p1 = arith::MulUIExtendedOp::create(b, loc, i32(kMultiplier1), c[2]);
+      c = {xorOf(xorOf(p1.getHigh(), c[1]), k[0]), p1.getLow(),
+           xorOf(xorOf(p0.getHigh(), c[3]), k[1]), p0.getLow()};
+      if (round < 9) {
+        k[0] = arith::AddIOp::create(b, loc, k[0], i32(kWeyl0));
+        k[1] = arith::AddIOp::create(b, loc, k[1], i32(kWeyl1));
+      }
+    }
+    return c[0];
+  }
+};
+
+} // namespace
+
+Value mlir::parallax::emitRandomUniform(OpBuilder &b, ModuleOp module,
+                                        RandomUniformOp op) {
+  Location loc = op.getLoc();
+  auto type = cast<RankedTensorType>(op.getType());
+  Type i64 = b.getI64Type();
+  auto i64Constant = [&](int64_t value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
+  };
+  Value seed = callRuntime(b, module, loc, abi::Function::random_seed,
+                           {i64Constant(static_cast<int64_t>(op.getSeed()))})
+                   .getResult(0);
+  Value firstExample =
+      callRuntime(b, module, loc, abi::Function::first_example, {})
+          .getResult(0);
+  Value init =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  int64_t rank = type.getRank();
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, type, ValueRange{}, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange) {
+        Philox philox{nb, nloc};
+        auto i64Constant = [&](int64_t value) -> Value {
+          return arith::ConstantOp::create(nb, nloc,
+                                           nb.getI64IntegerAttr(value));
+        };
+        auto index = [&](int64_t d) -> Value {
+          return arith::IndexCastUIOp::create(
+              nb, nloc, i64, linalg::IndexOp::create(nb, nloc, d));
+        };
+        // The element's row-major position within its example.
+        Value element = i64Constant(0);
+        for (int64_t d = 1; d < rank; ++d)
+          element = arith::AddIOp::create(
+              nb, nloc,
+              arith::MulIOp::create(nb, nloc, element,
+                                    i64Constant(type.getDimSize(d))),
+              index(d));
+        Value example = arith::AddIOp::create(nb, nloc, firstExample, index(0));
+        Value salted = arith::XOrIOp::create(
+            nb, nloc, seed, i64Constant(static_cast<int64_t>(op.getSalt())));
+        Value word = philox.firstWord(
+            {philox.low32(element), philox.low32(example),
+             philox.high32(example),
+             philox.i32(static_cast<uint32_t>(op.getStream()))},
+            {philox.low32(salted), philox.high32(salted)});
+        // 24 bits: exactly representable in f32, and strictly below 1.
+        Value bits = arith::ShRUIOp::create(nb, nloc, word, philox.i32(8));
+        Value value = arith::MulFOp::create(
+            nb, nloc, arith::UIToFPOp::create(nb, nloc, nb.getF32Type(), bits),
+            arith::ConstantOp::create(nb, nloc,
+                                      nb.getF32FloatAttr(1.0f / (1 << 24))));
+        linalg::YieldOp::create(nb, nloc, value);
+      });
+  return generic.getResult(0);
+}
