@@ -127,6 +127,8 @@ LogicalResult mapLinalgOp(linalg::LinalgOp op, int64_t threadsPerBlock) {
   Block *block = op->getBlock();
   Operation *before = op->getPrevNode();
   Operation *after = op->getNextNode();
+  // Kept apart: the op is erased below.
+  Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   if (failed(linalg::linalgOpToParallelLoops(rewriter, op)))
     return op.emitOpError("could not be lowered to loops");
@@ -143,8 +145,8 @@ LogicalResult mapLinalgOp(linalg::LinalgOp op, int64_t threadsPerBlock) {
   if (generated.empty())
     return success();
   OpBuilder builder(generated.front());
-  Value one = arith::ConstantIndexOp::create(builder, op.getLoc(), 1);
-  gpu::LaunchOp launch = createLaunch(builder, op.getLoc(), one, one);
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  gpu::LaunchOp launch = createLaunch(builder, loc, one, one);
   for (Operation *generatedOp : generated)
     generatedOp->moveBefore(launch.getBody().front().getTerminator());
   return success();
