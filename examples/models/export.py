@@ -21,6 +21,9 @@ only output and has a symbolic batch dimension ("batch"):
                   the same two exported for training (TrainingMode.TRAINING,
                   mobile_cnn_train on 8x8 images): batch norms with batch
                   statistics and running statistics updated every step
+  transformer_train
+                  transformer_lm with dropout 0.1, exported for training
+                  (training data only: its masks are not PyTorch's)
 
 Parameters keep their PyTorch names (export without constant folding).
 The eval-mode CNNs' batch norms are exported in inference form: their
@@ -76,11 +79,14 @@ TRAINING = {
     "mobile_cnn": [("sgd", {"lr": 0.1})],
     "cnn_train": [("sgd", {"lr": 0.1})],
     "mobile_cnn_train": [("sgd", {"lr": 0.1})],
+    # Dropout draws other masks than PyTorch's: no reference run, only the
+    # training data (test/e2e/training-dropout.test: N workers = one).
+    "transformer_train": [],
 }
 # Models exported for training (torch.onnx.TrainingMode.TRAINING): batch
 # norms normalise with the batch's statistics and update their running
 # statistics, as in model.train(); the reference runs train that way.
-TRAINING_MODE = {"cnn_train", "mobile_cnn_train"}
+TRAINING_MODE = {"cnn_train", "mobile_cnn_train", "transformer_train"}
 
 
 class LanguageModel(nn.Module):
@@ -98,12 +104,12 @@ class LanguageModel(nn.Module):
 
 
 class TransformerLM(nn.Module):
-    def __init__(self, vocab, dim, heads, ffn):
+    def __init__(self, vocab, dim, heads, ffn, dropout=0.0):
         super().__init__()
         self.embedding = nn.Embedding(vocab, dim)
         self.position = nn.Embedding(SEQ, dim)
         self.encoder = nn.TransformerEncoderLayer(
-            dim, heads, ffn, dropout=0.0, batch_first=True,
+            dim, heads, ffn, dropout=dropout, batch_first=True,
             activation="gelu")
         self.decoder = nn.Linear(dim, vocab)
         # A plain array, not a buffer: traced as a Constant node rather than
@@ -224,6 +230,8 @@ def models(large):
         "mobile_cnn_train": (MobileCNN(10), {
             "images": torch.randn(batch, 3, 8, 8, generator=g),
             "labels": torch.randint(0, 10, (batch,), generator=g)}),
+        "transformer_train": (TransformerLM(vocab, 32, 4, 64, dropout=0.1),
+                              lm_inputs),
     }
 
 

@@ -88,7 +88,7 @@ Value mlir::parallax::emitRandomUniform(OpBuilder &b, ModuleOp module,
           return arith::IndexCastUIOp::create(
               nb, nloc, i64, linalg::IndexOp::create(nb, nloc, d));
         };
-        // The element's row-major position within its example.
+        // The element's row-major position within its row.
         Value element = i64Constant(0);
         for (int64_t d = 1; d < rank; ++d)
           element = arith::AddIOp::create(
@@ -96,12 +96,15 @@ Value mlir::parallax::emitRandomUniform(OpBuilder &b, ModuleOp module,
               arith::MulIOp::create(nb, nloc, element,
                                     i64Constant(type.getDimSize(d))),
               index(d));
-        Value example = arith::AddIOp::create(nb, nloc, firstExample, index(0));
+        Value row = arith::AddIOp::create(
+            nb, nloc,
+            arith::MulIOp::create(nb, nloc, firstExample,
+                                  i64Constant(op.getRowsPerExample())),
+            index(0));
         Value salted = arith::XOrIOp::create(
             nb, nloc, seed, i64Constant(static_cast<int64_t>(op.getSalt())));
         Value word = philox.firstWord(
-            {philox.low32(element), philox.low32(example),
-             philox.high32(example),
+            {philox.low32(element), philox.low32(row), philox.high32(row),
              philox.i32(static_cast<uint32_t>(op.getStream()))},
             {philox.low32(salted), philox.high32(salted)});
         // 24 bits: exactly representable in f32, and strictly below 1.

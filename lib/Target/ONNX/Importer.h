@@ -139,6 +139,8 @@ public:
   int64_t randomSeed() const;
   /// A stream of random draws no other node of the model uses.
   int64_t newRandomStream();
+  /// The batch size graph inputs are bound to (`--batch-size`), if given.
+  std::optional<int64_t> batchSize() const;
 
 private:
   GraphImporter &importer;

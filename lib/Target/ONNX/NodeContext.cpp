@@ -31,6 +31,10 @@ int64_t NodeContext::randomSeed() const { return importer.options.randomSeed; }
 
 int64_t NodeContext::newRandomStream() { return importer.randomStreams++; }
 
+std::optional<int64_t> NodeContext::batchSize() const {
+  return importer.options.batchSize;
+}
+
 bool NodeContext::hasInput(unsigned i) const {
   return i < numInputs() && !node.input(i).empty();
 }

@@ -756,9 +756,15 @@ LogicalResult convertTrainingDropout(NodeContext &ctx, Value x, double ratio) {
   if (type.getRank() == 0)
     return ctx.emitError() << "training mode needs a batch dimension, got "
                            << type;
+  // Attention weights hold a batch and its heads merged in dimension 0
+  // (example-major): every row of an example is keyed by that example.
+  int64_t rows = 1;
+  if (std::optional<int64_t> batch = ctx.batchSize();
+      batch && *batch > 0 && type.getDimSize(0) % *batch == 0)
+    rows = type.getDimSize(0) / *batch;
   Value uniform = RandomUniformOp::create(
       ctx.builder, ctx.loc, type.clone(ctx.builder.getF32Type()),
-      ctx.randomSeed(), ctx.attrInt("seed", 0), ctx.newRandomStream());
+      ctx.randomSeed(), ctx.attrInt("seed", 0), ctx.newRandomStream(), rows);
   Value keep = createInferred<GreaterEqualOp>(
       ctx, uniform, scalar(ctx, ctx.builder.getF32Type(), ratio));
   Type element = type.getElementType();

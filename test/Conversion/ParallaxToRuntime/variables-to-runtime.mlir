@@ -140,3 +140,17 @@ func.func @dropout_draw() -> tensor<4x16xf32> {
   %u = parallax.random_uniform seed = 7 salt = 0 stream = 3 : tensor<4x16xf32>
   return %u : tensor<4x16xf32>
 }
+
+// -----
+
+// Attention weights: 4 rows (heads) per example in dimension 0, so the
+// global row is first example x 4 + row.
+// CHECK-LABEL: func.func @attention_draw
+// CHECK: %[[FIRST:.*]] = call @parallax_rt_first_example() : () -> i64
+// CHECK: linalg.generic
+// CHECK: %[[C4:.*]] = arith.constant 4 : i64
+// CHECK: arith.muli %[[FIRST]], %[[C4]] : i64
+func.func @attention_draw() -> tensor<8x2x2xf32> {
+  %u = parallax.random_uniform seed = 0 salt = 0 stream = 0 rows_per_example = 4 : tensor<8x2x2xf32>
+  return %u : tensor<8x2x2xf32>
+}

@@ -87,3 +87,11 @@ func.func @no_batch() -> tensor<f32> {
   %u = parallax.random_uniform seed = 0 salt = 0 stream = 0 : tensor<f32>
   return %u : tensor<f32>
 }
+
+// -----
+
+func.func @partial_example() -> tensor<6x2xf32> {
+  // expected-error @+1 {{'parallax.random_uniform' op dimension 0 (6) is not a whole number of examples of 4 rows}}
+  %u = parallax.random_uniform seed = 0 salt = 0 stream = 0 rows_per_example = 4 : tensor<6x2xf32>
+  return %u : tensor<6x2xf32>
+}

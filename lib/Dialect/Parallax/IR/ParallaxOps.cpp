@@ -214,12 +214,15 @@ LogicalResult RandomUniformOp::verify() {
   auto type = cast<RankedTensorType>(getType());
   if (type.getRank() == 0)
     return emitOpError("needs a batch dimension (dimension 0)");
-  int64_t perExample =
+  int64_t perRow =
       type.getNumElements() / std::max<int64_t>(type.getDimSize(0), 1);
-  if (perExample > std::numeric_limits<uint32_t>::max())
-    return emitOpError() << "counts elements within an example in 32 bits, "
-                            "got "
-                         << perExample << " per example";
+  if (perRow > std::numeric_limits<uint32_t>::max())
+    return emitOpError() << "counts elements within a row in 32 bits, got "
+                         << perRow << " per row";
+  if (type.getDimSize(0) % getRowsPerExample())
+    return emitOpError() << "dimension 0 (" << type.getDimSize(0)
+                         << ") is not a whole number of examples of "
+                         << getRowsPerExample() << " rows";
   return success();
 }
 

@@ -111,15 +111,17 @@ def Parallax_RandomUniformOp : Parallax_Op<"random_uniform", [
     MemoryEffects<[MemRead]>]> {
   let summary = "counter-based uniform random numbers in [0, 1)";
   let description = [{
-    Element `e` of example `n` (dimension 0 is the batch; `e` the element's
-    row-major position within its example) is Philox4x32-10 of the counter
-    (e, global example index, `stream`) under the key (`seed`, `salt`),
-    scaled to [0, 1) with 24 bits. The global example index is the
-    example's position in the whole run (step x global batch + this
-    worker's offset + n), read from the runtime, so the numbers depend on
-    neither the number of workers nor where a restored run resumed; the
-    program's `--seed` replaces `seed`. Reads the step's position, so it
-    is not pure.
+    Dimension 0 holds `rows_per_example` rows per example of the batch
+    (1, or a batch and its attention heads merged, example-major). Element
+    `e` of row `i` (`e` the element's row-major position within its row)
+    is Philox4x32-10 of the counter (e, global row, `stream`) under the
+    key (`seed`, `salt`), scaled to [0, 1) with 24 bits. The global row is
+    the row's position in the whole run, (first example) x
+    `rows_per_example` + i, where the first example of this worker's batch
+    (step x global batch + this worker's offset) is read from the runtime,
+    so the numbers depend on neither the number of workers nor where a
+    restored run resumed; the program's `--seed` replaces `seed`. Reads the
+    step's position, so it is not pure.
 
     Example (a dropout mask's draw):
 
@@ -127,10 +129,13 @@ def Parallax_RandomUniformOp : Parallax_Op<"random_uniform", [
     %u = parallax.random_uniform seed = 0 salt = 0 stream = 3 : tensor<4x16xf32>
     ```
   }];
-  let arguments = (ins I64Attr:$seed, I64Attr:$salt, I64Attr:$stream);
+  let arguments = (ins I64Attr:$seed, I64Attr:$salt, I64Attr:$stream,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>,
+                                         "1">:$rows_per_example);
   let results = (outs StaticShapeTensorOf<[F32]>:$result);
   let assemblyFormat = [{
-    `seed` `=` $seed `salt` `=` $salt `stream` `=` $stream attr-dict `:`
+    `seed` `=` $seed `salt` `=` $salt `stream` `=` $stream
+    (`rows_per_example` `=` $rows_per_example^)? attr-dict `:`
     type($result)
   }];
   let hasVerifier = 1;

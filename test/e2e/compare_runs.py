@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""Compares two training runs: every step's loss (PREFIX.jsonl) and every
+saved variable (PREFIX.out/*.npy) of the second against the first,
+|got - want| <= 1e-4 |want| + 1e-6. Standard library only.
+
+Usage: compare_runs.py FIRST_PREFIX SECOND_PREFIX
+"""
+
+import json
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from npy_close import parameter_mismatches  # noqa: E402
+from check_training import close  # noqa: E402
+
+
+def losses(prefix):
+    path = pathlib.Path(str(prefix) + ".jsonl")
+    return [json.loads(line)["loss"] for line in path.read_text().splitlines()]
+
+
+def main():
+    first, second = (pathlib.Path(p) for p in sys.argv[1:3])
+    want, got = losses(first), losses(second)
+    failures = []
+    if len(got) != len(want) or not close(got, want):
+        failures.append(f"losses {got} != {want}")
+    variables = sorted(pathlib.Path(str(first) + ".out").glob("*.npy"))
+    failures += parameter_mismatches(pathlib.Path(str(second) + ".out"),
+                                     variables, close)
+    for failure in failures:
+        print(failure)
+    print(f"{len(want)} steps, {len(variables)} variables, "
+          f"{len(failures)} mismatches")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
