@@ -31,16 +31,19 @@ import os
 import pathlib
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
 import numpy as np
 import onnx
-import onnx.numpy_helper
 import torch
 import torchvision
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "examples" / "models"))
+from export import distinct_initial_values, restore_initializers  # noqa: E402
+
 ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
 
 
@@ -56,24 +59,7 @@ class WithLoss(torch.nn.Module):
 def build(name, training):
     torch.manual_seed(0)
     model = getattr(torchvision.models, name)(num_classes=10)
-    g = torch.Generator().manual_seed(1)
-    with torch.no_grad():
-        for t in list(model.parameters()) + list(model.buffers()):
-            if t.is_floating_point() and t.min() == t.max():
-                t.add_(0.01 * torch.rand(t.shape, generator=g))
-    return WithLoss(model).train(training)
-
-
-def restore_initializers(path, model):
-    """Tracing for training runs a step on the traced model, which moves
-    its running statistics: the file gets the model's own values back."""
-    exported = onnx.load(str(path))
-    state = model.state_dict()
-    for init in exported.graph.initializer:
-        if init.name in state:
-            init.CopyFrom(onnx.numpy_helper.from_array(
-                state[init.name].detach().numpy(), init.name))
-    onnx.save(exported, str(path))
+    return WithLoss(distinct_initial_values(model)).train(training)
 
 
 def run(name, batch, steps, compile_tool, work, training):

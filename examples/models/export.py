@@ -55,6 +55,8 @@ import json
 import pathlib
 
 import numpy as np
+import onnx
+import onnx.numpy_helper
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -298,18 +300,21 @@ def export(name, model, inputs, out_dir, opset, suffix):
         do_constant_folding=False,
         training=torch.onnx.TrainingMode.PRESERVE)
     if training:
-        # The traced step moved the copy's running statistics, and the
-        # exporter wrote those: the file gets the model's own values back,
-        # so every export and PyTorch's run start from the same state.
-        import onnx
-        import onnx.numpy_helper
-        exported = onnx.load(str(path))
-        state = model.state_dict()
-        for init in exported.graph.initializer:
-            if init.name in state:
-                init.CopyFrom(onnx.numpy_helper.from_array(
-                    state[init.name].detach().numpy(), init.name))
-        onnx.save(exported, str(path))
+        restore_initializers(path, model)
+
+
+def restore_initializers(path, model):
+    """Tracing for training runs a step on the traced copy, which moves its
+    running statistics, and the exporter writes those: the file at `path`
+    gets `model`'s own values back, so every export and PyTorch's run start
+    from the same state."""
+    exported = onnx.load(str(path))
+    state = model.state_dict()
+    for init in exported.graph.initializer:
+        if init.name in state:
+            init.CopyFrom(onnx.numpy_helper.from_array(
+                state[init.name].detach().numpy(), init.name))
+    onnx.save(exported, str(path))
 
 
 def training_data(inputs, generator):

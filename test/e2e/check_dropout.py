@@ -27,18 +27,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from npy_close import load  # noqa: E402
+from npy_close import load, save  # noqa: E402
 from check_training import mpirun  # noqa: E402
 
 RATIO, BATCH, STEPS, LR = 0.3, 32, 8, 0.05
-
-
-def save(path, shape, values):
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
-        "".join(f"{d}, " for d in shape))
-    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
-    path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) +
-                     header.encode() + struct.pack(f"<{len(values)}f", *values))
 
 
 def f32(x):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compares two .npy files of float32/float64 values elementwise (load()
-also reads integers and booleans):
+also reads integers and booleans; save() writes float32):
 |got - want| <= rtol * |want| + atol. Standard library only.
 
 Usage: npy_close.py GOT.npy WANT.npy [--rtol 1e-4] [--atol 1e-6]
@@ -27,6 +27,15 @@ def load(path):
     for dim in header["shape"]:
         count *= dim
     return header["shape"], struct.unpack(f"<{count}{code}", body[:count * struct.calcsize(code)])
+
+
+def save(path, shape, values):
+    """Writes float32 `values` (flat, row-major) as a .npy of `shape`."""
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
+        "".join(f"{d}, " for d in shape))
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) +
+                     header.encode() + struct.pack(f"<{len(values)}f", *values))
 
 
 def parameter_mismatches(got_dir, want_paths, close):

@@ -20,6 +20,10 @@ namespace {
 constexpr uint32_t kMultiplier0 = 0xD2511F53, kMultiplier1 = 0xCD9E8D57;
 constexpr uint32_t kWeyl0 = 0x9E3779B9, kWeyl1 = 0xBB67AE85;
 
+Value i64Constant(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
+}
+
 struct Philox {
   OpBuilder &b;
   Location loc;
@@ -32,9 +36,7 @@ struct Philox {
     return arith::TruncIOp::create(b, loc, b.getI32Type(), v);
   }
   Value high32(Value v) {
-    Value shifted = arith::ShRUIOp::create(
-        b, loc, v, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32)));
-    return low32(shifted);
+    return low32(arith::ShRUIOp::create(b, loc, v, i64Constant(b, loc, 32)));
   }
   Value xorOf(Value a, Value c) { return arith::XOrIOp::create(b, loc, a, c); }
 
@@ -61,12 +63,10 @@ Value mlir::parallax::emitRandomUniform(OpBuilder &b, ModuleOp module,
   Location loc = op.getLoc();
   auto type = cast<RankedTensorType>(op.getType());
   Type i64 = b.getI64Type();
-  auto i64Constant = [&](int64_t value) -> Value {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
-  };
-  Value seed = callRuntime(b, module, loc, abi::Function::random_seed,
-                           {i64Constant(static_cast<int64_t>(op.getSeed()))})
-                   .getResult(0);
+  Value seed =
+      callRuntime(b, module, loc, abi::Function::random_seed,
+                  {i64Constant(b, loc, static_cast<int64_t>(op.getSeed()))})
+          .getResult(0);
   Value firstExample =
       callRuntime(b, module, loc, abi::Function::first_example, {})
           .getResult(0);
@@ -80,29 +80,27 @@ Value mlir::parallax::emitRandomUniform(OpBuilder &b, ModuleOp module,
       b, loc, type, ValueRange{}, ValueRange{init}, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange) {
         Philox philox{nb, nloc};
-        auto i64Constant = [&](int64_t value) -> Value {
-          return arith::ConstantOp::create(nb, nloc,
-                                           nb.getI64IntegerAttr(value));
-        };
         auto index = [&](int64_t d) -> Value {
           return arith::IndexCastUIOp::create(
               nb, nloc, i64, linalg::IndexOp::create(nb, nloc, d));
         };
         // The element's row-major position within its row.
-        Value element = i64Constant(0);
+        Value element = i64Constant(nb, nloc, 0);
         for (int64_t d = 1; d < rank; ++d)
           element = arith::AddIOp::create(
               nb, nloc,
               arith::MulIOp::create(nb, nloc, element,
-                                    i64Constant(type.getDimSize(d))),
+                                    i64Constant(nb, nloc, type.getDimSize(d))),
               index(d));
         Value row = arith::AddIOp::create(
             nb, nloc,
-            arith::MulIOp::create(nb, nloc, firstExample,
-                                  i64Constant(op.getRowsPerExample())),
+            arith::MulIOp::create(
+                nb, nloc, firstExample,
+                i64Constant(nb, nloc, op.getRowsPerExample())),
             index(0));
         Value salted = arith::XOrIOp::create(
-            nb, nloc, seed, i64Constant(static_cast<int64_t>(op.getSalt())));
+            nb, nloc, seed,
+            i64Constant(nb, nloc, static_cast<int64_t>(op.getSalt())));
         Value word = philox.firstWord(
             {philox.low32(element), philox.low32(row), philox.high32(row),
              philox.i32(static_cast<uint32_t>(op.getStream()))},
