@@ -33,7 +33,7 @@ FLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer -Wno-deprecated-declarations
   $(mpicc --showme:compile))
 /usr/lib/llvm-22/bin/clang++ "${FLAGS[@]}" \
   tools/parallax-runtime-fuzzer/parallax-runtime-fuzzer.cpp \
-  lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CpuKernels,ModelWeights,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp \
+  lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp \
   $(mpicc --showme:link) -lonnx_proto -lprotobuf -o "$BUILD/parallax-runtime-fuzzer"
 
 # Seeds: each example's data files (case 0), a checkpoint (case 1), names

@@ -37,7 +37,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 objects=()
-for source in lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CpuKernels,ModelWeights,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp; do
+for source in lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp; do
   object=$BUILD/obj/$(basename "$source" .cpp).o
   $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include \
     -DOMPI_SKIP_MPICXX -DONNX_NAMESPACE=onnx -DONNX_ML=1 $MPI_CFLAGS -c "$source" -o "$object"

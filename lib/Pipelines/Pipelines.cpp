@@ -62,6 +62,7 @@ void mlir::parallax::buildTrainingToLinalgPipeline(
     pm.addPass(createParallaxBucketAllReduce(options.bucket));
     pm.addPass(createParallaxAsyncAllReduce());
     pm.addPass(createParallaxPartition(options.partition));
+    pm.addPass(createParallaxGroupPulls());
   }
   pm.addPass(createParallaxOptimizer(options.optimizer));
   pm.addPass(createParallaxInlineVariables());

@@ -3,11 +3,13 @@
 // Part of the Parallax project.
 //
 // Dense collectives of generated code, on MPI. A bucket's gradients are
-// packed into one buffer as they are added, reduced with one non-blocking
-// MPI_Iallreduce between start and wait, and unpacked into the results.
-// Traffic is counted as a ring algorithm moves it: 2 (N-1)/N of the bytes
-// sent and received per AllReduce, (N-1)/N of the gathered bytes per
-// AllGather.
+// packed into one buffer as they are added; its start hands the buffer to
+// the communication thread (CommThread.h), which reduces it (a ring for
+// large buckets) while the main thread goes on with the backward pass; its
+// wait blocks until that is done and unpacks the results. Without the
+// thread a bucket is one MPI_Iallreduce between start and wait. Traffic
+// is counted as a ring moves it: 2 (N-1)/N of the bytes sent and received
+// per AllReduce, (N-1)/N of the gathered bytes per AllGather.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 #include "parallax/Support/Npy.h"
 
 #include "Comm.h"
+#include "CommThread.h"
 #include "Descriptor.h"
 #include "Optimizers.h"
 #include "Support.h"
@@ -22,6 +25,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 using namespace parallax::runtime;
@@ -38,20 +42,25 @@ struct Bucket {
   std::vector<float> buffer;
   std::vector<BucketEntry> entries;
   int64_t used = 0;
-  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Request request = MPI_REQUEST_NULL; // without the thread
+  uint64_t ticket = 0;                    // with the thread
   int32_t reduction = PARALLAX_RT_REDUCE_SUM;
   bool started = false;
-  double startedAt = 0; // parallax_rt_now(), when tracing
+  // parallax_rt_now() at the start, and (with the thread) when the
+  // transfer began and ended, for the trace.
+  double startedAt = 0, transferBegin = 0, transferEnd = 0;
 };
 
-std::vector<Bucket> buckets;
+/// By pointer: the communication thread holds a bucket while the vector
+/// grows.
+std::vector<std::unique_ptr<Bucket>> buckets;
 
 Bucket &bucketAt(int64_t id) {
   if (id < 0)
     die("internal error: allreduce bucket " + std::to_string(id));
-  if (static_cast<size_t>(id) >= buckets.size())
-    buckets.resize(id + 1);
-  return buckets[id];
+  while (static_cast<size_t>(id) >= buckets.size())
+    buckets.push_back(std::make_unique<Bucket>());
+  return *buckets[id];
 }
 
 int64_t ringBytes(int64_t bytes) {
@@ -109,6 +118,19 @@ extern "C" void parallax_rt_allreduce_start(int64_t id, int32_t reduction) {
     int64_t bytes = ringBytes(entry.count * sizeof(float));
     account(entry.name, bytes, bytes);
   }
+  if (commThreadEnabled()) {
+    Bucket *reduced = &bucket;
+    bucket.ticket = submitToCommThread([reduced, reduction] {
+      bool timed = tracing();
+      if (timed)
+        reduced->transferBegin = parallax_rt_now();
+      allreduceInPlace(reduced->buffer.data(), reduced->used, reduction,
+                       world().collectives);
+      if (timed)
+        reduced->transferEnd = parallax_rt_now();
+    });
+    return;
+  }
   checkMPI(MPI_Iallreduce(MPI_IN_PLACE, bucket.buffer.data(),
                           mpiCount(bucket.used, "allreduce bucket"), MPI_FLOAT,
                           reduction == PARALLAX_RT_REDUCE_MAX   ? MPI_MAX
@@ -128,14 +150,21 @@ extern "C" void parallax_rt_allreduce_wait(int64_t id) {
     TraceScope trace("comm", [&] {
       return "allreduce wait (bucket " + std::to_string(id) + ")";
     });
-    waitFor(bucket.request, "an AllReduce");
+    if (commThreadEnabled())
+      waitForCommThread(bucket.ticket, "an AllReduce");
+    else
+      waitFor(bucket.request, "an AllReduce");
   }
   if (tracing() && w.size > 1) {
     std::string variables;
     for (const BucketEntry &entry : bucket.entries)
       variables += (variables.empty() ? "" : ", ") + entry.name;
+    // With the thread, the in-flight event is the transfer itself (it may
+    // wait behind earlier buckets); without it, start to wait.
+    bool threaded = commThreadEnabled();
     traceInFlight("allreduce (bucket " + std::to_string(id) + ")", "comm",
-                  bucket.startedAt, parallax_rt_now(), variables);
+                  threaded ? bucket.transferBegin : bucket.startedAt,
+                  threaded ? bucket.transferEnd : parallax_rt_now(), variables);
   }
   float scale =
       bucket.reduction == PARALLAX_RT_REDUCE_MEAN ? 1.0f / w.size : 1.0f;

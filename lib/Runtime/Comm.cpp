@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Comm.h"
+#include "CommThread.h"
 #include "Support.h"
 
 #include <algorithm>
@@ -153,12 +154,21 @@ int parallax::runtime::mpiCount(int64_t count, const char *what) {
 void parallax::runtime::initWorld(int *argc, char ***argv) {
   if (!launchedByMPI())
     return;
+  // OpenMPI's own blocking waits spin; ranks that share cores (more ranks
+  // than cores, or machines emulated on one host) then starve each
+  // other's compute. Yielding costs nothing where a core is free, so it
+  // is the default here; a user's setting (environment or mpirun --mca,
+  // which arrives as this variable) wins.
+  setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
+  // The communication thread (CommThread.h) calls MPI beside the main
+  // thread.
   int provided = 0;
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) !=
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) !=
       MPI_SUCCESS)
     die("MPI_Init failed");
   World &w = theWorld;
   w.mpi = true;
+  w.threadMultiple = provided >= MPI_THREAD_MULTIPLE;
   w.comm = MPI_COMM_WORLD;
   // Errors come back as codes; checkMPI turns them into messages.
   MPI_Comm_set_errhandler(w.comm, MPI_ERRORS_RETURN);
@@ -177,6 +187,8 @@ void parallax::runtime::initWorld(int *argc, char ***argv) {
   MPI_Comm_set_errhandler(w.local, MPI_ERRORS_RETURN);
   checkMPI(MPI_Comm_dup(w.comm, &w.control), "MPI_Comm_dup");
   MPI_Comm_set_errhandler(w.control, MPI_ERRORS_RETURN);
+  checkMPI(MPI_Comm_dup(w.comm, &w.collectives), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(w.collectives, MPI_ERRORS_RETURN);
   MPI_Comm_rank(w.local, &w.localRank);
   MPI_Comm_size(w.local, &w.localSize);
   // A machine's number: its first rank's position among the first ranks.
@@ -206,6 +218,7 @@ void parallax::runtime::finalizeWorld() {
   // Nobody leaves while a peer may still probe it or send it results, and
   // a silent peer ends the job here too instead of hanging MPI_Finalize.
   barrier(theWorld.comm, "the final barrier");
+  stopCommThread();
   for (Reply &reply : replies) {
     // Cannot block: a reply is one int, sent eagerly, complete locally.
     MPI_Wait(&reply.request, MPI_STATUS_IGNORE);
@@ -213,8 +226,9 @@ void parallax::runtime::finalizeWorld() {
   replies.clear();
   if (theWorld.local != MPI_COMM_NULL)
     MPI_Comm_free(&theWorld.local);
-  if (theWorld.control != MPI_COMM_NULL)
-    MPI_Comm_free(&theWorld.control);
+  for (MPI_Comm *comm : {&theWorld.control, &theWorld.collectives})
+    if (*comm != MPI_COMM_NULL)
+      MPI_Comm_free(comm);
   MPI_Finalize();
   theWorld.mpi = false;
 }
@@ -293,6 +307,18 @@ void parallax::runtime::waitFor(int count, MPI_Request *requests,
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     else
       sched_yield();
+  }
+}
+
+void parallax::runtime::waitForCommThread(uint64_t ticket, const char *what) {
+  double start = now();
+  // Blocks in slices: between them it answers probes and watches the
+  // deadline, as waitFor does.
+  while (!waitForCommJob(ticket, 0.01)) {
+    serveProbes();
+    double waited = now() - start;
+    if (timeoutSeconds > 0 && waited > timeoutSeconds + longestStep + extraWait)
+      reportSilence(what, waited);
   }
 }
 

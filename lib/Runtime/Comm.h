@@ -27,6 +27,11 @@ struct World {
   MPI_Comm comm = MPI_COMM_NULL;    // every rank
   MPI_Comm local = MPI_COMM_NULL;   // the ranks of this machine
   MPI_Comm control = MPI_COMM_NULL; // liveness probes (a dup of comm)
+  /// The communication thread's AllReduce traffic (a dup of comm), apart
+  /// from the main thread's messages.
+  MPI_Comm collectives = MPI_COMM_NULL;
+  /// MPI was initialised with MPI_THREAD_MULTIPLE.
+  bool threadMultiple = false;
 };
 
 const World &world();
@@ -67,6 +72,10 @@ void waitFor(int count, MPI_Request *requests, const char *what);
 inline void waitFor(MPI_Request &request, const char *what) {
   waitFor(1, &request, what);
 }
+
+/// The same watch over a wait for job `ticket` of the communication
+/// thread (CommThread.h), which the caller blocks on without polling.
+void waitForCommThread(uint64_t ticket, const char *what);
 
 /// A barrier of `comm` through waitFor.
 void barrier(MPI_Comm comm, const char *what);

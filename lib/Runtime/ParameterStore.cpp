@@ -4,14 +4,20 @@
 //
 // The parameter store of `ps`-placed variables, built on MPI collectives:
 // a variable's partitions p = 0, 1, ... are served by consecutive ranks
-// from its first server on (the compiler balances first servers by bytes). A
-// push sums repeated rows locally, then across the ranks of a machine (gathered
-// on the machine's first rank), and routes each row to its owner with one
-// MPI_Alltoallv; owners average over the workers and apply the optimizer
-// to their rows. A pull sends the distinct requested ids to their owners
-// and gets the rows back (two MPI_Alltoallv). A dense variable is pushed
-// with one MPI_Reduce per partition to its owner and pulled with one
-// MPI_Bcast per partition from it.
+// from its first server on (the compiler balances first servers by bytes).
+//
+// Row traffic goes in few rounds whatever the number of variables. A
+// sparse push sums repeated rows locally and is queued; the queue is sent
+// at the step's end (or before the next pull) as one exchange for every
+// variable: the ranks of a machine gather theirs on its first rank (one
+// MPI_Igather of counts, one MPI_Igatherv of rows), which sums them, then
+// one MPI_Ialltoall of counts and one MPI_Ialltoallv of ids and rows take
+// each row to its owner. Owners average over the workers and apply the
+// optimizer to their rows. Pulls of rows are requested one variable at a
+// time and completed together: the distinct ids go to their owners (counts,
+// then ids) and the rows come back, three rounds for all of them. A dense
+// variable is pushed with one MPI_Reduce per partition to its owner and
+// pulled with one MPI_Bcast per partition from it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,50 +48,21 @@ std::vector<int> displacements(const std::vector<int> &counts) {
   return offsets;
 }
 
-std::vector<int> scaled(const std::vector<int> &counts, int64_t factor,
-                        const char *what) {
-  std::vector<int> result(counts.size());
-  for (size_t i = 0; i < counts.size(); ++i)
-    result[i] = mpiCount(counts[i] * factor, what);
-  return result;
-}
-
-/// Every rank learns how many elements each rank sends it.
-std::vector<int> exchangeCounts(const std::vector<int> &sendCounts) {
-  std::vector<int> recvCounts(sendCounts.size());
-  MPI_Request request;
-  checkMPI(MPI_Ialltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1,
-                         MPI_INT, world().comm, &request),
-           "MPI_Ialltoall");
-  waitFor(request, "the exchange of row counts");
-  return recvCounts;
-}
-
-/// MPI_Alltoallv of `send`, grouped by destination rank.
-template <typename T>
-std::vector<T> allToAll(const std::vector<T> &send,
-                        const std::vector<int> &sendCounts,
-                        const std::vector<int> &recvCounts, MPI_Datatype type) {
-  std::vector<T> received(
+/// MPI_Alltoallv of bytes, grouped by destination rank.
+std::vector<char> allToAll(const std::vector<char> &send,
+                           const std::vector<int> &sendCounts,
+                           const std::vector<int> &recvCounts) {
+  std::vector<char> received(
       std::accumulate(recvCounts.begin(), recvCounts.end(), int64_t{0}));
   std::vector<int> sendOffsets = displacements(sendCounts),
                    recvOffsets = displacements(recvCounts);
   MPI_Request request;
   checkMPI(MPI_Ialltoallv(send.data(), sendCounts.data(), sendOffsets.data(),
-                          type, received.data(), recvCounts.data(),
-                          recvOffsets.data(), type, world().comm, &request),
+                          MPI_BYTE, received.data(), recvCounts.data(),
+                          recvOffsets.data(), MPI_BYTE, world().comm, &request),
            "MPI_Ialltoallv");
   waitFor(request, "the exchange of rows");
   return received;
-}
-
-/// Bytes of `counts` excluding this rank's own entry.
-int64_t remoteBytes(const std::vector<int> &counts, int64_t bytesPerItem) {
-  int64_t sum = 0;
-  for (size_t r = 0; r < counts.size(); ++r)
-    if (static_cast<int>(r) != world().rank)
-      sum += counts[r] * bytesPerItem;
-  return sum;
 }
 
 /// The row ids `ids` of a variable of `rows` rows (rowIndex of each).
@@ -97,52 +74,191 @@ std::vector<int64_t> rowIdsOf(const char *name, const int64_t *ids, int64_t k,
   return result;
 }
 
-/// Sums the (distinct) rows of the ranks of this machine on its first rank;
-/// the other ranks are left with no rows.
-void aggregateOnMachine(const char *name, std::vector<int64_t> &ids,
-                        std::vector<float> &values, int64_t width) {
+/// What one rank sends another for one variable: row ids, row values, or
+/// both.
+struct Parcel {
+  std::vector<int64_t> ids;
+  std::vector<float> values;
+};
+
+/// Which parts of a parcel travel.
+enum class Carries { Ids, Values, Both };
+
+int64_t parcelBytes(int64_t rows, int64_t width, Carries carries) {
+  return rows *
+         ((carries != Carries::Values ? idBytes : 0) +
+          (carries != Carries::Ids ? width * int64_t(sizeof(float)) : 0));
+}
+
+void appendParcel(std::vector<char> &bytes, const Parcel &parcel,
+                  Carries carries) {
+  auto append = [&](const void *data, size_t size) {
+    const char *from = static_cast<const char *>(data);
+    bytes.insert(bytes.end(), from, from + size);
+  };
+  if (carries != Carries::Values)
+    append(parcel.ids.data(), parcel.ids.size() * idBytes);
+  if (carries != Carries::Ids)
+    append(parcel.values.data(), parcel.values.size() * sizeof(float));
+}
+
+/// Reads a parcel of `rows` rows at `at`; returns the bytes after it.
+const char *readParcel(const char *at, int64_t rows, int64_t width,
+                       Carries carries, Parcel &parcel) {
+  if (rows == 0) // `at` may be null: nothing was received
+    return at;
+  if (carries != Carries::Values) {
+    parcel.ids.resize(rows);
+    std::memcpy(parcel.ids.data(), at, rows * idBytes);
+    at += rows * idBytes;
+  }
+  if (carries != Carries::Ids) {
+    parcel.values.resize(rows * width);
+    std::memcpy(parcel.values.data(), at, rows * width * sizeof(float));
+    at += rows * width * sizeof(float);
+  }
+  return at;
+}
+
+/// Sends every rank d, for every variable v (rows of widths[v] floats),
+/// out[d][v], in one MPI_Ialltoallv of bytes; the counts of rows each rank
+/// receives, counts[s][v], are exchanged first (one MPI_Ialltoall) unless
+/// given. Returns in[s][v], the parcels each rank s sent this one.
+std::vector<std::vector<Parcel>>
+exchangeParcels(const std::vector<std::vector<Parcel>> &out,
+                const std::vector<int64_t> &widths, Carries carries,
+                std::vector<int> recvRows, const char *what) {
   const World &w = world();
-  int count = mpiCount(ids.size(), name);
-  std::vector<int> counts(w.localSize);
+  size_t variables = widths.size();
+  std::vector<int> sendRows(w.size * variables);
+  for (int d = 0; d < w.size; ++d)
+    for (size_t v = 0; v < variables; ++v)
+      sendRows[d * variables + v] =
+          mpiCount(carries == Carries::Values
+                       ? static_cast<int64_t>(out[d][v].values.size()) /
+                             std::max<int64_t>(widths[v], 1)
+                       : static_cast<int64_t>(out[d][v].ids.size()),
+                   what);
+  if (recvRows.empty()) {
+    recvRows.resize(sendRows.size());
+    MPI_Request request;
+    checkMPI(MPI_Ialltoall(sendRows.data(), static_cast<int>(variables),
+                           MPI_INT, recvRows.data(),
+                           static_cast<int>(variables), MPI_INT, w.comm,
+                           &request),
+             "MPI_Ialltoall");
+    waitFor(request, "the exchange of row counts");
+  }
+  std::vector<char> send;
+  std::vector<int> sendBytes(w.size), recvBytes(w.size);
+  for (int d = 0; d < w.size; ++d) {
+    size_t before = send.size();
+    for (size_t v = 0; v < variables; ++v)
+      appendParcel(send, out[d][v], carries);
+    sendBytes[d] = mpiCount(send.size() - before, what);
+    int64_t incoming = 0;
+    for (size_t v = 0; v < variables; ++v)
+      incoming += parcelBytes(recvRows[d * variables + v], widths[v], carries);
+    recvBytes[d] = mpiCount(incoming, what);
+  }
+  std::vector<char> received = allToAll(send, sendBytes, recvBytes);
+  std::vector<std::vector<Parcel>> in(w.size, std::vector<Parcel>(variables));
+  const char *at = received.data();
+  for (int s = 0; s < w.size; ++s)
+    for (size_t v = 0; v < variables; ++v)
+      at = readParcel(at, recvRows[s * variables + v], widths[v], carries,
+                      in[s][v]);
+  return in;
+}
+
+/// A sparse push waiting for the step's exchange: this rank's distinct
+/// rows, summed.
+struct PendingPush {
+  Kernel kernel;
+  std::string name;
+  Partitioning parts;
+  Slots variable;
+  int64_t rows, width;
+  Hyper h;
+  Parcel rowsOut;
+};
+std::vector<PendingPush> pendingPushes;
+
+/// Sums the (distinct) rows of every pending push over the ranks of this
+/// machine on its first rank, one gather for all variables; the other
+/// ranks are left with no rows.
+void aggregateOnMachine(std::vector<PendingPush> &pushes) {
+  const World &w = world();
+  size_t variables = pushes.size();
+  std::vector<int> mine(variables), counts(w.localSize * variables);
+  std::vector<char> send;
+  for (size_t v = 0; v < variables; ++v) {
+    mine[v] = mpiCount(pushes[v].rowsOut.ids.size(), "a push");
+    appendParcel(send, pushes[v].rowsOut, Carries::Both);
+  }
   MPI_Request request;
-  checkMPI(MPI_Igather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0,
+  checkMPI(MPI_Igather(mine.data(), static_cast<int>(variables), MPI_INT,
+                       counts.data(), static_cast<int>(variables), MPI_INT, 0,
                        w.local, &request),
            "MPI_Igather");
   waitFor(request, "the machine's row counts");
   bool leader = w.localRank == 0;
-  std::vector<int64_t> allIds;
-  std::vector<float> allValues;
-  std::vector<int> valueCounts;
-  if (leader) {
-    allIds.resize(std::accumulate(counts.begin(), counts.end(), int64_t{0}));
-    allValues.resize(allIds.size() * width);
-    valueCounts = scaled(counts, width, name);
+  std::vector<int> byteCounts(w.localSize);
+  for (int r = 0; r < w.localSize; ++r) {
+    int64_t bytes = 0;
+    for (size_t v = 0; v < variables; ++v)
+      bytes += parcelBytes(counts[r * variables + v], pushes[v].width,
+                           Carries::Both);
+    byteCounts[r] = mpiCount(bytes, "the machine's rows");
   }
-  std::vector<int> idOffsets = displacements(counts),
-                   valueOffsets = displacements(valueCounts);
-  MPI_Request gathers[2];
-  checkMPI(MPI_Igatherv(ids.data(), count, MPI_INT64_T, allIds.data(),
-                        counts.data(), idOffsets.data(), MPI_INT64_T, 0,
-                        w.local, &gathers[0]),
+  std::vector<int> offsets = displacements(byteCounts);
+  std::vector<char> gathered(leader ? offsets.back() + byteCounts.back() : 0);
+  checkMPI(MPI_Igatherv(send.data(), mpiCount(send.size(), "a push"), MPI_BYTE,
+                        gathered.data(), byteCounts.data(), offsets.data(),
+                        MPI_BYTE, 0, w.local, &request),
            "MPI_Igatherv");
-  checkMPI(MPI_Igatherv(values.data(), mpiCount(count * width, name), MPI_FLOAT,
-                        allValues.data(), valueCounts.data(),
-                        leader ? valueOffsets.data() : nullptr, MPI_FLOAT, 0,
-                        w.local, &gathers[1]),
-           "MPI_Igatherv");
-  waitFor(2, gathers, "the machine's rows");
-  int64_t rowBytes = idBytes + width * int64_t(sizeof(float));
-  if (leader) {
-    account(name, 0, (static_cast<int64_t>(allIds.size()) - count) * rowBytes);
-    ids = std::move(allIds);
-    values = std::move(allValues);
-    sumRepeatedRows(ids, values, width);
-  } else {
-    account(name, count * rowBytes, 0);
-    ids.clear();
-    values.clear();
+  waitFor(request, "the machine's rows");
+  for (size_t v = 0; v < variables; ++v) {
+    PendingPush &push = pushes[v];
+    int64_t rowBytes = parcelBytes(1, push.width, Carries::Both);
+    if (!leader) {
+      account(push.name, mine[v] * rowBytes, 0);
+      push.rowsOut = {};
+    }
+  }
+  if (!leader)
+    return;
+  std::vector<Parcel> all(variables);
+  const char *at = gathered.data();
+  for (int r = 0; r < w.localSize; ++r)
+    for (size_t v = 0; v < variables; ++v) {
+      Parcel parcel;
+      at = readParcel(at, counts[r * variables + v], pushes[v].width,
+                      Carries::Both, parcel);
+      if (r != w.localRank)
+        account(pushes[v].name, 0,
+                parcel.ids.size() *
+                    parcelBytes(1, pushes[v].width, Carries::Both));
+      all[v].ids.insert(all[v].ids.end(), parcel.ids.begin(), parcel.ids.end());
+      all[v].values.insert(all[v].values.end(), parcel.values.begin(),
+                           parcel.values.end());
+    }
+  for (size_t v = 0; v < variables; ++v) {
+    sumRepeatedRows(all[v].ids, all[v].values, pushes[v].width);
+    pushes[v].rowsOut = std::move(all[v]);
   }
 }
+
+/// A pull of rows waiting for parallax_rt_pull_rows_complete.
+struct PullRequest {
+  std::string name;
+  Partitioning parts;
+  const float *table;
+  int64_t width;
+  std::vector<int64_t> requested; // row of each output row
+  float *out;
+};
+std::vector<PullRequest> pendingPulls;
 
 /// Posts `post(first element, elements, owner, request)` for every
 /// partition of a dense variable, waits for all, and accounts the traffic:
@@ -174,47 +290,76 @@ void parallax::runtime::pushSparseGradient(
     Kernel kernel, const char *name, int64_t partitions, int64_t firstServer,
     const Slots &variable, int64_t rows, int64_t width, const int64_t *ids,
     int64_t k, const float *values, const Hyper &h) {
-  TraceScope trace(
-      "comm", [&] { return std::string("push ") + name; }, "sparse");
-  std::vector<int64_t> mine = rowIdsOf(name, ids, k, rows);
-  std::vector<float> rowValues(values, values + k * width);
-  sumRepeatedRows(mine, rowValues, width);
-  const World &w = world();
-  if (w.size == 1) {
-    applyRows(kernel, name, variable, rows, width, mine.data(), mine.size(),
-              rowValues.data(), 1.0f, h);
+  Parcel mine{rowIdsOf(name, ids, k, rows),
+              std::vector<float>(values, values + k * width)};
+  sumRepeatedRows(mine.ids, mine.values, width);
+  if (world().size == 1) {
+    TraceScope trace(
+        "comm", [&] { return std::string("push ") + name; }, "sparse");
+    applyRows(kernel, name, variable, rows, width, mine.ids.data(),
+              mine.ids.size(), mine.values.data(), 1.0f, h);
     return;
   }
+  pendingPushes.push_back({kernel, name,
+                           Partitioning(rows, partitions, firstServer),
+                           variable, rows, width, h, std::move(mine)});
+}
+
+void parallax::runtime::flushPushes() {
+  if (pendingPushes.empty())
+    return;
+  TraceScope trace(
+      "comm",
+      [] {
+        std::string names;
+        for (const PendingPush &push : pendingPushes)
+          names += (names.empty() ? "" : ", ") + push.name;
+        return "push " + names;
+      },
+      "sparse");
+  std::vector<PendingPush> pushes = std::move(pendingPushes);
+  pendingPushes.clear();
+  const World &w = world();
   if (w.localSize > 1)
-    aggregateOnMachine(name, mine, rowValues, width);
+    aggregateOnMachine(pushes);
 
-  // Route each row to its owner (ids are sorted; owners are not).
-  Partitioning parts(rows, partitions, firstServer);
-  std::vector<int> sendCounts(w.size, 0);
-  for (int64_t id : mine)
-    ++sendCounts[parts.ownerOfRow(id, w.size)];
-  std::vector<int> offsets = displacements(sendCounts), next = offsets;
-  std::vector<int64_t> sendIds(mine.size());
-  std::vector<float> sendValues(rowValues.size());
-  for (size_t i = 0; i < mine.size(); ++i) {
-    int slot = next[parts.ownerOfRow(mine[i], w.size)]++;
-    sendIds[slot] = mine[i];
-    std::memcpy(sendValues.data() + slot * width, rowValues.data() + i * width,
-                width * sizeof(float));
+  // Route each row to its owner, every variable in one exchange.
+  std::vector<int64_t> widths;
+  std::vector<std::vector<Parcel>> out(w.size,
+                                       std::vector<Parcel>(pushes.size()));
+  for (size_t v = 0; v < pushes.size(); ++v) {
+    const PendingPush &push = pushes[v];
+    widths.push_back(push.width);
+    for (size_t i = 0; i < push.rowsOut.ids.size(); ++i) {
+      Parcel &to = out[push.parts.ownerOfRow(push.rowsOut.ids[i], w.size)][v];
+      to.ids.push_back(push.rowsOut.ids[i]);
+      to.values.insert(to.values.end(),
+                       push.rowsOut.values.begin() + i * push.width,
+                       push.rowsOut.values.begin() + (i + 1) * push.width);
+    }
   }
-  std::vector<int> recvCounts = exchangeCounts(sendCounts);
-  std::vector<int64_t> ownIds =
-      allToAll(sendIds, sendCounts, recvCounts, MPI_INT64_T);
-  std::vector<float> ownValues =
-      allToAll(sendValues, scaled(sendCounts, width, name),
-               scaled(recvCounts, width, name), MPI_FLOAT);
-  int64_t rowBytes = idBytes + width * int64_t(sizeof(float));
-  account(name, remoteBytes(sendCounts, rowBytes),
-          remoteBytes(recvCounts, rowBytes));
-
-  int64_t distinct = sumRepeatedRows(ownIds, ownValues, width);
-  applyRows(kernel, name, variable, rows, width, ownIds.data(), distinct,
-            ownValues.data(), 1.0f / w.size, h);
+  std::vector<std::vector<Parcel>> in =
+      exchangeParcels(out, widths, Carries::Both, {}, "a push");
+  for (size_t v = 0; v < pushes.size(); ++v) {
+    PendingPush &push = pushes[v];
+    int64_t rowBytes = parcelBytes(1, push.width, Carries::Both);
+    Parcel own;
+    int64_t sent = 0, received = 0;
+    for (int r = 0; r < w.size; ++r) {
+      if (r != w.rank) {
+        sent += out[r][v].ids.size() * rowBytes;
+        received += in[r][v].ids.size() * rowBytes;
+      }
+      own.ids.insert(own.ids.end(), in[r][v].ids.begin(), in[r][v].ids.end());
+      own.values.insert(own.values.end(), in[r][v].values.begin(),
+                        in[r][v].values.end());
+    }
+    account(push.name, sent, received);
+    int64_t distinct = sumRepeatedRows(own.ids, own.values, push.width);
+    applyRows(push.kernel, push.name, push.variable, push.rows, push.width,
+              own.ids.data(), distinct, own.values.data(), 1.0f / w.size,
+              push.h);
+  }
 }
 
 void parallax::runtime::pushDenseGradient(Kernel kernel, const char *name,
@@ -255,6 +400,7 @@ bool parallax::runtime::streamPartitionsToRoot(
     const char *name, int64_t partitions, int64_t firstServer,
     const float *data, int64_t rows, int64_t width,
     const std::function<bool(const float *, int64_t)> &consume) {
+  flushPushes(); // the servers' rows must be current
   const World &w = world();
   if (w.size == 1)
     return w.rank != 0 || consume(data, rows * width);
@@ -295,70 +441,116 @@ bool parallax::runtime::streamPartitionsToRoot(
   return true;
 }
 
+extern "C" void parallax_rt_pull_rows_request_f32(
+    const char *name, int64_t partitions, int64_t firstServer, int64_t rankW,
+    void *w, int64_t rankI, void *ids, int64_t rankO, void *out) {
+  const float *table = contiguousF32(name, "variable", rankW, w);
+  int64_t rows = leadingRows(rankW, w);
+  pendingPulls.push_back(
+      {name, Partitioning(rows, partitions, firstServer), table,
+       rowWidth(rankW, w),
+       rowIdsOf(name, rowIds(rankI, ids), elementCount(rankI, ids), rows),
+       contiguousF32(name, "pulled rows", rankO, out)});
+}
+
+extern "C" void parallax_rt_pull_rows_complete() {
+  if (pendingPulls.empty())
+    return;
+  TraceScope trace(
+      "comm",
+      [] {
+        std::string names;
+        for (const PullRequest &pull : pendingPulls)
+          names += (names.empty() ? "" : ", ") + pull.name;
+        return "pull " + names;
+      },
+      "rows");
+  std::vector<PullRequest> pulls = std::move(pendingPulls);
+  pendingPulls.clear();
+  const World &wld = world();
+  if (wld.size == 1) {
+    for (const PullRequest &pull : pulls)
+      for (size_t i = 0; i < pull.requested.size(); ++i)
+        std::memcpy(pull.out + i * pull.width,
+                    pull.table + pull.requested[i] * pull.width,
+                    pull.width * sizeof(float));
+    return;
+  }
+  flushPushes(); // the rows must include this step's pushes
+
+  // Ask each owner for the distinct rows it serves, every variable at once.
+  size_t variables = pulls.size();
+  std::vector<std::vector<int64_t>> distinct(variables);
+  std::vector<int64_t> widths, noWidths(variables, 0);
+  std::vector<std::vector<Parcel>> asks(wld.size,
+                                        std::vector<Parcel>(variables));
+  for (size_t v = 0; v < variables; ++v) {
+    const PullRequest &pull = pulls[v];
+    widths.push_back(pull.width);
+    distinct[v] = pull.requested;
+    std::sort(distinct[v].begin(), distinct[v].end());
+    distinct[v].erase(std::unique(distinct[v].begin(), distinct[v].end()),
+                      distinct[v].end());
+    for (int64_t id : distinct[v])
+      asks[pull.parts.ownerOfRow(id, wld.size)][v].ids.push_back(id);
+  }
+  std::vector<std::vector<Parcel>> asked =
+      exchangeParcels(asks, noWidths, Carries::Ids, {}, "a pull");
+
+  // Reply with the rows, in the order asked; the requester knows how many.
+  std::vector<std::vector<Parcel>> replies(wld.size,
+                                           std::vector<Parcel>(variables));
+  std::vector<int> expected(wld.size * variables);
+  for (int r = 0; r < wld.size; ++r)
+    for (size_t v = 0; v < variables; ++v) {
+      const PullRequest &pull = pulls[v];
+      for (int64_t id : asked[r][v].ids)
+        replies[r][v].values.insert(replies[r][v].values.end(),
+                                    pull.table + id * pull.width,
+                                    pull.table + (id + 1) * pull.width);
+      expected[r * variables + v] = mpiCount(asks[r][v].ids.size(), "a pull");
+    }
+  std::vector<std::vector<Parcel>> fetched = exchangeParcels(
+      replies, widths, Carries::Values, std::move(expected), "a pull");
+
+  for (size_t v = 0; v < variables; ++v) {
+    const PullRequest &pull = pulls[v];
+    int64_t rowBytes = pull.width * int64_t(sizeof(float));
+    int64_t sent = 0, received = 0;
+    // Each distinct row's values, in the order of distinct[v].
+    std::vector<const float *> rowOf(distinct[v].size());
+    for (int r = 0; r < wld.size; ++r) {
+      if (r != wld.rank) {
+        sent +=
+            asks[r][v].ids.size() * idBytes + asked[r][v].ids.size() * rowBytes;
+        received +=
+            asked[r][v].ids.size() * idBytes + asks[r][v].ids.size() * rowBytes;
+      }
+      for (size_t i = 0; i < asks[r][v].ids.size(); ++i) {
+        size_t at = std::lower_bound(distinct[v].begin(), distinct[v].end(),
+                                     asks[r][v].ids[i]) -
+                    distinct[v].begin();
+        rowOf[at] = fetched[r][v].values.data() + i * pull.width;
+      }
+    }
+    account(pull.name, sent, received);
+    for (size_t i = 0; i < pull.requested.size(); ++i) {
+      size_t at = std::lower_bound(distinct[v].begin(), distinct[v].end(),
+                                   pull.requested[i]) -
+                  distinct[v].begin();
+      std::memcpy(pull.out + i * pull.width, rowOf[at],
+                  pull.width * sizeof(float));
+    }
+  }
+}
+
 extern "C" void parallax_rt_pull_rows_f32(const char *name, int64_t partitions,
                                           int64_t firstServer, int64_t rankW,
                                           void *w, int64_t rankI, void *ids,
                                           int64_t rankO, void *out) {
-  TraceScope trace(
-      "comm", [&] { return std::string("pull ") + name; }, "rows");
-  const float *table = contiguousF32(name, "variable", rankW, w);
-  int64_t rows = leadingRows(rankW, w);
-  int64_t width = rowWidth(rankW, w);
-  int64_t k = elementCount(rankI, ids);
-  std::vector<int64_t> requestedRows =
-      rowIdsOf(name, rowIds(rankI, ids), k, rows);
-  const int64_t *requested = requestedRows.data();
-  float *result = contiguousF32(name, "pulled rows", rankO, out);
-  const World &wld = world();
-  if (wld.size == 1) {
-    for (int64_t i = 0; i < k; ++i)
-      std::memcpy(result + i * width, table + requested[i] * width,
-                  width * sizeof(float));
-    return;
-  }
-  std::vector<int64_t> distinct(requested, requested + k);
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-
-  // Ask each owner for its rows, grouped by owner; slot s of the request is
-  // distinct[slotRow[s]].
-  Partitioning parts(rows, partitions, firstServer);
-  std::vector<int> sendCounts(wld.size, 0);
-  for (int64_t id : distinct)
-    ++sendCounts[parts.ownerOfRow(id, wld.size)];
-  std::vector<int> next = displacements(sendCounts);
-  std::vector<int64_t> request(distinct.size()), slotRow(distinct.size());
-  for (size_t i = 0; i < distinct.size(); ++i) {
-    int slot = next[parts.ownerOfRow(distinct[i], wld.size)]++;
-    request[slot] = distinct[i];
-    slotRow[slot] = i;
-  }
-  std::vector<int> recvCounts = exchangeCounts(sendCounts);
-  std::vector<int64_t> asked =
-      allToAll(request, sendCounts, recvCounts, MPI_INT64_T);
-  std::vector<float> reply(asked.size() * width);
-  for (size_t i = 0; i < asked.size(); ++i)
-    std::memcpy(reply.data() + i * width, table + asked[i] * width,
-                width * sizeof(float));
-  std::vector<float> fetched =
-      allToAll(reply, scaled(recvCounts, width, name),
-               scaled(sendCounts, width, name), MPI_FLOAT);
-  int64_t rowBytes = width * int64_t(sizeof(float));
-  account(name,
-          remoteBytes(sendCounts, idBytes) + remoteBytes(recvCounts, rowBytes),
-          remoteBytes(recvCounts, idBytes) + remoteBytes(sendCounts, rowBytes));
-
-  std::vector<float> byDistinct(fetched.size());
-  for (size_t s = 0; s < slotRow.size(); ++s)
-    std::memcpy(byDistinct.data() + slotRow[s] * width,
-                fetched.data() + s * width, width * sizeof(float));
-  for (int64_t i = 0; i < k; ++i) {
-    int64_t at =
-        std::lower_bound(distinct.begin(), distinct.end(), requested[i]) -
-        distinct.begin();
-    std::memcpy(result + i * width, byDistinct.data() + at * width,
-                width * sizeof(float));
-  }
+  parallax_rt_pull_rows_request_f32(name, partitions, firstServer, rankW, w,
+                                    rankI, ids, rankO, out);
+  parallax_rt_pull_rows_complete();
 }
 
 extern "C" void parallax_rt_pull_f32(const char *name, int64_t partitions,
@@ -367,6 +559,7 @@ extern "C" void parallax_rt_pull_f32(const char *name, int64_t partitions,
   const World &wld = world();
   if (wld.size == 1)
     return;
+  flushPushes();
   TraceScope trace(
       "comm", [&] { return std::string("pull ") + name; }, "whole");
   float *table = contiguousF32(name, "variable", rankW, w);

@@ -25,13 +25,21 @@ void pushDenseGradient(Kernel kernel, const char *name, int64_t partitions,
                        int64_t width, const float *gradient, const Hyper &h);
 
 /// The same for a row-sparse gradient: repeated rows are summed on this
-/// rank, then across the ranks of its machine, then sent to the rows'
-/// owners, which sum all contributions, divide by the workers and apply
-/// `kernel` to the rows that have one.
+/// rank and the push is queued; flushPushes() sends every queued push in
+/// one exchange: the rows are summed across the ranks of each machine,
+/// then sent to their owners, which sum all contributions, divide by the
+/// workers and apply `kernel` to the rows that have one. One worker
+/// applies the rows at once.
 void pushSparseGradient(Kernel kernel, const char *name, int64_t partitions,
                         int64_t firstServer, const Slots &variable,
                         int64_t rows, int64_t width, const int64_t *ids,
                         int64_t k, const float *values, const Hyper &h);
+
+/// Sends the queued sparse pushes (collective: every rank calls it at the
+/// same point). Called before every pull, at the end of each step and
+/// before checkpoints, so that a server's rows are current whenever they
+/// are read.
+void flushPushes();
 
 /// Streams a partitioned variable to rank 0 in row order, for a
 /// checkpoint, holding at most one chunk (kStreamChunkFloats) of it at a

@@ -17,6 +17,7 @@
 
 #include "Checkpoint.h"
 #include "Comm.h"
+#include "CommThread.h"
 #include "CpuKernels.h"
 #include "Descriptor.h"
 #include "ModelWeights.h"
@@ -235,7 +236,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         "                   of the one compiled in (parallax-compile --seed)\n"
         "  --verbose        each worker prints its CPU's features and the\n"
         "                   kernels chosen for them (PARALLAX_BLAS_CORE:\n"
-        "                   auto, library or an OpenBLAS core)\n";
+        "                   auto, library or an OpenBLAS core), and how it\n"
+        "                   communicates (PARALLAX_COMM_THREAD: 1 or 0)\n";
     if (problem.empty()) {
       std::fputs(text.c_str(), stdout);
       std::exit(0);
@@ -285,6 +287,9 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
     std::string who =
         w.size > 1 ? "worker " + std::to_string(w.rank) + ": " : "";
     std::fprintf(stderr, "%s%s\n", who.c_str(), describeKernels().c_str());
+    if (w.size > 1)
+      std::fprintf(stderr, "%s%s\n", who.c_str(),
+                   describeCommunication().c_str());
   }
   if (options.data.empty())
     usage("--data is required");
@@ -469,6 +474,8 @@ extern "C" void parallax_rt_load_batch(int64_t step) {
 }
 
 extern "C" void parallax_rt_step_end(int64_t step, float loss) {
+  // The step's sparse pushes, queued to go in one exchange, are part of it.
+  flushPushes();
   // The step function's own time, communication inside it included (its
   // events nest in this one).
   if (tracing())

@@ -5,12 +5,24 @@ usage: check_trace.py TRACE WORKERS STEPS [NAME-PREFIX ...]
 Every worker is a process named "worker r" with STEPS "step s" events;
 every communication event on a worker's main timeline lies inside one of
 its steps or after-step scopes (events nest); durations are not negative;
-each NAME-PREFIX starts the name of some event of every worker. Prints one
-line per worker, or what is wrong, and exits non-zero on a problem.
+each NAME-PREFIX starts the name of some event of every worker, or, for a
+prefix "VERB NAME", is listed in an event "VERB NAME1, NAME2, ..." (one
+exchange for several variables). Prints one line per worker, or what is
+wrong, and exits non-zero on a problem.
 """
 
 import json
 import sys
+
+
+def names_event(name, prefix):
+    """Whether event `name` starts with `prefix` or, as "VERB A, B", lists
+    the variable of a prefix "VERB B"."""
+    if name.startswith(prefix):
+        return True
+    verb, _, variable = prefix.partition(" ")
+    listed = name[len(verb) + 1:].split(", ") if name.startswith(verb + " ") else []
+    return bool(variable) and variable in listed
 
 
 def main():
@@ -40,7 +52,7 @@ def main():
                 problems.append(f"worker {rank}: '{e['name']}' outside every step")
                 break
         for prefix in prefixes:
-            if not any(e["name"].startswith(prefix) for e in spans):
+            if not any(names_event(e["name"], prefix) for e in spans):
                 problems.append(f"worker {rank}: no '{prefix}' event")
         comm = sum(e["cat"] == "comm" for e in spans)
         print(f"worker {rank}: {len(step_events)} steps, {comm} communication events")

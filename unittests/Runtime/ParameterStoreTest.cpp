@@ -13,6 +13,7 @@
 #include "parallax/Runtime/Runtime.h"
 
 #include "Comm.h"
+#include "CommThread.h"
 #include "Optimizers.h"
 #include "ParameterStore.h"
 #include "Partitions.h"
@@ -22,6 +23,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <vector>
 
@@ -215,6 +217,87 @@ TEST_P(ParameterStoreTest, DenseSgdPushAndWholePull) {
     EXPECT_NEAR(table[i], 0.1f * i - lr * rankSum * 0.01 * i / n, 1e-5);
 }
 
+/// Three variables of different widths and partitionings pushed in one
+/// step (one exchange at the step's flush), then pulled together (one
+/// exchange for the three, ids repeated and in any order): each equals
+/// what one worker computes from every rank's rows.
+TEST(ParameterStoreBatchTest, SeveralVariablesInOneExchange) {
+  const World &wld = world();
+  struct Table {
+    const char *name;
+    int64_t rows, width, partitions, first;
+    std::vector<float> data;
+  };
+  std::vector<Table> tables = {
+      {"a", 10, 3, 3, 1, {}}, {"b", 7, 1, 2, 0, {}}, {"c", 13, 5, 4, 2, {}}};
+  auto gradientIds = [](const Table &t, int rank) {
+    // Repeated rows within a rank, a negative id, rank 3 touches nothing.
+    if (rank % 4 == 3)
+      return std::vector<int64_t>{};
+    return std::vector<int64_t>{(rank * 3) % t.rows, t.rows - 1,
+                                (rank * 3) % t.rows, -2};
+  };
+  auto gradientValue = [](int rank, size_t i, int64_t j) {
+    return 0.5f + rank + 0.25f * i + 0.125f * j;
+  };
+  for (Table &t : tables) {
+    t.data.resize(t.rows * t.width);
+    for (size_t i = 0; i < t.data.size(); ++i)
+      t.data[i] = 0.01f * i;
+    std::vector<int64_t> ids = gradientIds(t, wld.rank);
+    std::vector<float> values;
+    for (size_t i = 0; i < ids.size(); ++i)
+      for (int64_t j = 0; j < t.width; ++j)
+        values.push_back(gradientValue(wld.rank, i, j));
+    Memref<float, 2> w(t.data, {t.rows, t.width});
+    Memref<int64_t, 1> idView(ids, {static_cast<int64_t>(ids.size())});
+    Memref<float, 2> valueView(values,
+                               {static_cast<int64_t>(ids.size()), t.width});
+    parallax_rt_push_sgd_sparse_f32(t.name, t.partitions, t.first, 2, &w, 1,
+                                    &idView, 2, &valueView, &sgd);
+  }
+  flushPushes();
+  std::vector<std::vector<int64_t>> requested;
+  std::vector<std::vector<float>> pulled;
+  for (const Table &t : tables) {
+    requested.emplace_back();
+    for (int64_t i = 0; i < t.rows; ++i)
+      requested.back().push_back((i * 5 + wld.rank) % t.rows);
+    requested.back().push_back(requested.back().front());
+    pulled.emplace_back(requested.back().size() * t.width, -1.0f);
+  }
+  for (size_t v = 0; v < tables.size(); ++v) {
+    Table &t = tables[v];
+    Memref<float, 2> w(t.data, {t.rows, t.width});
+    Memref<int64_t, 1> ids(requested[v],
+                           {static_cast<int64_t>(requested[v].size())});
+    Memref<float, 2> out(pulled[v],
+                         {static_cast<int64_t>(requested[v].size()), t.width});
+    parallax_rt_pull_rows_request_f32(t.name, t.partitions, t.first, 2, &w, 1,
+                                      &ids, 2, &out);
+  }
+  parallax_rt_pull_rows_complete();
+  for (size_t v = 0; v < tables.size(); ++v) {
+    const Table &t = tables[v];
+    std::vector<double> expected(t.rows * t.width);
+    for (size_t i = 0; i < expected.size(); ++i)
+      expected[i] = 0.01f * i;
+    for (int r = 0; r < wld.size; ++r) {
+      std::vector<int64_t> ids = gradientIds(t, r);
+      for (size_t i = 0; i < ids.size(); ++i) {
+        int64_t row = ids[i] < 0 ? ids[i] + t.rows : ids[i];
+        for (int64_t j = 0; j < t.width; ++j)
+          expected[row * t.width + j] -= lr * gradientValue(r, i, j) / wld.size;
+      }
+    }
+    for (size_t i = 0; i < requested[v].size(); ++i)
+      for (int64_t j = 0; j < t.width; ++j)
+        EXPECT_NEAR(pulled[v][i * t.width + j],
+                    expected[requested[v][i] * t.width + j], 1e-5)
+            << t.name << " row " << requested[v][i];
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Partitions, ParameterStoreTest,
                          ::testing::Values(1, 2, 3, 4, 5));
 
@@ -239,6 +322,110 @@ TEST(CollectivesTest, BucketedMeanAndAllGather) {
     EXPECT_EQ(all[2 * r], r);
     EXPECT_EQ(all[2 * r + 1], 10 + r);
   }
+}
+
+/// Rank r's value at element i: small integers, so that a sum is exact
+/// in any order.
+float elementOf(int rank, int64_t i) {
+  return static_cast<float>((i * 7 + rank * 3) % 23) - 11.0f;
+}
+
+/// Buckets below and above the ring's threshold, with counts that do not
+/// divide among the ranks, every reduction, several buckets in flight at
+/// once and waited for out of order: each result equals what one worker
+/// computes from every rank's values.
+TEST(CollectivesTest, BucketsOfEverySizeAndReduction) {
+  const World &wld = world();
+  const int64_t counts[] = {1,
+                            5,
+                            kRingMinBytes / 4 - 1,
+                            kRingMinBytes / 4,
+                            kRingMinBytes / 4 * 3 + 1,
+                            1 << 20};
+  for (int32_t reduction : {PARALLAX_RT_REDUCE_SUM, PARALLAX_RT_REDUCE_MEAN,
+                            PARALLAX_RT_REDUCE_MAX, PARALLAX_RT_REDUCE_MIN}) {
+    std::vector<std::vector<float>> in, out;
+    std::vector<Memref<float, 1>> inRef, outRef;
+    for (int64_t count : counts) {
+      in.emplace_back(count);
+      out.emplace_back(count, -1.0f);
+      for (int64_t i = 0; i < count; ++i)
+        in.back()[i] = elementOf(wld.rank, i);
+    }
+    for (size_t b = 0; b < in.size(); ++b) {
+      inRef.emplace_back(in[b], std::array<int64_t, 1>{counts[b]});
+      outRef.emplace_back(out[b], std::array<int64_t, 1>{counts[b]});
+    }
+    for (size_t b = 0; b < in.size(); ++b) {
+      parallax_rt_allreduce_add_f32(10 + b, "g", 1, &inRef[b], 1, &outRef[b]);
+      parallax_rt_allreduce_start(10 + b, reduction);
+    }
+    for (size_t b = in.size(); b-- > 0;)
+      parallax_rt_allreduce_wait(10 + b);
+    for (size_t b = 0; b < in.size(); ++b) {
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < counts[b]; ++i) {
+        float expected = elementOf(0, i);
+        double sum = 0;
+        for (int r = 0; r < wld.size; ++r) {
+          float v = elementOf(r, i);
+          sum += v;
+          if (reduction == PARALLAX_RT_REDUCE_MAX)
+            expected = std::max(expected, v);
+          if (reduction == PARALLAX_RT_REDUCE_MIN)
+            expected = std::min(expected, v);
+        }
+        if (reduction == PARALLAX_RT_REDUCE_SUM)
+          expected = static_cast<float>(sum);
+        if (reduction == PARALLAX_RT_REDUCE_MEAN)
+          expected = static_cast<float>(sum) * (1.0f / wld.size);
+        wrong += out[b][i] != expected;
+      }
+      EXPECT_EQ(wrong, 0) << "reduction " << reduction << ", " << counts[b]
+                          << " elements";
+    }
+  }
+}
+
+/// A ring's sums of inexact values still leave every rank with the same
+/// bits (replicated variables stay replicas).
+TEST(CollectivesTest, RingLeavesEveryRankTheSameBits) {
+  const World &wld = world();
+  const int64_t count = 100003;
+  std::vector<float> values(count);
+  for (int64_t i = 0; i < count; ++i)
+    values[i] = 1.0f / static_cast<float>(1 + (i + 13 * wld.rank) % 997);
+  allreduceInPlace(values.data(), count, PARALLAX_RT_REDUCE_SUM,
+                   wld.collectives);
+  uint64_t hash = 1469598103934665603ull;
+  for (float v : values) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    hash = (hash ^ bits) * 1099511628211ull;
+  }
+  std::vector<uint64_t> hashes(wld.size);
+  MPI_Allgather(&hash, 1, MPI_UINT64_T, hashes.data(), 1, MPI_UINT64_T,
+                wld.comm);
+  for (int r = 1; r < wld.size; ++r)
+    EXPECT_EQ(hashes[r], hashes[0]) << "rank " << r;
+}
+
+/// The communication thread completes a large AllReduce while the main
+/// thread makes no MPI call at all (it only blocks on the job). Without
+/// the thread nothing would drive the transfer and the wait would end
+/// only at its 120 s limit.
+TEST(CollectivesTest, CommThreadProgressesWithoutMainThreadMPICalls) {
+  const World &wld = world();
+  if (!commThreadEnabled())
+    GTEST_SKIP() << describeCommunication();
+  std::vector<float> values(4 << 20, 1.0f);
+  uint64_t ticket = submitToCommThread([&] {
+    allreduceInPlace(values.data(), values.size(), PARALLAX_RT_REDUCE_SUM,
+                     wld.collectives);
+  });
+  ASSERT_TRUE(waitForCommJob(ticket, 120.0));
+  EXPECT_EQ(values.front(), static_cast<float>(wld.size));
+  EXPECT_EQ(values.back(), static_cast<float>(wld.size));
 }
 
 TEST(CollectivesTest, MachinesFollowTheOverride) {

@@ -72,9 +72,14 @@ def ConvertParallaxVariables : Pass<"convert-parallax-variables",
       with the variable's partitions and first server (its
       `parallax.shards`, chosen here: variables by decreasing size, each
       from the least loaded server on): the servers average the gradient
-      and apply the optimizer to their rows; `parallax.pull` of rows
-      becomes `parallax_rt_pull_rows_f32` into a fresh buffer, of the
-      whole variable `parallax_rt_pull_f32` into its global;
+      and apply the optimizer to their rows (the runtime queues sparse
+      pushes and sends them all in one exchange at the step's end);
+      `parallax.pull` of rows becomes `parallax_rt_pull_rows_request_f32`
+      into a fresh buffer, and one `parallax_rt_pull_rows_complete` follows
+      each run of such requests (pulls with only their buffers, ids and
+      constants between them), so that the run's rows come in one exchange;
+      the views of the buffers follow it. A pull of the whole variable
+      becomes `parallax_rt_pull_f32` into its global;
     * `parallax.row_sparse.to_dense` becomes a zero tensor and a loop
       adding each row at its index.
 

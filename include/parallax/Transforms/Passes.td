@@ -56,6 +56,30 @@ def ParallaxAsyncAllReduce : Pass<"parallax-async-allreduce"> {
   }];
 }
 
+def ParallaxGroupPulls : Pass<"parallax-group-pulls"> {
+  let summary = "Move pulls of rows together so that they share one exchange";
+  let description = [{
+    A pull of rows from parameter servers costs three rounds of
+    communication (counts, ids, rows), however few rows it asks for, and
+    pulls that follow each other are fetched together in those three
+    rounds (`--convert-parallax-variables` lowers each run of them to
+    queued requests and one completion). A model with several embedding
+    tables pulls each where its lookup was, with compute in between (the
+    slice of the input that holds the table's ids, say). This pass groups
+    the pulls of each block into runs: a `parallax.pull` with indices
+    moves up to the end of the current run (the pulls since the last op
+    that may write memory or communicate: a push, an update, another
+    collective, a call), and the side-effect-free ops its indices are
+    computed from move before the run's first pull. Where an op with
+    effects computes the indices, the pull starts a new run just after
+    them.
+
+    Precondition: none. Postcondition: every pull reads the same ids and
+    the same variable values as before; pulls keep their order, and no
+    pull crosses another collective or an op that may write memory.
+  }];
+}
+
 def ParallaxInlineVariables : Pass<"parallax-inline-variables",
                                   "::mlir::ModuleOp"> {
   let summary = "Replace reads of never-assigned variables by their values";

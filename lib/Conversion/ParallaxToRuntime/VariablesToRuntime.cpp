@@ -326,7 +326,8 @@ struct PushLowering : LoweringPattern<PushOp> {
   }
 };
 
-/// Rows: a fresh buffer filled by parallax_rt_pull_rows_f32. The whole
+/// Rows: a fresh buffer that parallax_rt_pull_rows_request_f32 queues to
+/// be filled (completePullRuns adds the call that fills it). The whole
 /// variable: parallax_rt_pull_f32 refreshes the global, then a view of it
 /// as for a read.
 struct PullLowering : LoweringPattern<PullOp> {
@@ -347,8 +348,8 @@ struct PullLowering : LoweringPattern<PullOp> {
       Value rows = freshBuffer(rewriter, loc, type);
       args.push_back(readOnlyBuffer(rewriter, loc, ids));
       args.push_back(unrankedMemRef(rewriter, loc, rows));
-      callRuntime(rewriter, lowering.module, loc, abi::Function::pull_rows_f32,
-                  args);
+      callRuntime(rewriter, lowering.module, loc,
+                  abi::Function::pull_rows_request_f32, args);
       rewriter.replaceOp(op, bufferContents(rewriter, loc, rows));
       return success();
     }
@@ -358,6 +359,55 @@ struct PullLowering : LoweringPattern<PullOp> {
     return success();
   }
 };
+
+bool isCallOf(Operation *op, abi::Function function) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && call.getCallee() == abi::symbol(function);
+}
+
+/// Pulls of rows that follow each other, with only their buffers, ids and
+/// constants between them, are fetched in one exchange: one
+/// parallax_rt_pull_rows_complete follows the last request of each run,
+/// before anything else, and the views of the pulled buffers move after
+/// it (nothing reads a pulled buffer before it is filled).
+void completePullRuns(ModuleOp module) {
+  SmallVector<Operation *> requests;
+  module.walk([&](Operation *op) {
+    if (isCallOf(op, abi::Function::pull_rows_request_f32))
+      requests.push_back(op);
+  });
+  llvm::DenseSet<Operation *> inRun;
+  for (Operation *request : requests) {
+    if (!inRun.insert(request).second)
+      continue;
+    SmallVector<Operation *> views;
+    llvm::SmallPtrSet<Value, 8> viewed;
+    Operation *next = request->getNextNode();
+    for (; next; next = next->getNextNode()) {
+      if (isCallOf(next, abi::Function::pull_rows_request_f32)) {
+        inRun.insert(next);
+        continue;
+      }
+      if (auto view = dyn_cast<bufferization::ToTensorOp>(next)) {
+        views.push_back(view);
+        viewed.insert(view.getResult());
+        continue;
+      }
+      if (auto buffer = dyn_cast<bufferization::ToBufferOp>(next))
+        if (!viewed.contains(buffer.getTensor()))
+          continue;
+      if (isa<memref::AllocOp, memref::CastOp, memref::GetGlobalOp,
+              arith::ConstantOp, LLVM::AddressOfOp>(next))
+        continue;
+      break; // a block ends with its terminator: `next` is never null
+    }
+    OpBuilder builder(next);
+    Operation *complete = callRuntime(builder, module, request->getLoc(),
+                                      abi::Function::pull_rows_complete, {});
+    for (Operation *view : llvm::reverse(views))
+      view->moveAfter(complete);
+  }
+}
 
 /// Variables become globals first (every pattern looks them up), then
 /// reads, updates, pushes, pulls and row-sparse values are rewritten by
@@ -401,7 +451,8 @@ struct ConvertParallaxVariablesPass
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    completePullRuns(module);
   }
 
   /// What the runtime cannot do, diagnosed before anything is rewritten

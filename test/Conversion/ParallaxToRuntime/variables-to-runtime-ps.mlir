@@ -1,4 +1,4 @@
-// RUN: parallax-opt %s --convert-parallax-variables | FileCheck %s
+// RUN: parallax-opt %s --split-input-file --convert-parallax-variables | FileCheck %s
 
 // Parameter-server variables: partitions are spread over the 4 servers by
 // size (the largest first, from the least loaded server on: @emb on servers
@@ -26,11 +26,15 @@ module attributes {parallax.world = #parallax.world<workers = 4>} {
     // CHECK: %[[IDS:.*]] = bufferization.to_buffer %arg0 read_only
     // CHECK: %[[IDSU:.*]] = memref.cast %[[IDS]]
     // CHECK: %[[OUTU:.*]] = memref.cast %[[OUT]]
-    // CHECK: call @parallax_rt_pull_rows_f32(%{{.*}}, %[[P]], %[[S]], %[[EMBU]], %[[IDSU]], %[[OUTU]])
-    // CHECK: %[[PULLED:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
-    %pulled = parallax.pull @emb[%ids : tensor<6xi64>] : tensor<6x8xf32>
+    // CHECK: call @parallax_rt_pull_rows_request_f32(%{{.*}}, %[[P]], %[[S]], %[[EMBU]], %[[IDSU]], %[[OUTU]])
+    // The request is completed before the next op that is not a buffer or
+    // constant (the whole pull), and the view follows the completion.
     // CHECK: %[[SMALL:.*]] = memref.get_global @small
-    // CHECK: call @parallax_rt_pull_f32
+    // CHECK-NEXT: memref.cast %[[SMALL]]
+    // CHECK-NEXT: call @parallax_rt_pull_rows_complete() : () -> ()
+    // CHECK-NEXT: %[[PULLED:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+    // CHECK-NEXT: call @parallax_rt_pull_f32
+    %pulled = parallax.pull @emb[%ids : tensor<6xi64>] : tensor<6x8xf32>
     // CHECK: %[[WHOLE:.*]] = bufferization.to_tensor %[[SMALL]] restrict
     %whole = parallax.pull @small : tensor<10x2xf32>
     // CHECK: call @parallax_rt_push_adagrad_sparse_f32({{.*}}) : (!llvm.ptr, i64, i64, memref<*xf32>, memref<*xf32>, memref<*xi64>, memref<*xf32>, !llvm.ptr) -> ()
@@ -40,5 +44,31 @@ module attributes {parallax.world = #parallax.world<workers = 4>} {
     parallax.push @small, %g optimizer = <sgd, lr = 1.000000e-01> : tensor<10x2xf32>
     // CHECK: return %[[PULLED]], %[[WHOLE]]
     return %pulled, %whole : tensor<6x8xf32>, tensor<10x2xf32>
+  }
+}
+
+// -----
+
+// Pulls of rows that follow each other are one run: requests for both,
+// then one completion before the first use, then the views.
+module attributes {parallax.world = #parallax.world<workers = 2>} {
+  parallax.variable trainable @a : tensor<100x8xf32> = dense<0.5> {distribution = #parallax.distribution<ps, partitions = 2>}
+  parallax.variable trainable @b : tensor<50x4xf32> = dense<0.5> {distribution = #parallax.distribution<ps, partitions = 2>}
+  // CHECK-LABEL: func.func @run
+  func.func @run(%ia: tensor<6xi64>, %ib: tensor<3xi64>) -> (tensor<6x8xf32>, tensor<3x4xf32>) {
+    // CHECK: %[[A:.*]] = memref.alloc() {alignment = 64 : i64} : memref<6x8xf32>
+    // CHECK: call @parallax_rt_pull_rows_request_f32
+    // CHECK-NOT: call
+    // CHECK: %[[B:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x4xf32>
+    // CHECK-NOT: call
+    // CHECK: call @parallax_rt_pull_rows_request_f32
+    // CHECK-NEXT: call @parallax_rt_pull_rows_complete() : () -> ()
+    // CHECK-NEXT: %[[TA:.*]] = bufferization.to_tensor %[[A]] restrict writable
+    // CHECK-NEXT: %[[TB:.*]] = bufferization.to_tensor %[[B]] restrict writable
+    // CHECK-NEXT: arith.addf %[[TA]], %[[TA]]
+    %a = parallax.pull @a[%ia : tensor<6xi64>] : tensor<6x8xf32>
+    %b = parallax.pull @b[%ib : tensor<3xi64>] : tensor<3x4xf32>
+    %x = arith.addf %a, %a : tensor<6x8xf32>
+    return %x, %b : tensor<6x8xf32>, tensor<3x4xf32>
   }
 }

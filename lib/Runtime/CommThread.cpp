@@ -1,0 +1,258 @@
+//===- CommThread.cpp - Communication that progresses beside compute ------===//
+//
+// Part of the Parallax project.
+//
+// OpenMPI progresses a non-blocking collective only inside MPI calls, and
+// the main thread makes none while it computes the backward pass: a
+// bucket started early moved only when the next MPI call came. Here a
+// thread of its own runs each started bucket to completion, on its own
+// communicator, while the main thread computes. Its waits poll gently
+// (yield, then sleep), and it sleeps on a condition variable when it has
+// nothing to do, so it never spins against the compute of co-located
+// ranks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CommThread.h"
+
+#include "parallax/Runtime/Runtime.h"
+
+#include "Comm.h"
+#include "Support.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <sched.h>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace parallax::runtime;
+
+namespace {
+
+struct CommThread {
+  std::mutex mutex;
+  std::condition_variable wake, finished;
+  std::deque<std::function<void()>> queue;
+  uint64_t submitted = 0, completed = 0;
+  bool stopping = false;
+  std::thread thread;
+
+  void run() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (queue.empty())
+          return;
+        job = std::move(queue.front());
+        queue.pop_front();
+      }
+      job();
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++completed;
+      }
+      finished.notify_all();
+    }
+  }
+};
+
+/// Never destroyed: a job that ends with die() leaves the thread running
+/// while the process exits, and a joinable std::thread destroyed at exit
+/// would call std::terminate.
+CommThread *commThread = nullptr;
+
+bool turnedOffByEnvironment() {
+  const char *text = std::getenv("PARALLAX_COMM_THREAD");
+  if (!text)
+    return false;
+  std::string value = text;
+  if (value == "0")
+    return true;
+  if (value == "1")
+    return false;
+  die("PARALLAX_COMM_THREAD must be 0 (off) or 1 (on, the default), got '" +
+      value + "'");
+}
+
+double seconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+/// Waits for `count` requests from the communication thread: tight polls
+/// first (a transfer between ready peers completes within microseconds),
+/// then yields, then 50 us sleeps between polls. No deadline here: the
+/// main thread's wait for the job finds silent peers.
+void pollUntilComplete(int count, MPI_Request *requests, const char *what) {
+  double start = 0;
+  for (uint64_t polls = 0;; ++polls) {
+    int done = 0;
+    checkMPI(MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE), what);
+    if (done)
+      return;
+    if (polls < 64)
+      continue;
+    if (polls == 64)
+      start = seconds();
+    if (seconds() - start < 200e-6)
+      sched_yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void reduceInto(float *into, const float *from, int64_t count,
+                int32_t reduction) {
+  switch (reduction) {
+  case PARALLAX_RT_REDUCE_MAX:
+    for (int64_t i = 0; i < count; ++i)
+      into[i] = from[i] > into[i] ? from[i] : into[i];
+    break;
+  case PARALLAX_RT_REDUCE_MIN:
+    for (int64_t i = 0; i < count; ++i)
+      into[i] = from[i] < into[i] ? from[i] : into[i];
+    break;
+  default: // sum, and a mean (scaled by the caller)
+    for (int64_t i = 0; i < count; ++i)
+      into[i] += from[i];
+  }
+}
+
+void ringAllreduce(float *data, int64_t count, int32_t reduction, MPI_Comm comm,
+                   int rank, int size) {
+  // Chunk c is [c * count / size, (c + 1) * count / size).
+  auto begin = [&](int c) { return c * count / size; };
+  auto length = [&](int c) { return begin(c + 1) - begin(c); };
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  thread_local std::vector<float> scratch;
+  scratch.resize(static_cast<size_t>(length(size - 1)));
+  MPI_Request requests[2];
+  // Reduce-scatter: at step s rank r sends chunk r - s and adds chunk
+  // r - s - 1 from its left; after size - 1 steps it holds chunk r + 1
+  // reduced over every rank.
+  for (int s = 0; s + 1 < size; ++s) {
+    int send = (rank - s + 2 * size) % size;
+    int receive = (rank - s - 1 + 2 * size) % size;
+    checkMPI(MPI_Irecv(scratch.data(),
+                       mpiCount(length(receive), "an AllReduce chunk"),
+                       MPI_FLOAT, left, 0, comm, &requests[0]),
+             "MPI_Irecv (AllReduce ring)");
+    checkMPI(MPI_Isend(data + begin(send),
+                       mpiCount(length(send), "an AllReduce chunk"), MPI_FLOAT,
+                       right, 0, comm, &requests[1]),
+             "MPI_Isend (AllReduce ring)");
+    pollUntilComplete(2, requests, "the AllReduce ring (reduce-scatter)");
+    reduceInto(data + begin(receive), scratch.data(), length(receive),
+               reduction);
+  }
+  // Allgather: the reduced chunks travel once around the ring, so every
+  // rank ends with the bits their reducing rank computed.
+  for (int s = 0; s + 1 < size; ++s) {
+    int send = (rank + 1 - s + 2 * size) % size;
+    int receive = (rank - s + 2 * size) % size;
+    checkMPI(MPI_Irecv(data + begin(receive),
+                       mpiCount(length(receive), "an AllReduce chunk"),
+                       MPI_FLOAT, left, 0, comm, &requests[0]),
+             "MPI_Irecv (AllReduce ring)");
+    checkMPI(MPI_Isend(data + begin(send),
+                       mpiCount(length(send), "an AllReduce chunk"), MPI_FLOAT,
+                       right, 0, comm, &requests[1]),
+             "MPI_Isend (AllReduce ring)");
+    pollUntilComplete(2, requests, "the AllReduce ring (allgather)");
+  }
+}
+
+} // namespace
+
+bool parallax::runtime::commThreadEnabled() {
+  static const bool enabled = [] {
+    const World &w = world();
+    return w.mpi && w.size > 1 && w.threadMultiple && !turnedOffByEnvironment();
+  }();
+  return enabled;
+}
+
+std::string parallax::runtime::describeCommunication() {
+  std::string text =
+      commThreadEnabled()
+          ? "communication: a thread reduces the AllReduce buckets while the "
+            "step computes (a ring over MPI point-to-point for buckets of " +
+                std::to_string(kRingMinBytes / 1024) + " KiB and more)"
+          : std::string("communication: AllReduce buckets progress in the "
+                        "main thread's MPI calls (") +
+                (world().threadMultiple
+                     ? "PARALLAX_COMM_THREAD=0"
+                     : "this MPI lacks MPI_THREAD_MULTIPLE") +
+                ")";
+  const char *yield = std::getenv("OMPI_MCA_mpi_yield_when_idle");
+  return text + (yield && std::string(yield) != "0"
+                     ? "; MPI yields when idle"
+                     : "; MPI spins when idle (mpi_yield_when_idle 0)");
+}
+
+uint64_t parallax::runtime::submitToCommThread(std::function<void()> job) {
+  if (!commThread) {
+    commThread = new CommThread;
+    commThread->thread = std::thread([] { commThread->run(); });
+  }
+  uint64_t ticket;
+  {
+    std::lock_guard<std::mutex> lock(commThread->mutex);
+    commThread->queue.push_back(std::move(job));
+    ticket = commThread->submitted++;
+  }
+  commThread->wake.notify_one();
+  return ticket;
+}
+
+bool parallax::runtime::waitForCommJob(uint64_t ticket, double seconds) {
+  std::unique_lock<std::mutex> lock(commThread->mutex);
+  return commThread->finished.wait_for(
+      lock, std::chrono::duration<double>(seconds),
+      [&] { return commThread->completed > ticket; });
+}
+
+void parallax::runtime::stopCommThread() {
+  if (!commThread)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(commThread->mutex);
+    commThread->stopping = true;
+  }
+  commThread->wake.notify_one();
+  commThread->thread.join();
+  delete commThread;
+  commThread = nullptr;
+}
+
+void parallax::runtime::allreduceInPlace(float *data, int64_t count,
+                                         int32_t reduction, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (size == 1 || count == 0)
+    return;
+  if (count >= size &&
+      count * static_cast<int64_t>(sizeof(float)) >= kRingMinBytes) {
+    ringAllreduce(data, count, reduction, comm, rank, size);
+    return;
+  }
+  MPI_Request request;
+  checkMPI(MPI_Iallreduce(MPI_IN_PLACE, data, mpiCount(count, "an AllReduce"),
+                          MPI_FLOAT,
+                          reduction == PARALLAX_RT_REDUCE_MAX   ? MPI_MAX
+                          : reduction == PARALLAX_RT_REDUCE_MIN ? MPI_MIN
+                                                                : MPI_SUM,
+                          comm, &request),
+           "MPI_Iallreduce");
+  pollUntilComplete(1, &request, "an AllReduce");
+}

@@ -1,0 +1,59 @@
+//===- CommThread.h - Communication that progresses beside compute -*- C++
+//-*-===//
+//
+// Part of the Parallax project. Internal to lib/Runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_LIB_RUNTIME_COMMTHREAD_H
+#define PARALLAX_LIB_RUNTIME_COMMTHREAD_H
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace parallax::runtime {
+
+/// Whether dense AllReduce buckets are reduced by the communication thread:
+/// several workers, MPI initialised with MPI_THREAD_MULTIPLE, and not
+/// turned off with PARALLAX_COMM_THREAD=0. Otherwise a bucket is one
+/// MPI_Iallreduce that progresses only inside the main thread's MPI calls.
+bool commThreadEnabled();
+
+/// One line for --verbose: what drives the AllReduce buckets, and why.
+std::string describeCommunication();
+
+/// Queues `job` on the communication thread, which runs jobs one at a time
+/// in the order they were submitted (every rank submits the same jobs in
+/// the same order, so their messages match). Returns the job's ticket.
+uint64_t submitToCommThread(std::function<void()> job);
+
+/// Blocks the caller until job `ticket` has run or `seconds` have passed;
+/// true when it has run. Blocking, not polling: a waiting main thread
+/// leaves the cores to the communication thread and to co-located ranks.
+bool waitForCommJob(uint64_t ticket, double seconds);
+
+/// Lets the communication thread finish its queue and joins it (before
+/// MPI_Finalize). Safe to call when it never started.
+void stopCommThread();
+
+/// Sums (or takes the max or min of, by `reduction`, one of the
+/// PARALLAX_RT_REDUCE_* kinds; a mean is a sum here) `count` floats at
+/// `data` over every rank of `comm`, in place. Large buffers take a ring
+/// (reduce-scatter, then allgather: each rank sends and receives
+/// 2 (N-1)/N of the bytes, the bandwidth optimum) over MPI point-to-point;
+/// small ones one MPI_Iallreduce (fewer rounds). Every rank ends with the
+/// same bits. Meant for the communication thread: it polls its requests
+/// itself, yielding and then sleeping between polls.
+void allreduceInPlace(float *data, int64_t count, int32_t reduction,
+                      MPI_Comm comm);
+
+/// Buckets of at least this many bytes (and one element per rank) take
+/// the ring.
+constexpr int64_t kRingMinBytes = 64 * 1024;
+
+} // namespace parallax::runtime
+
+#endif // PARALLAX_LIB_RUNTIME_COMMTHREAD_H
