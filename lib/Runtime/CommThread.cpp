@@ -127,6 +127,21 @@ void reduceInto(float *into, const float *from, int64_t count,
   }
 }
 
+/// One ring step: receives `receiveCount` floats from the left neighbour
+/// into `into` while sending `sendCount` from `from` to the right one.
+void ringStep(float *into, int64_t receiveCount, const float *from,
+              int64_t sendCount, int left, int right, MPI_Comm comm,
+              const char *what) {
+  MPI_Request requests[2];
+  checkMPI(MPI_Irecv(into, mpiCount(receiveCount, "an AllReduce chunk"),
+                     MPI_FLOAT, left, 0, comm, &requests[0]),
+           "MPI_Irecv (AllReduce ring)");
+  checkMPI(MPI_Isend(from, mpiCount(sendCount, "an AllReduce chunk"), MPI_FLOAT,
+                     right, 0, comm, &requests[1]),
+           "MPI_Isend (AllReduce ring)");
+  pollUntilComplete(2, requests, what);
+}
+
 void ringAllreduce(float *data, int64_t count, int32_t reduction, MPI_Comm comm,
                    int rank, int size) {
   // Chunk c is [c * count / size, (c + 1) * count / size).
@@ -135,22 +150,14 @@ void ringAllreduce(float *data, int64_t count, int32_t reduction, MPI_Comm comm,
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   thread_local std::vector<float> scratch;
   scratch.resize(static_cast<size_t>(length(size - 1)));
-  MPI_Request requests[2];
   // Reduce-scatter: at step s rank r sends chunk r - s and adds chunk
   // r - s - 1 from its left; after size - 1 steps it holds chunk r + 1
   // reduced over every rank.
   for (int s = 0; s + 1 < size; ++s) {
     int send = (rank - s + 2 * size) % size;
     int receive = (rank - s - 1 + 2 * size) % size;
-    checkMPI(MPI_Irecv(scratch.data(),
-                       mpiCount(length(receive), "an AllReduce chunk"),
-                       MPI_FLOAT, left, 0, comm, &requests[0]),
-             "MPI_Irecv (AllReduce ring)");
-    checkMPI(MPI_Isend(data + begin(send),
-                       mpiCount(length(send), "an AllReduce chunk"), MPI_FLOAT,
-                       right, 0, comm, &requests[1]),
-             "MPI_Isend (AllReduce ring)");
-    pollUntilComplete(2, requests, "the AllReduce ring (reduce-scatter)");
+    ringStep(scratch.data(), length(receive), data + begin(send), length(send),
+             left, right, comm, "the AllReduce ring (reduce-scatter)");
     reduceInto(data + begin(receive), scratch.data(), length(receive),
                reduction);
   }
@@ -159,15 +166,8 @@ void ringAllreduce(float *data, int64_t count, int32_t reduction, MPI_Comm comm,
   for (int s = 0; s + 1 < size; ++s) {
     int send = (rank + 1 - s + 2 * size) % size;
     int receive = (rank - s + 2 * size) % size;
-    checkMPI(MPI_Irecv(data + begin(receive),
-                       mpiCount(length(receive), "an AllReduce chunk"),
-                       MPI_FLOAT, left, 0, comm, &requests[0]),
-             "MPI_Irecv (AllReduce ring)");
-    checkMPI(MPI_Isend(data + begin(send),
-                       mpiCount(length(send), "an AllReduce chunk"), MPI_FLOAT,
-                       right, 0, comm, &requests[1]),
-             "MPI_Isend (AllReduce ring)");
-    pollUntilComplete(2, requests, "the AllReduce ring (allgather)");
+    ringStep(data + begin(receive), length(receive), data + begin(send),
+             length(send), left, right, comm, "the AllReduce ring (allgather)");
   }
 }
 

@@ -260,6 +260,15 @@ struct PullRequest {
 };
 std::vector<PullRequest> pendingPulls;
 
+/// "a, b, c": the variables of queued pushes or pulls, for the trace.
+template <typename Queued>
+std::string namesOf(const std::vector<Queued> &queue) {
+  std::string names;
+  for (const Queued &item : queue)
+    names += (names.empty() ? "" : ", ") + item.name;
+  return names;
+}
+
 /// Posts `post(first element, elements, owner, request)` for every
 /// partition of a dense variable, waits for all, and accounts the traffic:
 /// each partition's elements travel between its owner and the N-1 others,
@@ -309,14 +318,7 @@ void parallax::runtime::flushPushes() {
   if (pendingPushes.empty())
     return;
   TraceScope trace(
-      "comm",
-      [] {
-        std::string names;
-        for (const PendingPush &push : pendingPushes)
-          names += (names.empty() ? "" : ", ") + push.name;
-        return "push " + names;
-      },
-      "sparse");
+      "comm", [] { return "push " + namesOf(pendingPushes); }, "sparse");
   std::vector<PendingPush> pushes = std::move(pendingPushes);
   pendingPushes.clear();
   const World &w = world();
@@ -457,14 +459,7 @@ extern "C" void parallax_rt_pull_rows_complete() {
   if (pendingPulls.empty())
     return;
   TraceScope trace(
-      "comm",
-      [] {
-        std::string names;
-        for (const PullRequest &pull : pendingPulls)
-          names += (names.empty() ? "" : ", ") + pull.name;
-        return "pull " + names;
-      },
-      "rows");
+      "comm", [] { return "pull " + namesOf(pendingPulls); }, "rows");
   std::vector<PullRequest> pulls = std::move(pendingPulls);
   pendingPulls.clear();
   const World &wld = world();
