@@ -132,11 +132,18 @@ export SHELL=${SHELL:-/bin/bash} USER=${USER:-$(id -un)}
 host_list=$(printf '%s:'"$RANKS"',' "${hosts[@]}")
 export CLUSTER_HOSTS=$(IFS=,; echo "${hosts[*]}")
 export CLUSTER_RANKS=$RANKS CLUSTER_AGENT=$WORK/agent
+# mpirun reaches its daemons over TCP; with OpenMPI's default keepalive
+# (300 s idle, then 9 probes 20 s apart) a machine cut off from the
+# network left mpirun waiting for its daemon (past 2 minutes here) after the ranks
+# had reported the silent peer. With probes after 2 s of silence, 1 s
+# apart, mpirun ends the job naming the lost machine within seconds.
 export CLUSTER_MPIRUN="mpirun --allow-run-as-root --host ${host_list%,} \
 -np $((MACHINES * RANKS)) --map-by slot --bind-to none \
 --mca plm_rsh_agent $WORK/agent --mca plm_rsh_no_tree_spawn 1 \
 --mca btl self,tcp --mca btl_tcp_if_include 198.18.0.0/24 \
 --mca oob_tcp_if_include 198.18.0.0/24 \
+--mca oob_tcp_keepalive_time 2 --mca oob_tcp_keepalive_intvl 1 \
+--mca oob_tcp_keepalive_probes 3 \
 -x OMPI_ALLOW_RUN_AS_ROOT=1 -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
 echo "emulated-cluster: $MACHINES machine(s) x $RANKS rank(s) at ${CLUSTER_HOSTS}" \
   "${RATE:+(egress $RATE${DELAY:+, delay $DELAY})}" >&2
