@@ -21,6 +21,11 @@ machines (scripts/emulated-cluster.sh: network namespaces on a bridge,
 each NIC shaped to RATE, e.g. 1gbit), one worker each, over TCP: Parallax
 through the cluster's mpirun, each DDP worker inside its machine's
 namespace with gloo on that machine's NIC. The worker count is then M.
+There each Parallax program is planned for the cluster (--cluster
+machines=M,bandwidth=RATE,latency=--latency) and also run over shared
+memory, where communication is almost free: the predicted step is that
+compute time plus the plan's communication time (seconds_per_step of the
+strategy), printed beside the measured one.
 
 Needs Debian's python3-torch (and python3-matplotlib for --plot), OpenMPI's
 mpirun; usage:
@@ -86,27 +91,33 @@ def make_data(name, inputs, examples, directory, seed=0):
     return arrays
 
 
+def median_step(metrics, warmup):
+    lines = [json.loads(line) for line in metrics.read_text().splitlines()]
+    return statistics.median(line["time_s"] for line in lines[warmup:])
+
+
 def parallax_run(compile_tool, onnx, frozen, data, workers, strategy, batch, steps,
-                 warmup, work):
+                 warmup, work, cluster_plan=None):
     program = work / f"program.{workers}.{strategy}"
     report = work / f"plan.{workers}.{strategy}.json"
     command = [compile_tool, str(onnx), "-O3", "--batch-size", str(batch), "--lr", "0.01",
                "--workers", str(workers), "--strategy", strategy,
                "--plan-report", str(report), "--profile-data", str(data),
                "-o", str(program)]
+    if cluster_plan:
+        command += ["--cluster", cluster_plan]
     if frozen:
         command += ["--freeze", ",".join(frozen)]
     start = time.perf_counter()
     subprocess.run(command, check=True, env=ENV, stdout=subprocess.DEVNULL)
     compile_s = time.perf_counter() - start
     metrics = work / f"metrics.{workers}.{strategy}.jsonl"
-    subprocess.run(launcher(workers) + [str(program), "--data", str(data),
-                             "--steps", str(steps), "--metrics", str(metrics),
-                             "--metrics-all-ranks"],
+    train = [str(program), "--data", str(data), "--steps", str(steps)]
+    subprocess.run(launcher(workers) + train + ["--metrics", str(metrics),
+                                                "--metrics-all-ranks"],
                    check=True, env=ENV, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
-    lines = [json.loads(line) for line in metrics.read_text().splitlines()]
-    step_s = statistics.median(line["time_s"] for line in lines[warmup:])
+    step_s = median_step(metrics, warmup)
     moved = []  # per rank: mean bytes sent + received per step
     for rank in range(workers):
         rank_lines = [json.loads(line) for line in
@@ -115,9 +126,28 @@ def parallax_run(compile_tool, onnx, frozen, data, workers, strategy, batch, ste
                                      for line in rank_lines[warmup:]))
     plan = json.loads(report.read_text())
     predicted = sum(v["predicted_bytes_per_step"][v["placement"]] for v in plan["variables"])
-    return {"step_s": step_s, "examples_per_s": workers * batch / step_s,
-            "bytes_per_worker": max(moved),
-            "predicted_bytes": predicted, "compile_s": compile_s}
+    result = {"step_s": step_s, "examples_per_s": workers * batch / step_s,
+              "bytes_per_worker": max(moved),
+              "predicted_bytes": predicted, "compile_s": compile_s}
+    if cluster_plan:
+        # The same ranks over shared memory: the step's compute, on the
+        # same shared cores, with almost free communication.
+        local = work / f"metrics.{workers}.{strategy}.shm.jsonl"
+        subprocess.run(MPIRUN + ["-np", str(workers)] + train
+                       + ["--metrics", str(local)], check=True, env=ENV,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        result["compute_s"] = median_step(local, warmup)
+        result["predicted_comm_s"] = plan["totals"][strategy]["seconds_per_step"]
+        result["predicted_step_s"] = result["compute_s"] + result["predicted_comm_s"]
+    return result
+
+
+def tc_rate_as_bandwidth(rate):
+    """tc's 1gbit / 100mbit as the cost model's 1Gbps / 100Mbps."""
+    for suffix, unit in (("gbit", "Gbps"), ("mbit", "Mbps")):
+        if rate and rate.lower().endswith(suffix):
+            return rate[:-len(suffix)] + unit
+    sys.exit(f"--cluster: rate '{rate}' is not like 1gbit or 100mbit")
 
 
 def cluster_hosts():
@@ -238,7 +268,7 @@ def run_on_cluster(spec):
                "--timeout", "7200"]
     if len(parts) == 3:
         command += ["--delay", parts[2]]
-    rest, skip = [], False
+    rest, skip = ["--link-rate", parts[1]], False
     for arg in sys.argv[1:]:
         if skip:
             skip = False
@@ -262,6 +292,10 @@ def main():
     parser.add_argument("--plot", type=pathlib.Path)
     parser.add_argument("--cluster", metavar="M:RATE[:DELAY]",
                         help="run on M emulated machines with NICs of RATE (root)")
+    parser.add_argument("--latency", default="50us",
+                        help="the cost model's latency per round on --cluster "
+                             "(e.g. 50us, 1ms)")
+    parser.add_argument("--link-rate", help=argparse.SUPPRESS)
     parser.add_argument("--ddp-child", help=argparse.SUPPRESS)
     parser.add_argument("--rank", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--workers-of-child", type=int, help=argparse.SUPPRESS)
@@ -271,8 +305,13 @@ def main():
     args = parser.parse_args()
     if args.cluster:
         return run_on_cluster(args.cluster)
+    cluster_plan = None
     if cluster_hosts():
-        args.workers = [len(cluster_hosts()) * int(os.environ.get("CLUSTER_RANKS", "1"))]
+        per_machine = int(os.environ.get("CLUSTER_RANKS", "1"))
+        args.workers = [len(cluster_hosts()) * per_machine]
+        cluster_plan = (f"machines={len(cluster_hosts())},workers-per-machine="
+                        f"{per_machine},bandwidth={tc_rate_as_bandwidth(args.link_rate)},"
+                        f"latency={args.latency}")
     if args.ddp_child:
         return ddp_child(args.ddp_child, args.rank, args.workers_of_child, args.batch,
                          args.steps, args.warmup, args.data_of_child, args.sparse,
@@ -282,7 +321,9 @@ def main():
     results = []
     port = 29500
     print(f"{'model':<15} {'N':>2} {'system':<13} {'step ms':>9} {'examples/s':>11} "
-          f"{'moved B/step':>14} {'plan B':>12}", flush=True)
+          f"{'moved B/step':>14} {'plan B':>12}"
+          + (f" {'compute ms':>10} {'pred ms':>9} {'meas/pred':>9}" if cluster_plan else ""),
+          flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         all_models = export.models(large=True)
@@ -298,7 +339,7 @@ def main():
                 for strategy in STRATEGIES:
                     r = parallax_run(compile_tool, tmp / f"{name}.onnx", frozen, data,
                                      workers, strategy, args.batch, args.steps,
-                                     args.warmup, tmp)
+                                     args.warmup, tmp, cluster_plan)
                     rows.append(dict(r, system=f"parallax-{strategy}"))
                 for sparse in (False, True):
                     port += 1
@@ -311,10 +352,15 @@ def main():
                     sent = r.get("bytes_per_worker")
                     plan = (f"{r['predicted_bytes']:.0f}" if "predicted_bytes" in r
                             else "")
+                    prediction = ""
+                    if "predicted_step_s" in r:
+                        prediction = (f" {r['compute_s'] * 1e3:>10.2f} "
+                                      f"{r['predicted_step_s'] * 1e3:>9.2f} "
+                                      f"{r['step_s'] / r['predicted_step_s']:>9.2f}")
                     print(f"{name:<15} {workers:>2} {r['system']:<13} "
                           f"{r['step_s'] * 1e3:>9.2f} {r['examples_per_s']:>11.0f} "
                           f"{'' if sent is None else f'{sent:14.0f}':>14} "
-                          f"{plan:>12}", flush=True)
+                          f"{plan:>12}{prediction}", flush=True)
                 results += rows
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
