@@ -305,6 +305,10 @@ def main():
     args = parser.parse_args()
     if args.cluster:
         return run_on_cluster(args.cluster)
+    if args.ddp_child:
+        return ddp_child(args.ddp_child, args.rank, args.workers_of_child, args.batch,
+                         args.steps, args.warmup, args.data_of_child, args.sparse,
+                         args.port)
     cluster_plan = None
     if cluster_hosts():
         per_machine = int(os.environ.get("CLUSTER_RANKS", "1"))
@@ -312,10 +316,6 @@ def main():
         cluster_plan = (f"machines={len(cluster_hosts())},workers-per-machine="
                         f"{per_machine},bandwidth={tc_rate_as_bandwidth(args.link_rate)},"
                         f"latency={args.latency}")
-    if args.ddp_child:
-        return ddp_child(args.ddp_child, args.rank, args.workers_of_child, args.batch,
-                         args.steps, args.warmup, args.data_of_child, args.sparse,
-                         args.port)
     torch.manual_seed(0)
     compile_tool = str(args.build / "bin" / "parallax-compile")
     results = []
