@@ -23,7 +23,6 @@
 #include "CommThread.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,11 +37,6 @@ struct Memref1D {
   float *allocated, *aligned;
   int64_t offset = 0, size, stride = 1;
 };
-
-double now() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -64,9 +58,9 @@ struct Compute {
   void calibrate() {
     int64_t iters = 1 << 20;
     for (;;) {
-      double start = now();
+      double start = parallax_rt_now();
       run(iters);
-      double took = now() - start;
+      double took = parallax_rt_now() - start;
       if (took > 0.05) {
         itersPerSecond = static_cast<int64_t>(iters / took);
         return;
@@ -127,22 +121,22 @@ int main(int argc, char **argv) {
     std::vector<double> comm, alone, overlapped;
     for (int r = 0; r < repeats; ++r) {
       barrier();
-      double start = now();
+      double start = parallax_rt_now();
       allreduce(false, 0);
-      comm.push_back(now() - start);
+      comm.push_back(parallax_rt_now() - start);
     }
     // As long a compute as the communication: the most there is to hide.
     double computeSeconds = median(comm);
     MPI_Bcast(&computeSeconds, 1, MPI_DOUBLE, 0, w.comm);
     for (int r = 0; r < repeats; ++r) {
       barrier();
-      double start = now();
+      double start = parallax_rt_now();
       compute.runFor(computeSeconds);
-      alone.push_back(now() - start);
+      alone.push_back(parallax_rt_now() - start);
       barrier();
-      start = now();
+      start = parallax_rt_now();
       allreduce(true, computeSeconds);
-      overlapped.push_back(now() - start);
+      overlapped.push_back(parallax_rt_now() - start);
     }
     if (result[0] != 1.0f || result[count - 1] != 1.0f) {
       std::fprintf(stderr, "wrong AllReduce result %g\n", result[0]);

@@ -83,11 +83,6 @@ bool turnedOffByEnvironment() {
       value + "'");
 }
 
-double seconds() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
-
 /// Waits for `count` requests from the communication thread: tight polls
 /// first (a transfer between ready peers completes within microseconds),
 /// then yields, then 50 us sleeps between polls. No deadline here: the
@@ -102,8 +97,8 @@ void pollUntilComplete(int count, MPI_Request *requests, const char *what) {
     if (polls < 64)
       continue;
     if (polls == 64)
-      start = seconds();
-    if (seconds() - start < 200e-6)
+      start = parallax_rt_now();
+    if (parallax_rt_now() - start < 200e-6)
       sched_yield();
     else
       std::this_thread::sleep_for(std::chrono::microseconds(50));

@@ -178,7 +178,7 @@ struct PendingPush {
   std::string name;
   Partitioning parts;
   Slots variable;
-  int64_t rows, width;
+  int64_t width;
   Hyper h;
   Parcel rowsOut;
 };
@@ -218,16 +218,14 @@ void aggregateOnMachine(std::vector<PendingPush> &pushes) {
                         MPI_BYTE, 0, w.local, &request),
            "MPI_Igatherv");
   waitFor(request, "the machine's rows");
-  for (size_t v = 0; v < variables; ++v) {
-    PendingPush &push = pushes[v];
-    int64_t rowBytes = parcelBytes(1, push.width, Carries::Both);
-    if (!leader) {
-      account(push.name, mine[v] * rowBytes, 0);
-      push.rowsOut = {};
+  if (!leader) {
+    for (size_t v = 0; v < variables; ++v) {
+      account(pushes[v].name,
+              mine[v] * parcelBytes(1, pushes[v].width, Carries::Both), 0);
+      pushes[v].rowsOut = {};
     }
-  }
-  if (!leader)
     return;
+  }
   std::vector<Parcel> all(variables);
   const char *at = gathered.data();
   for (int r = 0; r < w.localSize; ++r)
@@ -311,7 +309,7 @@ void parallax::runtime::pushSparseGradient(
   }
   pendingPushes.push_back({kernel, name,
                            Partitioning(rows, partitions, firstServer),
-                           variable, rows, width, h, std::move(mine)});
+                           variable, width, h, std::move(mine)});
 }
 
 void parallax::runtime::flushPushes() {
@@ -358,9 +356,9 @@ void parallax::runtime::flushPushes() {
     }
     account(push.name, sent, received);
     int64_t distinct = sumRepeatedRows(own.ids, own.values, push.width);
-    applyRows(push.kernel, push.name, push.variable, push.rows, push.width,
-              own.ids.data(), distinct, own.values.data(), 1.0f / w.size,
-              push.h);
+    applyRows(push.kernel, push.name, push.variable, push.parts.rows,
+              push.width, own.ids.data(), distinct, own.values.data(),
+              1.0f / w.size, push.h);
   }
 }
 
