@@ -24,6 +24,10 @@ only output and has a symbolic batch dimension ("batch"):
   transformer_train
                   transformer_lm with dropout 0.1, exported for training
                   (training data only: its masks are not PyTorch's)
+  ctr_bag         a DLRM-style click model: three nn.EmbeddingBag fields
+                  (sum, mean and max over bags of 3, 5 and 2 ids) and dense
+                  features -> MLP, binary cross-entropy; exported for
+                  training (PyTorch writes each bag as a Loop)
 
 Parameters keep their PyTorch names (export without constant folding).
 The eval-mode CNNs' batch norms are exported in inference form: their
@@ -77,6 +81,7 @@ TRAINING = {
                        ("adagrad", {"lr": 0.02,
                                     "initial_accumulator_value": 0.1})],
     "wide_deep": [("sgd", {"lr": 0.1})],
+    "ctr_bag": [("sgd", {"lr": 0.1}), ("adagrad", {"lr": 0.05})],
     "cnn": [("sgd", {"lr": 0.1})],
     "mobile_cnn": [("sgd", {"lr": 0.1})],
     "cnn_train": [("sgd", {"lr": 0.1})],
@@ -88,7 +93,8 @@ TRAINING = {
 # Models exported for training (torch.onnx.TrainingMode.TRAINING): batch
 # norms normalise with the batch's statistics and update their running
 # statistics, as in model.train(); the reference runs train that way.
-TRAINING_MODE = {"cnn_train", "mobile_cnn_train", "transformer_train"}
+TRAINING_MODE = {"cnn_train", "mobile_cnn_train", "transformer_train",
+                 "ctr_bag"}
 
 
 class LanguageModel(nn.Module):
@@ -144,6 +150,26 @@ class WideDeep(nn.Module):
         # Exported as the Sigmoid / Log / Mul form of binary cross-entropy.
         return F.binary_cross_entropy_with_logits(wide + self.mlp(deep),
                                                   clicked)
+
+
+class BagCTR(nn.Module):
+    """One nn.EmbeddingBag per categorical field, each a bag of ids."""
+
+    MODES = ("sum", "mean", "max")
+
+    def __init__(self, ids, dim, dense, hidden):
+        super().__init__()
+        self.bags = nn.ModuleList(nn.EmbeddingBag(n, dim, mode=mode)
+                                  for n, mode in zip(ids, self.MODES))
+        self.mlp = nn.Sequential(
+            nn.Linear(len(ids) * dim + dense, hidden), nn.ReLU(),
+            nn.Linear(hidden, 1))
+
+    def forward(self, field0, field1, field2, dense, clicked):
+        fields = (field0, field1, field2)
+        pooled = [bag(f) for bag, f in zip(self.bags, fields)]
+        return F.binary_cross_entropy_with_logits(
+            self.mlp(torch.cat(pooled + [dense], dim=1)), clicked)
 
 
 class CNN(nn.Module):
@@ -234,6 +260,11 @@ def models(large):
             "labels": torch.randint(0, 10, (batch,), generator=g)}),
         "transformer_train": (TransformerLM(vocab, 32, 4, 64, dropout=0.1),
                               lm_inputs),
+        "ctr_bag": (BagCTR(ids, 8, 4, 32), {
+            **{f"field{i}": torch.randint(0, n, (batch, size), generator=g)
+               for i, (n, size) in enumerate(zip(ids, (3, 5, 2)))},
+            "dense": torch.randn(batch, 4, generator=g),
+            "clicked": torch.randint(0, 2, (batch, 1), generator=g).float()}),
     }
 
 
@@ -370,6 +401,11 @@ def write_training_reference(name, model, inputs, data_dir):
         data["categorical"] = torch.stack(
             [torch.randint(0, n, (STEPS * BATCH,), generator=g) for n in ids],
             1)
+    if name == "ctr_bag":
+        for i, bag in enumerate(model.bags):
+            shape = (STEPS * BATCH,) + data[f"field{i}"].shape[1:]
+            data[f"field{i}"] = torch.randint(0, bag.num_embeddings, shape,
+                                              generator=g)
     (data_dir / "train").mkdir(exist_ok=True)
     for input_name, value in data.items():
         np.save(data_dir / "train" / f"{input_name}.npy", value.numpy())

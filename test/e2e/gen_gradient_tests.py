@@ -263,6 +263,20 @@ def cases():
                "parallax.conv {x0}, {x1}, {x2} strides = [2, 1] pads = [0, 1, 2, 1] dilations = [1, 2] groups = 2 : {t0}, {t1}, {t2}",
                lambda x, w, b: F.conv2d(F.pad(x, (1, 1, 0, 2)), w, b, (2, 1), 0, (1, 2), 2),
                [rand(1, 4, 8, 9), rand(6, 2, 3, 2), rand(6)])
+    # Bags of rows as nn.EmbeddingBag reduces them (ids 0..6 into the rows),
+    # with an empty bag; and rows of more than one dimension.
+    bounds = torch.tensor([0, 2, 2, 5, 7])
+    for kind in ("sum", "mean", "max"):
+        yield Case(f"segment_reduce_{kind}",
+                   f"parallax.segment_reduce {kind} {{x0}} bounds {{c0}} : {{t0}}, {{ct0}}",
+                   lambda d, b, kind=kind: F.embedding_bag(
+                       torch.arange(d.shape[0]), d, b[:-1], mode=kind),
+                   [rand(7, 3)], [bounds])
+    yield Case("segment_reduce_rows_3d",
+               "parallax.segment_reduce sum {x0} bounds {c0} : {t0}, {ct0}",
+               lambda d, b: torch.stack([d[b[i]:b[i + 1]].sum(0)
+                                         for i in range(len(b) - 1)]),
+               [rand(7, 2, 3)], [bounds])
 
 
 def main():

@@ -93,6 +93,10 @@ SoftmaxParts softmaxParts(OpBuilder &b, Location loc, Value x, int64_t axis);
 Value padSpatial(OpBuilder &b, Location loc, Value input,
                  ArrayRef<int64_t> pads, double value);
 
+/// segment_reduce and segment_reduce_grad (Segments.cpp), part of the
+/// reductions' patterns.
+void populateSegmentReductionPatterns(RewritePatternSet &patterns);
+
 } // namespace mlir::parallax::to_linalg
 
 #endif // PARALLAX_LIB_CONVERSION_PARALLAXTOLINALG_BUILDERS_H

@@ -210,4 +210,5 @@ void mlir::parallax::populateParallaxReductionToLinalgPatterns(
   patterns.add<ReduceLowering, SoftmaxLowering<SoftmaxOp, false>,
                SoftmaxLowering<LogSoftmaxOp, true>, BatchNormLowering,
                LayerNormLowering, BatchSumLowering>(patterns.getContext());
+  populateSegmentReductionPatterns(patterns);
 }

@@ -211,6 +211,75 @@ FailureOr<Const> foldRange(NodeContext &ctx, const Const &start,
   return Const::ofInts(start.elementType, {n}, std::move(values));
 }
 
+/// ReduceSum/Prod/Max/Min of integer constants (PyTorch computes element
+/// counts from shapes this way: EmbeddingBag's ReduceProd of a shape).
+/// std::nullopt when the node is not such a reduction; the converter then
+/// builds the reduction as usual.
+std::optional<Const> foldIntegerReduce(NodeContext &ctx, const Const &input) {
+  StringRef op = ctx.node.op_type();
+  if (input.isFloat())
+    return std::nullopt;
+  int64_t rank = input.shape.size();
+  SmallVector<int64_t> axes;
+  if (std::optional<SmallVector<int64_t>> attr = ctx.attrInts("axes")) {
+    axes = *attr;
+  } else if (ctx.hasInput(1)) {
+    const Const *given = ctx.constInput(1);
+    if (!given)
+      return std::nullopt;
+    axes.assign(given->ints.begin(), given->ints.end());
+  }
+  if (axes.empty() && ctx.attrInt("noop_with_empty_axes", 0))
+    return input;
+  SmallVector<bool> reduced(rank, axes.empty());
+  for (int64_t axis : axes) {
+    int64_t d = ctx.normalizeAxis(axis, rank);
+    if (d < 0)
+      return std::nullopt;
+    reduced[d] = true;
+  }
+  bool keepdims = ctx.attrInt("keepdims", 1) != 0;
+  SmallVector<int64_t> shape, kept;
+  for (int64_t d = 0; d < rank; ++d) {
+    kept.push_back(reduced[d] ? 1 : input.shape[d]);
+    if (!reduced[d] || keepdims)
+      shape.push_back(kept.back());
+  }
+  int64_t count = 1;
+  for (int64_t dim : kept)
+    count *= dim;
+  std::vector<int64_t> values(count);
+  std::vector<bool> seen(count, false);
+  for (int64_t i = 0; i < input.size(); ++i) {
+    // The output element of input element i: reduced coordinates are 0.
+    int64_t rest = i, out = 0, stride = 1;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      int64_t coord = rest % input.shape[d];
+      rest /= input.shape[d];
+      if (!reduced[d])
+        out += coord * stride;
+      stride *= kept[d];
+    }
+    int64_t x = input.ints[i], &acc = values[out];
+    if (!seen[out])
+      acc = x;
+    else if (op == "ReduceSum")
+      acc += x;
+    else if (op == "ReduceProd")
+      acc *= x;
+    else if (op == "ReduceMax")
+      acc = std::max(acc, x);
+    else
+      acc = std::min(acc, x);
+    seen[out] = true;
+  }
+  if (op == "ReduceSum" || op == "ReduceProd")
+    for (int64_t i = 0; i < count; ++i)
+      if (!seen[i])
+        values[i] = op == "ReduceSum" ? 0 : 1;
+  return Const::ofInts(input.elementType, shape, std::move(values));
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -297,6 +366,19 @@ FailureOr<bool> GraphImporter::tryFold(NodeContext &ctx) {
   // PyTorch exports: their converters build dialect ops, which the
   // dialect's folders evaluate.
   bool isSource = op == "ConstantOfShape" || op == "Range";
+  if (llvm::is_contained({"ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin"},
+                         op)) {
+    const Const *input = ctx.hasInput(0) ? ctx.constInput(0) : nullptr;
+    std::optional<Const> value =
+        input ? foldIntegerReduce(ctx, *input) : std::nullopt;
+    if (!value) {
+      if (ctx.failed())
+        return failure();
+      return false;
+    }
+    ctx.setConstOutput(0, std::move(*value));
+    return true;
+  }
   // clang-format off
   static const char *const evaluated[] = {
       "Identity", "Cast", "Reshape", "Flatten", "Squeeze", "Unsqueeze",

@@ -378,10 +378,11 @@ LogicalResult GraphImporter::checkSupported(const onnx::GraphProto &graph) {
   llvm::MapVector<std::string, Unsupported, std::map<std::string, unsigned>>
       unsupported;
   for (auto [index, node] : llvm::enumerate(graph.node())) {
-    // If is imported as its branch taken; that branch's nodes are checked
-    // when it is known.
+    // If and Loop bodies are checked as they are imported: only the branch
+    // taken must be importable, and an EmbeddingBag loop's body never is.
     bool known = converterFor(node) != nullptr ||
-                 (isDefaultDomain(node.domain()) && node.op_type() == "If");
+                 (isDefaultDomain(node.domain()) &&
+                  (node.op_type() == "If" || node.op_type() == "Loop"));
     if (known)
       continue;
     std::string key = node.domain() + "::" + node.op_type();
@@ -457,8 +458,11 @@ void GraphImporter::countUses(const onnx::GraphProto &graph) {
 LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph) {
   for (auto [index, node] : llvm::enumerate(graph.node())) {
     NodeContext ctx(*this, node, index);
-    if (isDefaultDomain(node.domain()) && node.op_type() == "If") {
-      if (failed(importIf(ctx)))
+    for (const std::string &output : node.output())
+      producers[output] = &node;
+    if (isDefaultDomain(node.domain()) &&
+        (node.op_type() == "If" || node.op_type() == "Loop")) {
+      if (failed(node.op_type() == "If" ? importIf(ctx) : importLoop(ctx)))
         return failure();
       continue;
     }
@@ -479,45 +483,6 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph) {
         return ctx.emitError() << "output " << i << " ('" << node.output(i)
                                << "') is used but this importer does not "
                                   "produce it";
-  }
-  return success();
-}
-
-LogicalResult GraphImporter::importIf(NodeContext &ctx) {
-  const Const *condition = ctx.constInput(0);
-  if (!ctx.hasInput(0) || !condition)
-    return ctx.emitError()
-           << "the condition ('" << (ctx.hasInput(0) ? ctx.node.input(0) : "")
-           << "') is computed at run time, and control flow that depends on "
-              "data is not supported: an If is imported when its condition "
-              "is known at compile time (bind symbolic dimensions with "
-              "--batch-size or --bind)";
-  if (condition->size() != 1)
-    return ctx.emitError() << "the condition must hold one element, it has "
-                           << condition->size();
-  StringRef taken = condition->at(0) != 0 ? "then_branch" : "else_branch";
-  const onnx::AttributeProto *branch = ctx.attr(taken);
-  if (!branch || branch->type() != onnx::AttributeProto::GRAPH)
-    return ctx.emitError() << "requires a graph attribute '" << taken << "'";
-  const onnx::GraphProto &graph = branch->g();
-  if (graph.initializer_size() || graph.sparse_initializer_size())
-    return ctx.emitError() << "initializers inside '" << taken
-                           << "' are not supported";
-  if (graph.output_size() != static_cast<int>(ctx.numOutputs()))
-    return ctx.emitError() << "'" << taken << "' has " << graph.output_size()
-                           << " outputs, the node " << ctx.numOutputs();
-  // The branch's nodes join the graph in the If's place.
-  if (failed(importNodes(graph)))
-    return failure();
-  for (auto [i, output] : llvm::enumerate(graph.output())) {
-    if (const Const *value = lookupConst(output.name())) {
-      ctx.setConstOutput(i, *value);
-      continue;
-    }
-    Value value = lookupValue(output.name(), ctx.loc);
-    if (!value)
-      return failure();
-    ctx.setOutput(i, value);
   }
   return success();
 }

@@ -249,8 +249,12 @@ private:
   void countUses(const onnx::GraphProto &graph);
   /// Folds or converts the nodes of `graph` (the model's or a branch's).
   LogicalResult importNodes(const onnx::GraphProto &graph);
-  /// An If with a condition known at compile time: its branch taken.
+  /// An If with a condition known at compile time: its branch taken
+  /// (ControlFlow.cpp).
   LogicalResult importIf(NodeContext &ctx);
+  /// A Loop with a trip count known at compile time: unrolled, or one
+  /// segment reduction for PyTorch's nn.EmbeddingBag (ControlFlow.cpp).
+  LogicalResult importLoop(NodeContext &ctx);
   LogicalResult checkAgainstShapeInference(const onnx::GraphProto &graph);
   FailureOr<RankedTensorType> convertValueType(const onnx::ValueInfoProto &v);
   FailureOr<TensorData> readTensorBytes(const onnx::TensorProto &t,
@@ -274,6 +278,9 @@ private:
   std::unordered_map<std::string, Value> values;
   std::unordered_map<std::string, Const> constants;
   std::unordered_map<std::string, int> uses;
+  /// The node defining each value imported so far (patterns over nodes
+  /// look back through it).
+  std::unordered_map<std::string, const onnx::NodeProto *> producers;
 
   friend class NodeContext;
   friend FailureOr<Const> readTensorConst(GraphImporter &,

@@ -106,3 +106,42 @@ func.func @batch_sum(%s: tensor<8xf32>, %n: tensor<1xf32>) -> (tensor<8xf32>, te
   %t:2 = parallax.batch_sum %s, %n : tensor<8xf32>, tensor<1xf32>
   return %t#0, %t#1 : tensor<8xf32>, tensor<1xf32>
 }
+
+// -----
+// A segment reduction: one parallel generic over bags and columns, each
+// checking its bag's bounds (in [0, rows], not decreasing) and walking the
+// bag's rows; an empty bag gives 0.
+// CHECK-LABEL: func.func @segment_mean
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}], iterator_types = ["parallel", "parallel"]} outs(%{{.*}} : tensor<3x4xf32>)
+// CHECK: %[[START:.*]] = arith.index_cast
+// CHECK: %[[END:.*]] = arith.index_cast
+// CHECK: arith.cmpi ugt, %[[START]]
+// CHECK: func.call @parallax_rt_index_out_of_range
+// CHECK: arith.cmpi ugt, %[[END]]
+// CHECK: arith.cmpi slt
+// CHECK: scf.for %[[J:.*]] = %[[START]] to %[[END]]
+// CHECK: tensor.extract %arg0[%[[J]],
+// CHECK: arith.addf
+// CHECK: arith.divf
+// CHECK: arith.select
+func.func @segment_mean(%rows: tensor<6x4xf32>, %bounds: tensor<4xi64>) -> tensor<3x4xf32> {
+  %0 = parallax.segment_reduce mean %rows bounds %bounds : tensor<6x4xf32>, tensor<4xi64>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+// Its gradient: each row's bag by a binary search over the bounds, then
+// one parallel generic over rows and columns; for max, the first maximum
+// of every bag's column, found once.
+// CHECK-LABEL: func.func @segment_max_grad
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<6xindex>)
+// CHECK: scf.while
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<3x4xindex>)
+// CHECK: scf.for
+// CHECK: arith.cmpf ogt
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<6x4xf32>)
+// CHECK: arith.select
+func.func @segment_max_grad(%dy: tensor<3x4xf32>, %rows: tensor<6x4xf32>, %bounds: tensor<4xi64>) -> tensor<6x4xf32> {
+  %0 = parallax.segment_reduce_grad max %dy, %rows bounds %bounds : tensor<3x4xf32>, tensor<6x4xf32>, tensor<4xi64>
+  return %0 : tensor<6x4xf32>
+}

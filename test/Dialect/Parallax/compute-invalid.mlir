@@ -415,3 +415,27 @@ func.func @filter_grad_groups_do_not_divide(%x: tensor<2x6x9x9xf32>, %dy: tensor
   %r = parallax.conv_filter_grad %x, %dy kernel = [3, 3] strides = [1, 1] dilations = [1, 1] groups = 3 : tensor<2x6x9x9xf32>, tensor<2x4x7x7xf32>
   return %r : tensor<4x2x3x3xf32>
 }
+
+// -----
+
+func.func @segment_reduce_prod(%d: tensor<6x4xf32>, %b: tensor<3xi64>) {
+  // expected-error @+1 {{a segment reduction is sum, mean or max, not prod}}
+  %r = parallax.segment_reduce prod %d bounds %b : tensor<6x4xf32>, tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @segment_reduce_empty_bounds(%d: tensor<6x4xf32>, %b: tensor<0xi64>) {
+  // expected-error @+1 {{bounds must be 1-D with one more element than there are bags, got 'tensor<0xi64>'}}
+  %r = parallax.segment_reduce sum %d bounds %b : tensor<6x4xf32>, tensor<0xi64>
+  return
+}
+
+// -----
+
+func.func @segment_reduce_grad_shape(%dy: tensor<3x4xf32>, %d: tensor<6x4xf32>, %b: tensor<3xi64>) {
+  // expected-error @+1 {{output_grad 'tensor<3x4xf32>' must have the forward result's type, 'tensor<2x4xf32>'}}
+  %r = parallax.segment_reduce_grad sum %dy, %d bounds %b : tensor<3x4xf32>, tensor<6x4xf32>, tensor<3xi64>
+  return
+}

@@ -131,3 +131,12 @@ func.func @nn(%x: tensor<2x3x8x8xf32>, %w: tensor<6x3x3x3xf32>, %bias: tensor<6x
   %6 = parallax.neg %5 : tensor<4xf32>
   return
 }
+
+// CHECK-LABEL: func.func @segments
+func.func @segments(%rows: tensor<6x2x4xf32>, %bounds: tensor<4xi32>, %dy: tensor<3x2x4xf32>) {
+  // CHECK: parallax.segment_reduce max %{{.*}} bounds %{{.*}} : tensor<6x2x4xf32>, tensor<4xi32>
+  %0 = parallax.segment_reduce max %rows bounds %bounds : tensor<6x2x4xf32>, tensor<4xi32>
+  // CHECK: parallax.segment_reduce_grad mean %{{.*}}, %{{.*}} bounds %{{.*}} : tensor<3x2x4xf32>, tensor<6x2x4xf32>, tensor<4xi32>
+  %1 = parallax.segment_reduce_grad mean %dy, %rows bounds %bounds : tensor<3x2x4xf32>, tensor<6x2x4xf32>, tensor<4xi32>
+  return
+}

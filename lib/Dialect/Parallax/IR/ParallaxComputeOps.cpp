@@ -365,6 +365,62 @@ LogicalResult inferReduce(MLIRContext *, std::optional<Location> loc,
   return success();
 }
 
+/// The kinds a segment reduction supports and the shape of its bounds.
+LogicalResult checkSegments(std::optional<Location> loc, ReduceKind kind,
+                            RankedTensorType data, RankedTensorType bounds) {
+  if (kind != ReduceKind::Sum && kind != ReduceKind::Mean &&
+      kind != ReduceKind::Max)
+    return fail(loc, "a segment reduction is sum, mean or max, not " +
+                         stringifyReduceKind(kind));
+  if (data.getRank() < 1)
+    return fail(loc, "data must have a row dimension, got " + str(data));
+  if (bounds.getRank() != 1 || bounds.getDimSize(0) < 1)
+    return fail(loc, "bounds must be 1-D with one more element than there "
+                     "are bags, got " +
+                         str(bounds));
+  return success();
+}
+
+template <typename Adaptor>
+LogicalResult inferSegmentReduce(MLIRContext *, std::optional<Location> loc,
+                                 Adaptor adaptor,
+                                 SmallVectorImpl<Type> &types) {
+  RankedTensorType data = getTensor(adaptor.getData());
+  RankedTensorType bounds = getTensor(adaptor.getBounds());
+  if (!data || !bounds)
+    return fail(loc, "operands must be ranked tensors");
+  if (failed(checkSegments(loc, adaptor.getKind(), data, bounds)))
+    return failure();
+  Shape shape(data.getShape());
+  shape.front() = bounds.getDimSize(0) - 1;
+  types.push_back(RankedTensorType::get(shape, data.getElementType()));
+  return success();
+}
+
+template <typename Adaptor>
+LogicalResult inferSegmentReduceGrad(MLIRContext *, std::optional<Location> loc,
+                                     Adaptor adaptor,
+                                     SmallVectorImpl<Type> &types) {
+  RankedTensorType grad = getTensor(adaptor.getOutputGrad());
+  RankedTensorType data = getTensor(adaptor.getData());
+  RankedTensorType bounds = getTensor(adaptor.getBounds());
+  if (!grad || !data || !bounds)
+    return fail(loc, "operands must be ranked tensors");
+  if (failed(checkSegments(loc, adaptor.getKind(), data, bounds)))
+    return failure();
+  Shape expected(data.getShape());
+  expected.front() = bounds.getDimSize(0) - 1;
+  if (grad.getShape() != ArrayRef<int64_t>(expected) ||
+      grad.getElementType() != data.getElementType())
+    return fail(
+        loc, "output_grad " + str(grad) +
+                 " must have the forward "
+                 "result's type, " +
+                 str(RankedTensorType::get(expected, data.getElementType())));
+  types.push_back(data);
+  return success();
+}
+
 /// Checks the spatial attributes of a convolution or pooling window over
 /// `input` (N x C x D1..Dk) and computes the output spatial sizes.
 LogicalResult inferWindowed(std::optional<Location> loc, RankedTensorType input,

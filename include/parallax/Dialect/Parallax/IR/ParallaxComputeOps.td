@@ -426,6 +426,57 @@ def Parallax_ReduceOp : Parallax_Op<"reduce", [Pure, Parallax_Differentiable, In
   let extraClassDefinition = Parallax_InferWith<"inferReduce">.body;
 }
 
+def Parallax_SegmentReduceOp : Parallax_Op<"segment_reduce", [Pure,
+    Parallax_Differentiable, InferTypeOpAdaptor]> {
+  let summary = "reduce consecutive runs of rows (the bags of nn.EmbeddingBag)";
+  let description = [{
+    `result[s, k...]` reduces `data[j, k...]` over the rows of bag `s`,
+    `bounds[s] <= j < bounds[s + 1]`, with `sum`, `mean` or `max`; an empty
+    bag gives 0 (PyTorch's EmbeddingBag). `bounds` has one more element than
+    the result has bags: PyTorch's offsets followed by the number of rows.
+    Bounds must not decrease and must lie in `[0, rows]`; any other bound
+    ends the program with a message naming the node. The importer writes it
+    for PyTorch's export of `nn.EmbeddingBag` (a Loop slicing the ids bag by
+    bag), after a gather of the table, so the table's gradient stays
+    row-sparse.
+
+    Example: `%b = parallax.segment_reduce mean %rows bounds %offsets : tensor<12x8xf32>, tensor<5xi64>`
+  }];
+  let arguments = (ins Parallax_ReduceKind:$kind, Parallax_FloatTensor:$data,
+                       Parallax_IndexTensor:$bounds);
+  let results = (outs Parallax_FloatTensor:$result);
+  let assemblyFormat = [{
+    $kind $data `bounds` $bounds attr-dict `:` type($data) `,` type($bounds)
+  }];
+  let extraClassDefinition = Parallax_InferWith<"inferSegmentReduce">.body;
+}
+
+def Parallax_SegmentReduceGradOp : Parallax_Op<"segment_reduce_grad", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "the gradient of a segment_reduce with respect to its rows";
+  let description = [{
+    Given `output_grad`, the gradient of `segment_reduce kind data bounds`,
+    gives the gradient with respect to `data`: each row receives its bag's
+    gradient (`sum`), divided by the bag's size (`mean`), or, per element,
+    only where it is the bag's first maximum (`max`, as PyTorch's
+    EmbeddingBag picks one maximum). A row in no bag gets 0. Not
+    differentiable.
+
+    Example: `%d = parallax.segment_reduce_grad max %dy, %rows bounds %offsets : tensor<4x8xf32>, tensor<12x8xf32>, tensor<5xi64>`
+  }];
+  let arguments = (ins Parallax_ReduceKind:$kind,
+                       Parallax_FloatTensor:$output_grad,
+                       Parallax_FloatTensor:$data,
+                       Parallax_IndexTensor:$bounds);
+  let results = (outs Parallax_FloatTensor:$result);
+  let assemblyFormat = [{
+    $kind $output_grad `,` $data `bounds` $bounds attr-dict `:`
+    type($output_grad) `,` type($data) `,` type($bounds)
+  }];
+  let extraClassDefinition =
+      Parallax_InferWith<"inferSegmentReduceGrad">.body;
+}
+
 class Parallax_SoftmaxLikeOp<string mnemonic, string onnx>
     : Parallax_Op<mnemonic, [Pure, SameOperandsAndResultType,
                              Parallax_Differentiable]> {

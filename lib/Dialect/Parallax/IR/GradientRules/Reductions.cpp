@@ -176,3 +176,15 @@ LogicalResult LayerNormOp::buildGradients(OpBuilder &builder, ValueRange grads,
         return success();
       });
 }
+
+LogicalResult SegmentReduceOp::buildGradients(OpBuilder &builder,
+                                              ValueRange grads,
+                                              SmallVectorImpl<Value> &out) {
+  return rule(*this, builder, grads, out,
+              [&](GradBuilder &g, Value dy) -> LogicalResult {
+                out.push_back(SegmentReduceGradOp::create(
+                    g.b, g.loc, getKind(), dy, getData(), getBounds()));
+                out.push_back(Value());
+                return success();
+              });
+}
