@@ -113,27 +113,27 @@ struct BatchNormLowering : OpConversionPattern<BatchNormOp> {
                           b, l, arith::AddFOp::create(b, l, v[1], epsilon));
                       return arith::DivFOp::create(b, l, v[0], stddev);
                     });
-    Value offset = elementwise(
-        rewriter, loc, channelType,
-        ValueRange{adaptor.getBias(), adaptor.getMean(), multiplier},
-        [&](OpBuilder &b, Location l, ValueRange v) -> Value {
-          return arith::SubFOp::create(b, l, v[0],
-                                       arith::MulFOp::create(b, l, v[1], v[2]));
-        });
+    // (x - mean) * m + bias, not x * m + (bias - mean * m): with batch
+    // statistics x is close to a mean that may be large against its
+    // spread, and the folded offset would cancel catastrophically.
     // Per-channel values as C x 1 x ... x 1, broadcasting over N and the
     // spatial dimensions.
     Shape channelShape(type.getRank() - 1, 1);
     channelShape[0] = type.getDimSize(1);
+    auto perChannel = [&](Value v) {
+      return reshapeTo(rewriter, loc, v, channelShape);
+    };
     rewriter.replaceOp(
-        op, elementwise(
-                rewriter, loc, type,
-                ValueRange{adaptor.getInput(),
-                           reshapeTo(rewriter, loc, multiplier, channelShape),
-                           reshapeTo(rewriter, loc, offset, channelShape)},
-                [&](OpBuilder &b, Location l, ValueRange v) -> Value {
-                  return arith::AddFOp::create(
-                      b, l, arith::MulFOp::create(b, l, v[0], v[1]), v[2]);
-                }));
+        op,
+        elementwise(
+            rewriter, loc, type,
+            ValueRange{adaptor.getInput(), perChannel(adaptor.getMean()),
+                       perChannel(multiplier), perChannel(adaptor.getBias())},
+            [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+              Value centered = arith::SubFOp::create(b, l, v[0], v[1]);
+              return arith::AddFOp::create(
+                  b, l, arith::MulFOp::create(b, l, centered, v[2]), v[3]);
+            }));
     return success();
   }
 };

@@ -93,6 +93,8 @@ inline LogicalResult result(NodeContext &ctx, Value value) {
 /// Converters defined outside OpConversions.cpp.
 LogicalResult convertLSTM(NodeContext &ctx);
 LogicalResult convertGRU(NodeContext &ctx);
+LogicalResult convertConvTranspose(NodeContext &ctx);
+LogicalResult convertResize(NodeContext &ctx);
 
 } // namespace mlir::parallax::onnx_import
 

@@ -172,6 +172,42 @@ LogicalResult convertClip(NodeContext &ctx) {
                                     f64(min), f64(max)));
 }
 
+/// clip(alpha * x + beta, 0, 1): HardSigmoid, and HardSwish's gate.
+Value hardSigmoid(NodeContext &ctx, Value x, double alpha, double beta) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Type elementType = type.getElementType();
+  // One statement per op: the IR's order does not depend on the order
+  // the compiler evaluates arguments in.
+  Value scaled = createInferred<MulOp>(ctx, x, scalar(ctx, elementType, alpha));
+  Value affine =
+      createInferred<AddOp>(ctx, scaled, scalar(ctx, elementType, beta));
+  if (!affine)
+    return Value();
+  return ClipOp::create(ctx.builder, ctx.loc, type, affine,
+                        ctx.builder.getF64FloatAttr(0.0),
+                        ctx.builder.getF64FloatAttr(1.0));
+}
+
+LogicalResult convertHardSigmoid(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  return result(ctx, hardSigmoid(ctx, x, ctx.attrFloat("alpha", 0.2f),
+                                 ctx.attrFloat("beta", 0.5f)));
+}
+
+/// x * HardSigmoid(x) with alpha 1/6 and beta 1/2 (PyTorch's hardswish;
+/// its gradient, (2x + 3) / 6 inside (-3, 3), follows by the product rule).
+LogicalResult convertHardSwish(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  Value gate = hardSigmoid(ctx, x, 1.0 / 6.0, 0.5);
+  if (!gate)
+    return failure();
+  return result(ctx, createInferred<MulOp>(ctx, x, gate));
+}
+
 //===----------------------------------------------------------------------===//
 // Linear algebra
 //===----------------------------------------------------------------------===//
@@ -534,8 +570,9 @@ LogicalResult convertTrainingBatchNormalization(NodeContext &ctx) {
       ValueRange{sum(centered), sum(mul(centered, centered)), count});
   Value n = totals.getResult(2);
   Value shiftedMean = div(totals.getResult(0), n);
+  Value meanOfSquares = div(totals.getResult(1), n);
   Value variance = createInferred<MaxOp>(
-      ctx, sub(div(totals.getResult(1), n), mul(shiftedMean, shiftedMean)),
+      ctx, sub(meanOfSquares, mul(shiftedMean, shiftedMean)),
       scalar(ctx, element, 0.0));
   Value mean = add(shift, shiftedMean);
   Value y = BatchNormOp::create(
@@ -551,8 +588,12 @@ LogicalResult convertTrainingBatchNormalization(NodeContext &ctx) {
   Value batchVariance = variance;
   if (ctx.exportedByPyTorch())
     batchVariance = mul(variance, div(n, sub(n, scalar(ctx, element, 1.0))));
-  Value newMean = add(mul(runningMean, keep), mul(mean, take));
-  Value newVariance = add(mul(runningVariance, keep), mul(batchVariance, take));
+  // One statement per op: the IR's order does not depend on the order
+  // the compiler evaluates arguments in.
+  Value keptMean = mul(runningMean, keep);
+  Value newMean = add(keptMean, mul(mean, take));
+  Value keptVariance = mul(runningVariance, keep);
+  Value newVariance = add(keptVariance, mul(batchVariance, take));
   if (stateful) {
     ctx.assignAfterGraph(running[0], newMean);
     ctx.assignAfterGraph(running[1], newVariance);
@@ -864,6 +905,8 @@ Converter onnx_import::lookupConverter(StringRef opType) {
       {"Where", convertWhere},
       {"Cast", convertCast},
       {"Clip", convertClip},
+      {"HardSigmoid", convertHardSigmoid},
+      {"HardSwish", convertHardSwish},
       // Linear algebra.
       {"MatMul", convertMatMul},
       {"Gemm", convertGemm},
@@ -892,6 +935,8 @@ Converter onnx_import::lookupConverter(StringRef opType) {
       {"LayerNormalization", convertLayerNormalization},
       // Convolution and pooling.
       {"Conv", convertConv},
+      {"ConvTranspose", convertConvTranspose},
+      {"Resize", convertResize},
       {"MaxPool", convertPool<PoolKind::Max>},
       {"AveragePool", convertPool<PoolKind::Average>},
       {"GlobalAveragePool", convertGlobalAveragePool},

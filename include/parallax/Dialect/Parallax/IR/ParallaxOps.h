@@ -45,4 +45,22 @@ bool mayCommunicate(Operation *op);
 #define GET_OP_CLASSES
 #include "parallax/Dialect/Parallax/IR/ParallaxComputeOps.h.inc"
 
+namespace mlir::parallax {
+
+/// The transposed convolution of `input` (N x M x D1..Dk) with a convolution
+/// filter `filter` (M x C/groups x K1..Kk), to N x C x `outSpatial`: the
+/// adjoint of a convolution with these strides, dilations and leading
+/// pads. Built as the input dilated by the strides, padded (or cropped) to
+/// a full correlation, convolved with the filter flipped in space and with
+/// each group's channels swapped. A convolution's input gradient, and ONNX
+/// ConvTranspose (whose weight is such a filter).
+Value buildTransposedConvolution(OpBuilder &builder, Location loc,
+                                 Value input, Value filter, Value bias,
+                                 ArrayRef<int64_t> strides,
+                                 ArrayRef<int64_t> dilations,
+                                 ArrayRef<int64_t> leadingPads,
+                                 ArrayRef<int64_t> outSpatial, int64_t groups);
+
+} // namespace mlir::parallax
+
 #endif // PARALLAX_DIALECT_PARALLAX_IR_PARALLAXOPS_H

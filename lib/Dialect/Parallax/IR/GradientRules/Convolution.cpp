@@ -36,26 +36,23 @@ static Value swapChannelsPerGroup(GradBuilder &g, Value w, int64_t groups) {
   return g.reshape(g.transpose(g.reshape(w, grouped), perm), swapped);
 }
 
-/// dx and dw of a convolution: dx is a convolution with as many groups,
-/// dw one conv_filter_grad.
-static std::pair<Value, Value>
-convGradients(GradBuilder &g, Value x, Value w, Value dy,
-              ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
-              ArrayRef<int64_t> pads, int64_t groups) {
-  auto xType = tensorType(x), wType = tensorType(w);
-  int64_t rank = xType.getRank(), spatial = rank - 2;
+Value mlir::parallax::buildTransposedConvolution(
+    OpBuilder &builder, Location loc, Value input, Value filter, Value bias,
+    ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+    ArrayRef<int64_t> leadingPads, ArrayRef<int64_t> outSpatial,
+    int64_t groups) {
+  GradBuilder g{builder, loc};
+  auto wType = tensorType(filter);
+  int64_t rank = wType.getRank(), spatial = rank - 2;
   Shape ones(spatial, 1), zeros(2 * spatial, 0);
-
-  // dx: the stride-dilated dy, padded to a full correlation, convolved
-  // with the filter flipped in space and with in/out channels swapped.
-  Value dilated = dy;
+  Value dilated = input;
   for (int64_t d = 0; d < spatial; ++d)
     dilated = g.dilate(dilated, d + 2, strides[d]);
   Shape low(rank, 0), high(rank, 0);
   for (int64_t d = 0; d < spatial; ++d) {
     int64_t reach = dilations[d] * (wType.getDimSize(d + 2) - 1);
-    low[d + 2] = reach - pads[d];
-    high[d + 2] = xType.getDimSize(d + 2) + reach - low[d + 2] -
+    low[d + 2] = reach - leadingPads[d];
+    high[d + 2] = outSpatial[d] + reach - low[d + 2] -
                   tensorType(dilated).getDimSize(d + 2);
   }
   dilated = g.padOrCrop(dilated, low, high);
@@ -65,9 +62,22 @@ convGradients(GradBuilder &g, Value x, Value w, Value dy,
     flipStrides[d] = -1;
   }
   Value flipped = swapChannelsPerGroup(
-      g, g.slice(w, flipOffsets, wType.getShape(), flipStrides), groups);
-  Value dx = ConvOp::create(g.b, g.loc, dilated, flipped, Value(), ones, zeros,
-                            dilations, groups);
+      g, g.slice(filter, flipOffsets, wType.getShape(), flipStrides), groups);
+  return ConvOp::create(g.b, g.loc, dilated, flipped, bias, ones, zeros,
+                        dilations, groups);
+}
+
+/// dx and dw of a convolution: dx is a transposed convolution with as many
+/// groups, dw one conv_filter_grad.
+static std::pair<Value, Value>
+convGradients(GradBuilder &g, Value x, Value w, Value dy,
+              ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+              ArrayRef<int64_t> pads, int64_t groups) {
+  auto xType = tensorType(x), wType = tensorType(w);
+  int64_t rank = xType.getRank(), spatial = rank - 2;
+  Value dx = buildTransposedConvolution(
+      g.b, g.loc, dy, w, Value(), strides, dilations,
+      pads.take_front(spatial), xType.getShape().drop_front(2), groups);
 
   // dw: the padded input's patches against dy (conv_filter_grad).
   Shape padLow(rank, 0), padHigh(rank, 0);
