@@ -24,6 +24,16 @@ only output and has a symbolic batch dimension ("batch"):
   transformer_train
                   transformer_lm with dropout 0.1, exported for training
                   (training data only: its masks are not PyTorch's)
+  shufflenet_train, mobilenet_v3_train
+                  torchvision's ShuffleNetV2 (stages of 2 blocks, 8-128
+                  channels, 64x64 images) and MobileNetV3-Small (width
+                  0.25: hard-swish, squeeze-and-excitation, no dropout;
+                  32x32 images), exported for training: small members of
+                  the families whose full-size models
+                  bench/torchvision_benchmark.py trains. (At 32x32 and 4
+                  examples ShuffleNet's last batch norm sees 4 values per
+                  channel and training is chaotic: PyTorch's own float32
+                  and float64 runs part after 3 steps.)
   ctr_bag         a DLRM-style click model: three nn.EmbeddingBag fields
                   (sum, mean and max over bags of 3, 5 and 2 ids) and dense
                   features -> MLP, binary cross-entropy; exported for
@@ -64,6 +74,7 @@ import onnx.numpy_helper
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+import torchvision
 
 HERE = pathlib.Path(__file__).parent
 SEQ = 8
@@ -82,6 +93,8 @@ TRAINING = {
                                     "initial_accumulator_value": 0.1})],
     "wide_deep": [("sgd", {"lr": 0.1})],
     "ctr_bag": [("sgd", {"lr": 0.1}), ("adagrad", {"lr": 0.05})],
+    "shufflenet_train": [("sgd", {"lr": 0.01})],
+    "mobilenet_v3_train": [("sgd", {"lr": 0.05})],
     "cnn": [("sgd", {"lr": 0.1})],
     "mobile_cnn": [("sgd", {"lr": 0.1})],
     "cnn_train": [("sgd", {"lr": 0.1})],
@@ -94,7 +107,7 @@ TRAINING = {
 # norms normalise with the batch's statistics and update their running
 # statistics, as in model.train(); the reference runs train that way.
 TRAINING_MODE = {"cnn_train", "mobile_cnn_train", "transformer_train",
-                 "ctr_bag"}
+                 "ctr_bag", "shufflenet_train", "mobilenet_v3_train"}
 
 
 class LanguageModel(nn.Module):
@@ -170,6 +183,17 @@ class BagCTR(nn.Module):
         pooled = [bag(f) for bag, f in zip(self.bags, fields)]
         return F.binary_cross_entropy_with_logits(
             self.mlp(torch.cat(pooled + [dense], dim=1)), clicked)
+
+
+class Classifier(nn.Module):
+    """A torchvision classifier returning its cross-entropy loss."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.m = model
+
+    def forward(self, images, labels):
+        return F.cross_entropy(self.m(images), labels)
 
 
 class CNN(nn.Module):
@@ -265,6 +289,14 @@ def models(large):
                for i, (n, size) in enumerate(zip(ids, (3, 5, 2)))},
             "dense": torch.randn(batch, 4, generator=g),
             "clicked": torch.randint(0, 2, (batch, 1), generator=g).float()}),
+        "shufflenet_train": (Classifier(torchvision.models.ShuffleNetV2(
+            [2, 2, 2], [8, 16, 32, 64, 128], num_classes=10)), {
+            "images": torch.randn(batch, 3, 64, 64, generator=g),
+            "labels": torch.randint(0, 10, (batch,), generator=g)}),
+        "mobilenet_v3_train": (Classifier(torchvision.models.mobilenet_v3_small(
+            num_classes=10, width_mult=0.25, dropout=0.0)), {
+            "images": torch.randn(batch, 3, 32, 32, generator=g),
+            "labels": torch.randint(0, 10, (batch,), generator=g)}),
     }
 
 

@@ -11,6 +11,9 @@ tolerances (rtol 1e-3, atol 1e-7; integers and booleans exactly). With
 cuda (no GPU needed) each program is only built, its kernels through ptxas.
 
 A model whose import stops with a "not supported" diagnostic is skipped.
+With --constant-inputs, graph inputs the importer needs at compile time
+(most node tests feed Resize's scales or Reshape's shape as inputs) are
+first made constants of the test data's values.
 Known failures are listed, each with its reason, in conformance-xfail.txt;
 a failure not listed there, or a listed model that passes, fails the run.
 Closes with `conformance: N passed, N failed, N skipped`.
@@ -23,6 +26,7 @@ import collections
 import concurrent.futures
 import json
 import os
+import re
 import pathlib
 import subprocess
 import sys
@@ -55,7 +59,42 @@ def bindings(model, inputs):
     return [f"--bind={k}={v}" for k, v in sorted(binds.items())]
 
 
-def check(compile_tool, model_dir, work, target="cpu"):
+# The importer's message for an input it needs at compile time.
+RUN_TIME_INPUT = re.compile(r"\('([^']+)'\) is computed at run time")
+
+
+def input_files(data_set):
+    return sorted(data_set.glob("input_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
+
+
+def with_constant_inputs(model, names, data_sets, graph_inputs, path):
+    """Writes `model` with the graph inputs `names` turned into Constant
+    nodes holding the test data's values (the same in every data set), as
+    a deployed model holds its scales and shapes. False when they differ
+    or are not graph inputs."""
+    position = {info.name: i for i, info in enumerate(graph_inputs)}
+    if not names or any(n not in position for n in names):
+        return False
+    values = {}
+    for n in names:
+        tensors = [load_tensor(input_files(d)[position[n]]) for d in data_sets]
+        if any(not np.array_equal(t, tensors[0]) for t in tensors[1:]):
+            return False
+        values[n] = tensors[0]
+    constants = [onnx.helper.make_node("Constant", [], [n],
+                                       value=numpy_helper.from_array(v, n))
+                 for n, v in values.items()]
+    kept = [i for i in model.graph.input if i.name not in values]
+    del model.graph.input[:]
+    model.graph.input.extend(kept)
+    nodes = list(model.graph.node)
+    del model.graph.node[:]
+    model.graph.node.extend(constants + nodes)
+    onnx.save(model, str(path))
+    return True
+
+
+def check(compile_tool, model_dir, work, target="cpu", constant_inputs=False):
     """Returns (status, detail): passed, failed or skipped."""
     model_path = model_dir / "model.onnx"
     model = onnx.load(str(model_path), load_external_data=False)
@@ -65,11 +104,11 @@ def check(compile_tool, model_dir, work, target="cpu"):
     if not data_sets:
         return "skipped", "no test data"
     try:
-        first = [load_tensor(p) for p in sorted(
-            data_sets[0].glob("input_*.pb"), key=lambda p: int(p.stem.split("_")[1]))]
+        first = [load_tensor(p) for p in input_files(data_sets[0])]
     except Exception:
         # Sequence and optional test data: not tensors, not supported.
         return "skipped", "test data is not tensors"
+    constants = set()
     program = work / "program"
     # Without a GPU, --target cuda is checked up to the kernels' binary:
     # every kernel through ptxas (an object file holds the fat binary).
@@ -83,6 +122,21 @@ def check(compile_tool, model_dir, work, target="cpu"):
             capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired:
         return "failed", "compile: timeout"
+    if proc.returncode != 0 and constant_inputs:
+        # Inputs needed at compile time (Resize's scales, Reshape's shape)
+        # become constants, once.
+        constants = set(RUN_TIME_INPUT.findall(proc.stderr))
+        constant_path = work / "model.onnx"
+        if with_constant_inputs(model, constants, data_sets, graph_inputs,
+                                constant_path):
+            proc = subprocess.run(
+                [compile_tool, str(constant_path), "--mode", "inference",
+                 "--target", target, "-o", str(program),
+                 *(["--emit", "obj"] if build_only else []),
+                 *bindings(model, first)],
+                capture_output=True, text=True, timeout=300)
+        else:
+            constants = set()
     if proc.returncode != 0:
         if UNSUPPORTED.search(proc.stderr):
             return "skipped", "not supported"
@@ -95,10 +149,9 @@ def check(compile_tool, model_dir, work, target="cpu"):
             d.mkdir(exist_ok=True)
             for f in d.iterdir():
                 f.unlink()
-        input_files = sorted(data_set.glob("input_*.pb"),
-                             key=lambda p: int(p.stem.split("_")[1]))
-        for info, path in zip(graph_inputs, input_files):
-            np.save(inputs_dir / f"{info.name}.npy", load_tensor(path))
+        for info, path in zip(graph_inputs, input_files(data_set)):
+            if info.name not in constants:
+                np.save(inputs_dir / f"{info.name}.npy", load_tensor(path))
         try:
             run = subprocess.run([str(program), "--inputs", str(inputs_dir),
                                   "--outputs", str(outputs_dir)],
@@ -140,6 +193,10 @@ def main():
     parser.add_argument("--filter", default="", help="only tests whose path contains this")
     parser.add_argument("--write-xfail", type=pathlib.Path,
                         help="write the current failures as an xfail list")
+    parser.add_argument("--constant-inputs", action="store_true",
+                        help="graph inputs the importer needs at compile "
+                        "time (scales, shapes, axes) become constants of "
+                        "the test data's values, as in a deployed model")
     parser.add_argument("--results", type=pathlib.Path,
                         help="write each model's status as JSON (for "
                              "import_all.py --conformance)")
@@ -164,7 +221,8 @@ def main():
             work = pathlib.Path(tmp) / d.relative_to(data).as_posix().replace("/", "__")
             work.mkdir()
             try:
-                return check(args.compile, d, work, args.target)
+                return check(args.compile, d, work, args.target,
+                             args.constant_inputs)
             except Exception as e:  # a broken test file, not a Parallax bug
                 return "failed", f"harness: {e}"
         futures = {pool.submit(job, d): d for d in dirs}
