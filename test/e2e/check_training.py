@@ -33,6 +33,10 @@ def closeness(rtol, atol):
     return close
 
 
+# The default tolerance (compare_runs.py uses it too).
+close = closeness(1e-4, 1e-6)
+
+
 def mpirun(workers):
     """The launcher prefix for `workers` ranks on this machine (as root,
     more ranks than cores, shared-memory transport only)."""
@@ -113,11 +117,11 @@ def main():
     failures = []
     losses = [json.loads(line)["loss"] for line in metrics.read_text().splitlines()]
     _, want = load(reference / "losses.npy")
-    close = closeness(args.rtol, args.atol)
-    if len(losses) != len(want) or not close(losses, want):
+    tolerant = closeness(args.rtol, args.atol)
+    if len(losses) != len(want) or not tolerant(losses, want):
         failures.append(f"losses {losses} != PyTorch's {list(want)}")
     parameters = sorted(p for p in reference.glob("*.npy") if p.name != "losses.npy")
-    failures += parameter_mismatches(checkpoint, parameters, close)
+    failures += parameter_mismatches(checkpoint, parameters, tolerant)
     run = f"{model} {optimizer}"
     if args.workers:
         run += f" {args.workers} workers {args.strategy}"

@@ -10,6 +10,7 @@
 
 #include "parallax/Analysis/Plan.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
+#include "parallax/Driver/Diagnostics.h"
 #include "parallax/Driver/Emit.h"
 #include "parallax/Driver/PartitionSearch.h"
 #include "parallax/InitAll.h"
@@ -389,6 +390,10 @@ int main(int argc, char **argv) {
                   "program that runs the model)");
   }
 
+  // From here on an error names the ONNX node it came from, and an op that
+  // fails verification is reported as a compiler bug.
+  parallax::PipelineDiagnostics pipelineDiagnostics(&context,
+                                                    "parallax-compile");
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
