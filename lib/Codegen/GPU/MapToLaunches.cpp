@@ -52,6 +52,12 @@ LogicalResult mapParallelLoop(scf::ParallelOp loop, int64_t threadsPerBlock) {
     counts.push_back(count);
     points = builder.createOrFold<arith::MulIOp>(loc, points, count);
   }
+  // A statically empty space (a zero-size tensor) runs nothing: no kernel.
+  if (std::optional<int64_t> known = getConstantIntValue(points);
+      known && *known == 0) {
+    loop.erase();
+    return success();
+  }
   // A small constant space gets one block of whole warps, not 256 threads.
   int64_t threads = threadsPerBlock;
   if (std::optional<int64_t> known = getConstantIntValue(points))

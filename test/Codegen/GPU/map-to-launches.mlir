@@ -52,6 +52,19 @@ func.func @small(%in: memref<4x15xf32>, %out: memref<4x15xf32>) {
 
 // -----
 
+// A statically empty space (a zero-size tensor) runs nothing: no launch,
+// no loop (before, a zero in the delinearization basis failed to verify).
+// CHECK-LABEL: func.func @empty
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: scf.for
+// CHECK: return
+func.func @empty(%in: memref<0x3x4xf32>, %out: memref<0x3x4xf32>) {
+  linalg.copy ins(%in : memref<0x3x4xf32>) outs(%out : memref<0x3x4xf32>)
+  return
+}
+
+// -----
+
 // A matrix product of 100x300 outputs: 118 blocks of 256 threads, one
 // output each, the reduction a loop inside the thread.
 // CHECK-LABEL: func.func @matmul
