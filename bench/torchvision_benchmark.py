@@ -44,24 +44,16 @@ import torchvision
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples" / "models"))
-from export import distinct_initial_values, restore_initializers  # noqa: E402
+from export import (Classifier, distinct_initial_values,  # noqa: E402
+                    restore_initializers)
 
 ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-
-
-class WithLoss(torch.nn.Module):
-    def __init__(self, model):
-        super().__init__()
-        self.m = model
-
-    def forward(self, images, labels):
-        return torch.nn.functional.cross_entropy(self.m(images), labels)
 
 
 def build(name, training):
     torch.manual_seed(0)
     model = getattr(torchvision.models, name)(num_classes=10)
-    return WithLoss(distinct_initial_values(model)).train(training)
+    return Classifier(distinct_initial_values(model)).train(training)
 
 
 def run(name, batch, steps, compile_tool, work, training):

@@ -45,6 +45,14 @@ Value boundAt(OpBuilder &b, Location loc, Value bounds, Value position) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
 }
 
+/// `value` divided by a bag's size (an index), for `mean`.
+Value divideBySize(OpBuilder &b, Location loc, Value value, Value size) {
+  Value count = arith::UIToFPOp::create(
+      b, loc, value.getType(),
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), size));
+  return arith::DivFOp::create(b, loc, value, count);
+}
+
 /// The rows [start, end) of bag `s`, checked: both bounds in [0, rows] and
 /// end >= start, or the program ends naming `op`'s node.
 std::pair<Value, Value> bagRange(OpBuilder &b, Location loc, Operation *op,
@@ -160,10 +168,7 @@ struct SegmentReduceLowering : OpConversionPattern<SegmentReduceOp> {
           Value empty = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
                                               size, indexConstant(b, l, 0));
           if (kind == ReduceKind::Mean) {
-            Value count = arith::UIToFPOp::create(
-                b, l, element,
-                arith::IndexCastOp::create(b, l, b.getI64Type(), size));
-            acc = arith::DivFOp::create(b, l, acc, count);
+            acc = divideBySize(b, l, acc, size);
           }
           // An empty bag gives 0, not -inf or 0/0.
           return arith::SelectOp::create(b, l, empty, zero, acc);
@@ -252,10 +257,7 @@ struct SegmentReduceGradLowering : OpConversionPattern<SegmentReduceGradOp> {
           case ReduceKind::Mean: {
             Value size = arith::SubIOp::create(b, l, end,
                                                boundAt(b, l, bounds, safeBag));
-            Value count = arith::UIToFPOp::create(
-                b, l, element,
-                arith::IndexCastOp::create(b, l, b.getI64Type(), size));
-            dy = arith::DivFOp::create(b, l, dy, count);
+            dy = divideBySize(b, l, dy, size);
             break;
           }
           case ReduceKind::Max: {

@@ -90,6 +90,20 @@ inline LogicalResult result(NodeContext &ctx, Value value) {
   return success();
 }
 
+/// The input, weight and optional bias of Conv and ConvTranspose; nullopt
+/// when one could not be read (already reported).
+struct ConvolutionOperands {
+  Value input, weight, bias;
+};
+inline std::optional<ConvolutionOperands>
+convolutionOperands(NodeContext &ctx) {
+  Value x = ctx.input(0), w = ctx.input(1);
+  Value bias = ctx.hasInput(2) ? ctx.input(2) : Value();
+  if (!x || !w || (ctx.hasInput(2) && !bias))
+    return std::nullopt;
+  return ConvolutionOperands{x, w, bias};
+}
+
 /// Converters defined outside OpConversions.cpp.
 LogicalResult convertLSTM(NodeContext &ctx);
 LogicalResult convertGRU(NodeContext &ctx);

@@ -690,12 +690,10 @@ std::optional<Shape> resolvePads(NodeContext &ctx, ArrayRef<int64_t> spatial,
 }
 
 LogicalResult convertConv(NodeContext &ctx) {
-  Value x = ctx.input(0), w = ctx.input(1);
-  if (!x || !w)
+  std::optional<ConvolutionOperands> operands = convolutionOperands(ctx);
+  if (!operands)
     return failure();
-  Value bias = ctx.hasInput(2) ? ctx.input(2) : Value();
-  if (ctx.hasInput(2) && !bias)
-    return failure();
+  auto [x, w, bias] = *operands;
   auto xType = cast<RankedTensorType>(x.getType());
   auto wType = cast<RankedTensorType>(w.getType());
   if (xType.getRank() < 3 || wType.getRank() != xType.getRank())

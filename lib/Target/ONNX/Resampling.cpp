@@ -28,12 +28,10 @@ using Shape = SmallVector<int64_t>;
 //===----------------------------------------------------------------------===//
 
 LogicalResult onnx_import::convertConvTranspose(NodeContext &ctx) {
-  Value x = ctx.input(0), w = ctx.input(1);
-  if (!x || !w)
+  std::optional<ConvolutionOperands> operands = convolutionOperands(ctx);
+  if (!operands)
     return failure();
-  Value bias = ctx.hasInput(2) ? ctx.input(2) : Value();
-  if (ctx.hasInput(2) && !bias)
-    return failure();
+  auto [x, w, bias] = *operands;
   auto xType = cast<RankedTensorType>(x.getType());
   auto wType = cast<RankedTensorType>(w.getType());
   int64_t groups = ctx.attrInt("group", 1);

@@ -365,9 +365,11 @@ LogicalResult inferReduce(MLIRContext *, std::optional<Location> loc,
   return success();
 }
 
-/// The kinds a segment reduction supports and the shape of its bounds.
-LogicalResult checkSegments(std::optional<Location> loc, ReduceKind kind,
-                            RankedTensorType data, RankedTensorType bounds) {
+/// The type of a segment reduction's result (one row per bag), after
+/// checking its kind and the shape of its bounds.
+FailureOr<RankedTensorType> segmentsType(std::optional<Location> loc,
+                                         ReduceKind kind, RankedTensorType data,
+                                         RankedTensorType bounds) {
   if (kind != ReduceKind::Sum && kind != ReduceKind::Mean &&
       kind != ReduceKind::Max)
     return fail(loc, "a segment reduction is sum, mean or max, not " +
@@ -378,7 +380,9 @@ LogicalResult checkSegments(std::optional<Location> loc, ReduceKind kind,
     return fail(loc, "bounds must be 1-D with one more element than there "
                      "are bags, got " +
                          str(bounds));
-  return success();
+  Shape shape(data.getShape());
+  shape.front() = bounds.getDimSize(0) - 1;
+  return RankedTensorType::get(shape, data.getElementType());
 }
 
 template <typename Adaptor>
@@ -389,11 +393,11 @@ LogicalResult inferSegmentReduce(MLIRContext *, std::optional<Location> loc,
   RankedTensorType bounds = getTensor(adaptor.getBounds());
   if (!data || !bounds)
     return fail(loc, "operands must be ranked tensors");
-  if (failed(checkSegments(loc, adaptor.getKind(), data, bounds)))
+  FailureOr<RankedTensorType> bags =
+      segmentsType(loc, adaptor.getKind(), data, bounds);
+  if (failed(bags))
     return failure();
-  Shape shape(data.getShape());
-  shape.front() = bounds.getDimSize(0) - 1;
-  types.push_back(RankedTensorType::get(shape, data.getElementType()));
+  types.push_back(*bags);
   return success();
 }
 
@@ -406,17 +410,13 @@ LogicalResult inferSegmentReduceGrad(MLIRContext *, std::optional<Location> loc,
   RankedTensorType bounds = getTensor(adaptor.getBounds());
   if (!grad || !data || !bounds)
     return fail(loc, "operands must be ranked tensors");
-  if (failed(checkSegments(loc, adaptor.getKind(), data, bounds)))
+  FailureOr<RankedTensorType> bags =
+      segmentsType(loc, adaptor.getKind(), data, bounds);
+  if (failed(bags))
     return failure();
-  Shape expected(data.getShape());
-  expected.front() = bounds.getDimSize(0) - 1;
-  if (grad.getShape() != ArrayRef<int64_t>(expected) ||
-      grad.getElementType() != data.getElementType())
-    return fail(
-        loc, "output_grad " + str(grad) +
-                 " must have the forward "
-                 "result's type, " +
-                 str(RankedTensorType::get(expected, data.getElementType())));
+  if (grad != *bags)
+    return fail(loc, "output_grad " + str(grad) +
+                         " must have the forward result's type, " + str(*bags));
   types.push_back(data);
   return success();
 }
