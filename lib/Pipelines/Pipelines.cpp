@@ -106,6 +106,14 @@ static void addDeallocationPasses(OpPassManager &pm) {
   pm.addPass(createConvertBufferizationToMemRefPass());
 }
 
+/// The deallocations, each moved right after its buffer's last use: at
+/// the end of a step's block they would keep every intermediate buffer of
+/// the step alive until it returns.
+static void addCPUDeallocationPasses(OpPassManager &pm) {
+  addDeallocationPasses(pm);
+  pm.addNestedPass<func::FuncOp>(createParallaxShortenBufferLifetimes());
+}
+
 /// Memrefs and everything else to the LLVM dialect.
 static void addFinalLLVMConversion(OpPassManager &pm) {
   // aligned_alloc, not malloc plus pointer arithmetic: LLVM then knows every
@@ -145,7 +153,7 @@ void mlir::parallax::buildCPUCodegenPipeline(OpPassManager &pm,
   if (useBlas)
     pm.addPass(createParallaxLinalgToBlas());
   addEntryPoint(pm, kind);
-  addDeallocationPasses(pm);
+  addCPUDeallocationPasses(pm);
   addCPUBufferToLLVMPasses(pm);
   // Programs link the runtime, not MLIR's runner utilities.
   pm.addPass(createParallaxUseRuntimeHelpers());
@@ -263,7 +271,7 @@ void mlir::parallax::registerParallaxPipelines() {
       [](OpPassManager &pm) {
         addParallaxToLinalgPasses(pm);
         addCPUTensorPasses(pm);
-        addDeallocationPasses(pm);
+        addCPUDeallocationPasses(pm);
         addCPUBufferToLLVMPasses(pm);
       });
   PassPipelineRegistration<>(

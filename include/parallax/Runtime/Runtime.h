@@ -72,6 +72,7 @@ extern "C" {
 #define RT_F32(n) float n
 #define RT_F64(n) double n
 #define RT_MEMREF(T, n) int64_t n##Rank, void *n
+#define RT_RETAINED_MEMREF(T, n) RT_MEMREF(T, n)
 #define RT_HYPER(n) const ParallaxHyperParameters *n
 #define RT_PTR(n) void *n
 #define PARALLAX_RT_FUNCTION(name, result, parameters)                         \

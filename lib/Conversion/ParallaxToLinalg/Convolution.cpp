@@ -4,10 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Ungrouped f32 convolutions as matrix products (im2col), grouped ones as
-// a linalg.generic, the filter gradient (conv_filter_grad) as a batched
-// product of the forward patches (grouped: a linalg.generic), pooling as
-// windowed loops.
+// Ungrouped f32 convolutions as one matrix product over the whole batch
+// (im2col), grouped ones as a linalg.generic, the filter gradient
+// (conv_filter_grad) as one product with the forward's patches (grouped: a
+// linalg.generic), pooling as windowed loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,32 +42,71 @@ Value rowsToChannelFirst(OpBuilder &b, Location loc, Value rows, int64_t lead,
   return transposed(b, loc, reshapeTo(b, loc, rows, unflat), perm);
 }
 
-/// The channel-major patches of `input` (already padded) as [N, C*K, O]:
-/// P[n, c, k..., o...] = in[n, c, o * s + k * d], K the product of `kernel`
-/// and O of `outSpatial`.
-Value channelMajorPatches(OpBuilder &b, Location loc, Value input,
-                          ArrayRef<int64_t> kernel,
-                          ArrayRef<int64_t> outSpatial,
-                          ArrayRef<int64_t> strides,
-                          ArrayRef<int64_t> dilations) {
+/// Whether an ungrouped convolution's patches are pixel-major: when the
+/// kernel is wider than the output, the copy's innermost loop runs over
+/// the kernel (see convolveAsMatmul). The forward convolution and its
+/// filter gradient choose alike, so that CSE merges their patch copies.
+bool usesPixelMajorPatches(ArrayRef<int64_t> kernel,
+                           ArrayRef<int64_t> outSpatial) {
+  return outSpatial.back() < kernel.back();
+}
+
+/// The patches of `input` (already padded), each an input element
+/// in[n, c, o * s + k * d], K the product of `kernel` and O of
+/// `outSpatial`:
+/// - channel-major, [C*K, N*O]: loops (c, k..., n, o...), the output's
+///   pixels innermost;
+/// - pixel-major, [N*O, C*K]: loops (n, o..., c, k...), the kernel's
+///   positions innermost.
+Value convolutionPatches(OpBuilder &b, Location loc, Value input,
+                         ArrayRef<int64_t> kernel, ArrayRef<int64_t> outSpatial,
+                         ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                         bool pixelMajor) {
   MLIRContext *ctx = b.getContext();
   RankedTensorType inputType = tensorTypeOf(input);
   int64_t n = inputType.getDimSize(0), c = inputType.getDimSize(1);
   int64_t k = kernel.size();
   auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
-  // Loops (n, c, k_1..k_k, o_1..o_k); the patch tensor has that shape.
-  Shape patchShape{n, c};
-  llvm::append_range(patchShape, kernel);
-  llvm::append_range(patchShape, outSpatial);
-  SmallVector<AffineExpr> in{dim(0), dim(1)};
+  // Loop positions of n, c, the first kernel and the first output
+  // dimension; the patch tensor has the loops' shape.
+  int64_t nAt, cAt, kAt, oAt;
+  Shape patchShape;
+  if (pixelMajor) {
+    nAt = 0, oAt = 1, cAt = k + 1, kAt = k + 2;
+    patchShape.push_back(n);
+    llvm::append_range(patchShape, outSpatial);
+    patchShape.push_back(c);
+    llvm::append_range(patchShape, kernel);
+  } else {
+    cAt = 0, kAt = 1, nAt = k + 1, oAt = k + 2;
+    patchShape.push_back(c);
+    llvm::append_range(patchShape, kernel);
+    patchShape.push_back(n);
+    llvm::append_range(patchShape, outSpatial);
+  }
+  SmallVector<AffineExpr> in{dim(nAt), dim(cAt)};
   for (int64_t d = 0; d < k; ++d)
-    in.push_back(dim(2 + k + d) * strides[d] + dim(2 + d) * dilations[d]);
+    in.push_back(dim(oAt + d) * strides[d] + dim(kAt + d) * dilations[d]);
   Value patches =
       remap(b, loc, input, AffineMap::get(patchShape.size(), 0, in, ctx),
             RankedTensorType::get(patchShape, inputType.getElementType()));
-  return reshapeTo(b, loc, patches,
-                   {n, c * ShapedType::getNumElements(kernel),
-                    ShapedType::getNumElements(outSpatial)});
+  int64_t ck = c * ShapedType::getNumElements(kernel);
+  int64_t no = n * ShapedType::getNumElements(outSpatial);
+  return pixelMajor ? reshapeTo(b, loc, patches, {no, ck})
+                    : reshapeTo(b, loc, patches, {ck, no});
+}
+
+/// A zero-initialized matrix product `lhs` [M, K] x `rhs` [K, N].
+Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  Type elementType = tensorTypeOf(lhs).getElementType();
+  auto type = RankedTensorType::get(
+      {tensorTypeOf(lhs).getDimSize(0), tensorTypeOf(rhs).getDimSize(1)},
+      elementType);
+  return linalg::MatmulOp::create(
+             b, loc, ValueRange{lhs, rhs},
+             ValueRange{filledTensor(b, loc, type,
+                                     scalarConstant(b, loc, elementType, 0))})
+      .getResult(0);
 }
 
 /// A linalg.generic accumulating `lhs * rhs` into `init` over `maps`' loops,
@@ -124,9 +163,10 @@ Value groupedFilterGradient(OpBuilder &b, Location loc, ConvFilterGradOp op,
 
 /// dW [M, C, K...] from the forward convolution's own patches of the padded
 /// input X [N, C, ...] (the same copy, which CSE merges with the
-/// forward's): per image P[n] [C*K, O] times DY[n]^T [O, M], summed over
-/// images, transposed to [M, C*K]. No transposed copies of X and DY and no
-/// second patch tensor.
+/// forward's): one matrix product over all images and pixels, DY as
+/// [M, N*O] times the patches as [N*O, C*K] (channel-major patches are
+/// read transposed, which BLAS does without a copy). No per-image
+/// products to sum, no second patch tensor.
 struct ConvFilterGradLowering : OpConversionPattern<ConvFilterGradOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -143,89 +183,62 @@ struct ConvFilterGradLowering : OpConversionPattern<ConvFilterGradOp> {
     int64_t n = dyType.getDimSize(0), m = dyType.getDimSize(1);
     ArrayRef<int64_t> kernel = op.getKernel();
     ArrayRef<int64_t> outSpatial = dyType.getShape().drop_front(2);
-    int64_t ck = type.getDimSize(1) * ShapedType::getNumElements(kernel);
     int64_t o = ShapedType::getNumElements(outSpatial);
-    Value columns =
-        channelMajorPatches(rewriter, loc, adaptor.getInput(), kernel,
-                            outSpatial, op.getStrides(), op.getDilations());
-    Value dyRows = transposed(
-        rewriter, loc, reshapeTo(rewriter, loc, dy, {n, m, o}), {0, 2, 1});
-    Type elementType = type.getElementType();
-    auto productType = RankedTensorType::get({n, ck, m}, elementType);
-    Value perImage = linalg::BatchMatmulOp::create(
-                         rewriter, loc, ValueRange{columns, dyRows},
-                         ValueRange{filledTensor(
-                             rewriter, loc, productType,
-                             scalarConstant(rewriter, loc, elementType, 0))})
-                         .getResult(0);
-    Value sum = reduce(rewriter, loc, perImage, {0}, 0, addOf);
+    bool pixelMajor = usesPixelMajorPatches(kernel, outSpatial);
+    Value patches = convolutionPatches(rewriter, loc, adaptor.getInput(),
+                                       kernel, outSpatial, op.getStrides(),
+                                       op.getDilations(), pixelMajor);
+    if (!pixelMajor)
+      patches = transposed(rewriter, loc, patches, {1, 0});
+    Value dyRows = reshapeTo(
+        rewriter, loc,
+        transposed(rewriter, loc, reshapeTo(rewriter, loc, dy, {n, m, o}),
+                   {1, 0, 2}),
+        {m, n * o});
     rewriter.replaceOp(op, reshapeTo(rewriter, loc,
-                                     transposed(rewriter, loc, sum, {1, 0}),
+                                     matmul(rewriter, loc, dyRows, patches),
                                      type.getShape()));
     return success();
   }
 };
 
-/// An ungrouped convolution as matrix products (im2col), which
-/// --parallax-linalg-to-blas sends to BLAS. Two layouts of the patches of
-/// the padded input, chosen so that the copy's innermost loop is the longer
-/// of the last output and kernel dimensions (a contiguous, vectorizable run
+/// An ungrouped convolution as one matrix product (im2col), which
+/// --parallax-linalg-to-blas sends to BLAS: all images at once, so the
+/// filter is read as it is (no copy per image) and BLAS gets one large
+/// product. The patches' layout puts the longer of the last output and
+/// kernel dimensions innermost in the copy (a contiguous, vectorizable run
 /// of the input for unit strides and dilations):
 /// - channel-major (outputs at least as wide as the kernel, the usual
-///   case): P[n, c, k..., o...] = in[n, c, o * s + k * d] as [N, C*K, O],
-///   and per image the filter [M, C*K] times P[n] gives the output
-///   [N, M, O] directly (a linalg.batch_matmul);
-/// - pixel-major (kernels wider than the output): P[n, o..., c, k...] as
-///   [N*O, C*K] times the filter as [C*K, M] gives [N*O, M]; a transpose
-///   restores N x M x O.
+///   case): the filter [M, C*K] times P [C*K, N*O] gives [M, N, O...]; a
+///   transpose restores N x M x O;
+/// - pixel-major (kernels wider than the output): P [N*O, C*K] times the
+///   filter as [C*K, M] gives [N*O, M]; a transpose restores N x M x O.
 Value convolveAsMatmul(OpBuilder &b, Location loc, ConvOp op, Value input,
                        Value filter, RankedTensorType type) {
-  MLIRContext *ctx = b.getContext();
   RankedTensorType filterType = tensorTypeOf(filter);
-  Type elementType = type.getElementType();
   int64_t k = type.getRank() - 2;
   int64_t n = type.getDimSize(0), m = type.getDimSize(1);
   int64_t c = filterType.getDimSize(1);
   ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
   ArrayRef<int64_t> kernel = filterType.getShape().drop_front(2);
-  int64_t o = ShapedType::getNumElements(outSpatial);
   int64_t ck = c * ShapedType::getNumElements(kernel);
-  auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
-  Value zero = scalarConstant(b, loc, elementType, 0);
-  if (outSpatial.back() >= kernel.back()) {
-    Value columns = channelMajorPatches(b, loc, input, kernel, outSpatial,
-                                        op.getStrides(), op.getDilations());
-    // The filter, one copy per image (batch_matmul has no broadcasting).
-    Value weights = remap(b, loc, reshapeTo(b, loc, filter, {m, ck}),
-                          AffineMap::get(3, 0, {dim(1), dim(2)}, ctx),
-                          RankedTensorType::get({n, m, ck}, elementType));
-    auto productType = RankedTensorType::get({n, m, o}, elementType);
-    Value product = linalg::BatchMatmulOp::create(
-                        b, loc, ValueRange{weights, columns},
-                        ValueRange{filledTensor(b, loc, productType, zero)})
-                        .getResult(0);
-    return reshapeTo(b, loc, product, type.getShape());
-  }
-  // Loops (n, o_1..o_k, c, k_1..k_k); the patch tensor has that shape.
-  Shape patchShape{n};
-  llvm::append_range(patchShape, outSpatial);
-  patchShape.push_back(c);
-  llvm::append_range(patchShape, kernel);
-  SmallVector<AffineExpr> in{dim(0), dim(k + 1)};
+  bool pixelMajor = usesPixelMajorPatches(kernel, outSpatial);
+  Value patches = convolutionPatches(b, loc, input, kernel, outSpatial,
+                                     op.getStrides(), op.getDilations(),
+                                     pixelMajor);
+  Value weights = reshapeTo(b, loc, filter, {m, ck});
+  if (pixelMajor)
+    return rowsToChannelFirst(
+        b, loc, matmul(b, loc, patches, transposed(b, loc, weights, {1, 0})),
+        n, outSpatial);
+  Shape unflat{m, n};
+  llvm::append_range(unflat, outSpatial);
+  SmallVector<int64_t> perm{1, 0};
   for (int64_t d = 0; d < k; ++d)
-    in.push_back(dim(1 + d) * op.getStrides()[d] +
-                 dim(k + 2 + d) * op.getDilations()[d]);
-  auto patchType = RankedTensorType::get(patchShape, elementType);
-  Value patches = remap(
-      b, loc, input, AffineMap::get(patchShape.size(), 0, in, ctx), patchType);
-  Value lhs = reshapeTo(b, loc, patches, {n * o, ck});
-  Value rhs = transposed(b, loc, reshapeTo(b, loc, filter, {m, ck}), {1, 0});
-  auto productType = RankedTensorType::get({n * o, m}, elementType);
-  Value product = linalg::MatmulOp::create(
-                      b, loc, ValueRange{lhs, rhs},
-                      ValueRange{filledTensor(b, loc, productType, zero)})
-                      .getResult(0);
-  return rowsToChannelFirst(b, loc, product, n, outSpatial);
+    perm.push_back(2 + d);
+  return transposed(
+      b, loc, reshapeTo(b, loc, matmul(b, loc, weights, patches), unflat),
+      perm);
 }
 
 /// Loops (n, f, o_1..o_k, c, k_1..k_k) of a grouped N-d convolution:

@@ -36,10 +36,19 @@ enum Kind : uint8_t {
 #undef PARALLAX_ABI_MEMREF_KIND
 };
 
+/// A parameter: its kind, and for memrefs whether the runtime keeps the
+/// pointer past the call (RT_RETAINED_MEMREF).
+struct Parameter {
+  Parameter(Kind kind, bool retained = false)
+      : kind(kind), retained(retained) {}
+  Kind kind;
+  bool retained;
+};
+
 struct Entry {
   const char *symbol;
   Kind result;
-  std::vector<Kind> parameters;
+  std::vector<Parameter> parameters;
 };
 
 #define PARALLAX_ABI_UNPAREN(...) __VA_ARGS__
@@ -59,9 +68,10 @@ const std::vector<Entry> &entries() {
 #define RT_F32(n) F32
 #define RT_F64(n) F64
 #define RT_MEMREF(T, n) MemRef_##T
+#define RT_RETAINED_MEMREF(T, n) Parameter(MemRef_##T, /*retained=*/true)
 #define PARALLAX_RT_FUNCTION(name, result, parameters)                         \
   {"parallax_rt_" #name, result,                                               \
-   std::vector<Kind>{PARALLAX_ABI_UNPAREN parameters}},
+   std::vector<Parameter>{PARALLAX_ABI_UNPAREN parameters}},
 #include "parallax/Runtime/RuntimeABI.def"
 #include "parallax/Runtime/RuntimeABIEnd.def"
   };
@@ -119,12 +129,17 @@ StringRef abi::symbol(Function function) {
 FunctionType abi::type(Function function, MLIRContext *context) {
   const Entry &entry = entries()[static_cast<unsigned>(function)];
   SmallVector<Type> parameters;
-  for (Kind kind : entry.parameters)
-    parameters.push_back(typeOf(kind, context));
+  for (Parameter parameter : entry.parameters)
+    parameters.push_back(typeOf(parameter.kind, context));
   SmallVector<Type> results;
   if (entry.result != None)
     results.push_back(typeOf(entry.result, context));
   return FunctionType::get(context, parameters, results);
+}
+
+bool abi::retainsArgument(Function function, unsigned index) {
+  const Entry &entry = entries()[static_cast<unsigned>(function)];
+  return index < entry.parameters.size() && entry.parameters[index].retained;
 }
 
 #define PARALLAX_ABI_FAMILY(lookup, prefix)                                    \

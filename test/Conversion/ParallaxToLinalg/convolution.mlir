@@ -63,12 +63,15 @@ func.func @average_pool_exclude_pad(%x: tensor<1x1x5x5xf32>) -> tensor<1x1x4x4xf
 // -----
 
 // An ungrouped f32 convolution whose output is at least as wide as its
-// kernel: channel-major patches of the padded input [N, C*K, O] and one
-// product per image with the filter [M, C*K], then the bias.
+// kernel: channel-major patches of the padded input [C*K, N*O] (the
+// images inside), one product with the filter [M, C*K] as it is (no copy
+// per image), transposed from M x N x O to N x M x O, then the bias.
 // CHECK-LABEL: func.func @conv_channel_major
 // CHECK: %[[PAD:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK: linalg.generic {{.*}} ins(%[[PAD]] : tensor<2x3x10x10xf32>) outs(%{{.*}} : tensor<2x3x3x3x8x8xf32>)
-// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x16x27xf32>, tensor<2x27x64xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[PAD]] : tensor<2x3x10x10xf32>) outs(%{{.*}} : tensor<3x3x3x2x8x8xf32>)
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x27xf32>, tensor<27x128xf32>)
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<16x2x8x8xf32>) outs(%{{.*}} : tensor<2x16x8x8xf32>) permutation = [1, 0, 2, 3]
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x16x8x8xf32>, tensor<16x1x1xf32>)
 // CHECK: arith.addf
 func.func @conv_channel_major(%x: tensor<2x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf32>) -> tensor<2x16x8x8xf32> {
@@ -106,15 +109,16 @@ func.func @conv_depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> t
 // -----
 
 // The filter gradient reuses the forward's patch layout of the padded
-// input: per-image products with dy^T, summed over the images, then one
-// transpose to the filter's [M, C*K].
+// input, [C*K, N*O]: one product of dy as [M, N*O] with the patches read
+// transposed, no per-image products to sum.
 // CHECK-LABEL: func.func @filter_gradient
-// CHECK: %[[PATCHES:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x3x6x6xf32>) outs(%{{.*}} : tensor<2x3x3x3x4x4xf32>)
-// CHECK: %[[COLUMNS:.*]] = tensor.collapse_shape %[[PATCHES]]
-// CHECK: %[[DYT:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x4x16xf32>) outs(%{{.*}} : tensor<2x16x4xf32>) permutation = [0, 2, 1]
-// CHECK: %[[PER:.*]] = linalg.batch_matmul ins(%{{.*}}, %[[DYT]] : tensor<2x27x16xf32>, tensor<2x16x4xf32>)
-// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[PER]] : tensor<2x27x4xf32>) outs(%{{.*}} : tensor<27x4xf32>)
-// CHECK: %[[T:.*]] = linalg.transpose ins(%[[SUM]] : tensor<27x4xf32>) outs(%{{.*}} : tensor<4x27xf32>) permutation = [1, 0]
+// CHECK: %[[PATCHES:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x3x6x6xf32>) outs(%{{.*}} : tensor<3x3x3x2x4x4xf32>)
+// CHECK: %[[COLUMNS:.*]] = tensor.expand_shape {{.*}} into tensor<27x32xf32>
+// CHECK: %[[PT:.*]] = linalg.transpose ins(%[[COLUMNS]] : tensor<27x32xf32>) outs(%{{.*}} : tensor<32x27xf32>) permutation = [1, 0]
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x4x16xf32>) outs(%{{.*}} : tensor<4x2x16xf32>) permutation = [1, 0, 2]
+// CHECK: %[[DY:.*]] = tensor.expand_shape {{.*}} into tensor<4x32xf32>
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: %[[DW:.*]] = linalg.matmul ins(%[[DY]], %[[PT]] : tensor<4x32xf32>, tensor<32x27xf32>) outs(%{{.*}} : tensor<4x27xf32>)
 // CHECK: tensor.expand_shape {{.*}} : tensor<108xf32> into tensor<4x3x3x3xf32>
 func.func @filter_gradient(%x: tensor<2x3x6x6xf32>, %dy: tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32> {
   %0 = parallax.conv_filter_grad %x, %dy kernel = [3, 3] strides = [1, 1] dilations = [1, 1] : tensor<2x3x6x6xf32>, tensor<2x4x4x4xf32>
@@ -124,7 +128,7 @@ func.func @filter_gradient(%x: tensor<2x3x6x6xf32>, %dy: tensor<2x4x4x4xf32>) ->
 // -----
 
 // Strides and dilations of the forward convolution place the patches.
-// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2 * 2, d5 * 2 + d3 * 2)>
+// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0, d4 * 2 + d1 * 2, d5 * 2 + d2 * 2)>
 // CHECK-LABEL: func.func @filter_gradient_strided
 // CHECK: linalg.generic {indexing_maps = [#[[P]], #{{.*}}], {{.*}} ins(%arg0 : tensor<1x2x9x9xf32>)
 func.func @filter_gradient_strided(%x: tensor<1x2x9x9xf32>, %dy: tensor<1x3x3x3xf32>) -> tensor<3x2x3x3xf32> {

@@ -6,6 +6,9 @@
 // them. A synchronous allreduce is bucket 1, an allgather and a broadcast
 // fill fresh buffers. Traffic is counted under the names of the `for`
 // lists, or the collective's own name.
+// The result buffer is filled at the wait: the declaration marks it
+// retained, so it is not freed right after the add.
+// CHECK-DAG: func.func private @parallax_rt_allreduce_add_f32(i64, !llvm.ptr, memref<*xf32>, memref<*xf32> {parallax.retained})
 // CHECK-DAG: llvm.mlir.global internal constant @[[W:.*]]("w\00")
 // CHECK-DAG: llvm.mlir.global internal constant @[[BIAS:.*]]("bias\00")
 // CHECK-DAG: llvm.mlir.global internal constant @[[EMB:.*]]("emb\00")

@@ -6,6 +6,9 @@
 // lives with its variable's partitions; a pull of rows fills a fresh buffer,
 // a whole pull refreshes the global it then views, and a push calls the
 // runtime with the shards, the variable, its state and the gradient.
+// A queued pull keeps the table and the result buffer until
+// pull_rows_complete: both are retained.
+// CHECK-DAG: func.func private @parallax_rt_pull_rows_request_f32(!llvm.ptr, i64, i64, memref<*xf32> {parallax.retained}, memref<*xi64>, memref<*xf32> {parallax.retained})
 module attributes {parallax.world = #parallax.world<workers = 4>} {
   parallax.variable trainable @emb : tensor<100x8xf32> = dense<0.5> {distribution = #parallax.distribution<ps, partitions = 2>}
   parallax.variable state @emb.sum : tensor<100x8xf32> = dense<0.0>

@@ -125,6 +125,38 @@ def ParallaxUseRuntimeHelpers : Pass<"parallax-use-runtime-helpers",
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ParallaxShortenBufferLifetimes
+    : Pass<"parallax-shorten-buffer-lifetimes", "::mlir::func::FuncOp"> {
+  let summary = "Free each buffer right after its last use";
+  let description = [{
+    Upstream's ownership-based deallocation frees a buffer at the end of
+    the block that allocates it. A training step is one block, so every
+    intermediate buffer of the forward and backward pass stayed allocated
+    until the step returned: a ResNet-18 step (batch 32) held 1.85 GB where
+    its live buffers never exceed a fraction of that, and each step wrote
+    to memory the allocator could not reuse (cache misses, and page faults
+    on the first step).
+
+    Like upstream's `optimize-allocation-liveness`, this pass moves the
+    `memref.dealloc` of each `memref.alloc` to right after the last op of
+    the allocating block that uses the buffer or any view of it
+    (`BufferViewFlowAnalysis`, plus every memref an op makes from it, as a
+    conservative closure). It leaves a deallocation where it is when the
+    buffer may outlive what the IR shows: passed to a runtime parameter
+    marked `parallax.retained` (RT_RETAINED_MEMREF: the runtime keeps the
+    pointer, e.g. an AllReduce result filled at the bucket's wait or a
+    registered input filled each step), yielded or returned by a
+    terminator, turned into a pointer or a cast the analysis cannot follow,
+    freed more than once, or used outside the allocating block's ops.
+
+    Precondition: deallocations are explicit `memref.dealloc`s (after the
+    deallocation pipeline and `convert-bufferization-to-memref`), before the
+    conversion to the LLVM dialect. Postcondition: the same program; each
+    moved deallocation follows the last use of its buffer.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
                                "::mlir::ModuleOp"> {
   let summary = "Run f32 matrix products through the runtime's BLAS call";

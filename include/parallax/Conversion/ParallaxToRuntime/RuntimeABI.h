@@ -35,6 +35,11 @@ StringRef symbol(Function function);
 /// memref<*xT>, numbers as themselves.
 FunctionType type(Function function, MLIRContext *context);
 
+/// Whether `function` keeps the pointer of memref parameter `index` past
+/// the call (RT_RETAINED_MEMREF): the buffer must live until the runtime
+/// is done with it, not just until the call returns.
+bool retainsArgument(Function function, unsigned index);
+
 /// The typed families, by element type (std::nullopt: no .npy dtype).
 std::optional<Function> readInput(Type element);
 std::optional<Function> writeOutput(Type element);

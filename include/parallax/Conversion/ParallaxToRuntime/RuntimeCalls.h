@@ -39,17 +39,26 @@ inline func::FuncOp findEntryTarget(ModuleOp module, StringRef name,
   return target;
 }
 
-/// Declares the runtime function `name` (private, at the top of `module`)
-/// unless the module already has it; returns `name`.
-/// `listener` (a rewriter, in a conversion pattern) sees the new op.
-inline StringRef
-declareRuntimeFunction(ModuleOp module, StringRef name, FunctionType type,
+/// Declares runtime entry point `function` (private, at the top of
+/// `module`, with its type from RuntimeABI.def and `parallax.retained` on
+/// the memref parameters the runtime keeps past the call) unless the
+/// module already has it; returns the declaration. `listener` (a rewriter,
+/// in a conversion pattern) sees the new op.
+inline func::FuncOp
+declareRuntimeFunction(ModuleOp module, abi::Function function,
                        OpBuilder::Listener *listener = nullptr) {
-  if (!module.lookupSymbol(name)) {
-    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody(), listener);
-    func::FuncOp::create(builder, module.getLoc(), name, type).setPrivate();
-  }
-  return name;
+  StringRef name = abi::symbol(function);
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody(), listener);
+  FunctionType type = abi::type(function, builder.getContext());
+  auto declaration = func::FuncOp::create(builder, module.getLoc(), name, type);
+  declaration.setPrivate();
+  for (unsigned i = 0, e = type.getNumInputs(); i < e; ++i)
+    if (abi::retainsArgument(function, i))
+      declaration.setArgAttr(i, ParallaxDialect::getRetainedAttrName(),
+                             builder.getUnitAttr());
+  return declaration;
 }
 
 /// Declares runtime entry point `function` in `module` (once, with its
@@ -60,7 +69,7 @@ inline func::CallOp callRuntime(OpBuilder &builder, ModuleOp module,
                                 ValueRange args) {
   FunctionType type = abi::type(function, builder.getContext());
   StringRef name = abi::symbol(function);
-  declareRuntimeFunction(module, name, type, builder.getListener());
+  declareRuntimeFunction(module, function, builder.getListener());
   if (TypeRange(args) != type.getInputs()) {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -163,9 +172,8 @@ inline void emitIndexCheck(OpBuilder &b, Location loc, Operation *op, Value bad,
   auto module = op->getParentOfType<ModuleOp>();
   Type i64 = b.getI64Type();
   abi::Function callee = abi::Function::index_out_of_range;
-  declareRuntimeFunction(module, abi::symbol(callee),
-                         abi::type(callee, b.getContext()), b.getListener());
-  auto function = module.lookupSymbol<func::FuncOp>(abi::symbol(callee));
+  func::FuncOp function =
+      declareRuntimeFunction(module, callee, b.getListener());
   if (!function->hasAttr("passthrough"))
     function->setAttr("passthrough", b.getStrArrayAttr({"noreturn", "cold"}));
   std::string where =

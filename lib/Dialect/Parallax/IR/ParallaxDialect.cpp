@@ -120,6 +120,12 @@ static LogicalResult verifyNameAttr(Operation *op, NamedAttribute attr) {
                              << "' must be an array of #parallax.index_range";
     return success();
   }
+  if (attr.getName() == ParallaxDialect::getRetainedAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << ParallaxDialect::getRetainedAttrName()
+                             << "' must be a unit attribute";
+    return success();
+  }
   if (attr.getName() != ParallaxDialect::getNameAttrName())
     return op->emitError() << "unknown Parallax argument or result attribute '"
                            << attr.getName().getValue() << "'";

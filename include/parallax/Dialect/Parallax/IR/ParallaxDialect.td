@@ -47,7 +47,8 @@ def Parallax_Dialect : Dialect {
 
   // The attributes the dialect attaches to ops of other dialects: a
   // module's world, a function argument's or result's ONNX name and index
-  // ranges, and the `memref.global`s variables are lowered to. Verified in
+  // ranges, a runtime parameter the runtime keeps, and the `memref.global`s
+  // variables are lowered to. Verified in
   // verifyOperationAttribute / verifyRegionArgAttribute.
   let discardableAttrs = (ins
     // The `#parallax.world` of a module.
@@ -69,7 +70,11 @@ def Parallax_Dialect : Dialect {
     // On a variable (and the `memref.global` it is lowered to): its initial
     // value is the model's initializer of the same name, loaded when the
     // program starts instead of embedded in it.
-    "::mlir::UnitAttr":$from_model
+    "::mlir::UnitAttr":$from_model,
+    // On a memref parameter of a runtime function's declaration
+    // (RT_RETAINED_MEMREF): the runtime keeps the pointer past the call, so
+    // the buffer must not be freed right after it.
+    "::mlir::UnitAttr":$retained
   );
 
   let extraClassDeclaration = [{
@@ -94,6 +99,9 @@ def Parallax_Dialect : Dialect {
     }
     static constexpr ::llvm::StringLiteral getFromModelAttrName() {
       return FromModelAttrHelper::getNameStr();
+    }
+    static constexpr ::llvm::StringLiteral getRetainedAttrName() {
+      return RetainedAttrHelper::getNameStr();
     }
 
     /// "node 'NAME'" for an op imported from ONNX node NAME (its NameLoc),
