@@ -430,6 +430,18 @@ extern "C" double parallax_rt_now() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
+/// `length` elements of type T from `from` to `to`, `fromStep` and
+/// `toStep` bytes apart.
+template <typename T>
+static void copyStrided(const char *from, char *to, int64_t length,
+                        int64_t fromStep, int64_t toStep) {
+  for (int64_t i = 0; i < length; ++i) {
+    T value;
+    std::memcpy(&value, from + i * fromStep, sizeof(T));
+    std::memcpy(to + i * toStep, &value, sizeof(T));
+  }
+}
+
 extern "C" void parallax_rt_memref_copy(int64_t elementSize, void *sourcePtr,
                                         void *targetPtr) {
   // MLIR's unranked memrefs, passed by pointer.
@@ -439,26 +451,44 @@ extern "C" void parallax_rt_memref_copy(int64_t elementSize, void *sourcePtr,
   StridedView src = viewDescriptor(rank, source->descriptor, elementSize);
   StridedView dst = viewDescriptor(rank, target->descriptor, elementSize);
   // The innermost dimensions that are contiguous in both form one run,
-  // copied with memcpy; the outer ones are walked index by index.
+  // copied with memcpy; the outer ones are walked index by index, the
+  // innermost of them as a strided loop (a dilation or a strided slice
+  // copies single elements: a typed load and store each, not a memcpy
+  // call).
   int64_t run = 1, inner = rank;
   while (inner > 0 && src.strides[inner - 1] == run &&
          dst.strides[inner - 1] == run) {
     run *= src.sizes[inner - 1];
     --inner;
   }
-  int64_t count = 1;
-  for (int64_t d = 0; d < inner; ++d)
-    count *= src.sizes[d];
-  std::vector<int64_t> index(inner, 0);
-  for (int64_t n = 0; n < count; ++n) {
+  if (inner == 0) {
+    std::memcpy(dst.data, src.data, run * elementSize);
+    return;
+  }
+  int64_t lines = 1;
+  for (int64_t d = 0; d + 1 < inner; ++d)
+    lines *= src.sizes[d];
+  int64_t length = src.sizes[inner - 1];
+  int64_t srcStep = src.strides[inner - 1] * elementSize;
+  int64_t dstStep = dst.strides[inner - 1] * elementSize;
+  int64_t bytes = run * elementSize;
+  std::vector<int64_t> index(inner - 1, 0);
+  for (int64_t line = 0; line < lines; ++line) {
     int64_t srcOffset = 0, dstOffset = 0;
-    for (int64_t d = 0; d < inner; ++d) {
+    for (int64_t d = 0; d + 1 < inner; ++d) {
       srcOffset += index[d] * src.strides[d];
       dstOffset += index[d] * dst.strides[d];
     }
-    std::memcpy(dst.data + dstOffset * elementSize,
-                src.data + srcOffset * elementSize, run * elementSize);
-    for (int64_t d = inner - 1; d >= 0; --d) {
+    const char *from = src.data + srcOffset * elementSize;
+    char *to = dst.data + dstOffset * elementSize;
+    if (bytes == 4)
+      copyStrided<uint32_t>(from, to, length, srcStep, dstStep);
+    else if (bytes == 8)
+      copyStrided<uint64_t>(from, to, length, srcStep, dstStep);
+    else
+      for (int64_t i = 0; i < length; ++i)
+        std::memcpy(to + i * dstStep, from + i * srcStep, bytes);
+    for (int64_t d = inner - 2; d >= 0; --d) {
       if (++index[d] < src.sizes[d])
         break;
       index[d] = 0;
