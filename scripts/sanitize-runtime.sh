@@ -48,7 +48,7 @@ ar rcs "$BUILD/libParallaxRuntime.a" "${objects[@]}"
 RUNTIME=("$BUILD/libParallaxRuntime.a" $MPI_LIBS -lonnx_proto -lprotobuf -lm)
 
 $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include $MPI_CFLAGS \
-  unittests/Support/{FileNames,Npy}Test.cpp unittests/Runtime/{CpuKernels,InputChecks,Optimizers}Test.cpp \
+  unittests/Support/{FileNames,Npy}Test.cpp unittests/Runtime/{CpuKernels,InputChecks,MemRefCopy,Optimizers}Test.cpp \
   "${RUNTIME[@]}" -lgtest -lgtest_main -pthread -o "$BUILD/runtime-tests"
 $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include -DOMPI_SKIP_MPICXX \
   $MPI_CFLAGS unittests/Runtime/ParameterStoreTest.cpp \
