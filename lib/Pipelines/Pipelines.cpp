@@ -129,6 +129,9 @@ static void addFinalLLVMConversion(OpPassManager &pm) {
 
 /// Host loops and the conversion of everything to LLVM.
 static void addCPUBufferToLLVMPasses(OpPassManager &pm) {
+  // Many small functions for LLVM instead of one step of thousands of
+  // loop nests, whose loop passes grow with the whole function.
+  pm.addPass(createParallaxOutlineKernels());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -138,6 +141,7 @@ static void addCPUBufferToLLVMPasses(OpPassManager &pm) {
   pm.addPass(createParallaxApproximateMath());
   pm.addPass(createConvertMathToLibmPass());
   addFinalLLVMConversion(pm);
+  pm.addPass(createParallaxMarkNoaliasArguments());
 }
 
 static void addEntryPoint(OpPassManager &pm, ProgramKind kind) {

@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -63,6 +64,16 @@ LogicalResult ParallaxDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << getVariableAttrName()
                              << "' must be \"trainable\", \"state\" or "
                                 "\"statistics\"";
+    return success();
+  }
+  if (attr.getName() == getNoaliasPointersAttrName()) {
+    auto positions = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!positions || !isa<FunctionOpInterface>(op) ||
+        llvm::any_of(positions.asArrayRef(),
+                     [](int64_t position) { return position < 0; }))
+      return op->emitError() << "'" << getNoaliasPointersAttrName()
+                             << "' must be an array<i64> of argument "
+                                "positions on a function";
     return success();
   }
   if (attr.getName() == getShardsAttrName()) {

@@ -74,7 +74,12 @@ def Parallax_Dialect : Dialect {
     // On a memref parameter of a runtime function's declaration
     // (RT_RETAINED_MEMREF): the runtime keeps the pointer past the call, so
     // the buffer must not be freed right after it.
-    "::mlir::UnitAttr":$retained
+    "::mlir::UnitAttr":$retained,
+    // On a kernel function (parallax-outline-kernels): the positions of its
+    // LLVM arguments, once its memrefs are expanded into descriptors, that
+    // are pointers to a buffer no other argument reaches (the conversion to
+    // LLVM drops `llvm.noalias` on memref arguments).
+    "::mlir::DenseI64ArrayAttr":$noalias_pointers
   );
 
   let extraClassDeclaration = [{
@@ -102,6 +107,9 @@ def Parallax_Dialect : Dialect {
     }
     static constexpr ::llvm::StringLiteral getRetainedAttrName() {
       return RetainedAttrHelper::getNameStr();
+    }
+    static constexpr ::llvm::StringLiteral getNoaliasPointersAttrName() {
+      return NoaliasPointersAttrHelper::getNameStr();
     }
 
     /// "node 'NAME'" for an op imported from ONNX node NAME (its NameLoc),
