@@ -291,7 +291,7 @@ FailureOr<bool> GraphImporter::evaluate(NodeContext &ctx, Converter convert) {
   // constant inputs; nothing reaches the function unless every output
   // folds.
   Block scratch;
-  auto discard = llvm::make_scope_exit([&] {
+  llvm::scope_exit discard([&] {
     scratch.dropAllReferences();
     scratch.clear();
   });
