@@ -28,9 +28,11 @@ template <typename T> struct View3D {
   int64_t offset, sizes[3], strides[3];
   View3D(std::vector<T> &data, int64_t offset, std::array<int64_t, 3> sizes,
          std::array<int64_t, 3> strides)
-      : allocated(data.data()), aligned(data.data()), offset(offset),
-        sizes{sizes[0], sizes[1], sizes[2]},
-        strides{strides[0], strides[1], strides[2]} {}
+      : allocated(data.data()), aligned(data.data()),
+        offset(offset), sizes{sizes[0], sizes[1], sizes[2]}, strides{
+                                                                 strides[0],
+                                                                 strides[1],
+                                                                 strides[2]} {}
   T &at(int64_t i, int64_t j, int64_t k) {
     return aligned[offset + i * strides[0] + j * strides[1] + k * strides[2]];
   }

@@ -31,9 +31,9 @@ struct MarkNoaliasArgumentsPass
       for (int64_t position : positions.asArrayRef()) {
         if (position >= static_cast<int64_t>(parameters.size()) ||
             !isa<LLVM::LLVMPointerType>(parameters[position])) {
-          function.emitError() << "internal error: '" << name
-                               << "' names argument " << position
-                               << ", which is not a pointer";
+          function.emitError()
+              << "internal error: '" << name << "' names argument " << position
+              << ", which is not a pointer";
           return WalkResult::interrupt();
         }
         function.setArgAttr(position, LLVM::LLVMDialect::getNoAliasAttrName(),

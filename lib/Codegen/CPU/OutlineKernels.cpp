@@ -163,7 +163,7 @@ struct OutlineKernelsPass
         noalias.push_back(position + 1);
       }
       position += memref ? 3 + 2 * memref.getRank()
-                 : isa<UnrankedMemRefType>(arguments[i].getType()) ? 2
+                  : isa<UnrankedMemRefType>(arguments[i].getType()) ? 2
                                                                     : 1;
     }
     if (!noalias.empty())

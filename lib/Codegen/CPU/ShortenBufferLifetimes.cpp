@@ -25,8 +25,8 @@ namespace {
 /// marks `parallax.retained`.
 bool passesToRetainedParameter(func::CallOp call, Value value,
                                SymbolTableCollection &symbols) {
-  auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
-      call, call.getCalleeAttr());
+  auto callee =
+      symbols.lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
   if (!callee)
     return false;
   for (OpOperand &operand : call->getOpOperands())
@@ -41,8 +41,8 @@ bool passesToRetainedParameter(func::CallOp call, Value value,
 bool escapes(Operation *user, Value alias, SymbolTableCollection &symbols) {
   if (user->hasTrait<OpTrait::IsTerminator>())
     return true;
-  if (isa<memref::ExtractAlignedPointerAsIndexOp,
-          UnrealizedConversionCastOp>(user))
+  if (isa<memref::ExtractAlignedPointerAsIndexOp, UnrealizedConversionCastOp>(
+          user))
     return true;
   if (auto call = dyn_cast<func::CallOp>(user))
     return passesToRetainedParameter(call, alias, symbols);
@@ -58,9 +58,8 @@ struct ShortenBufferLifetimesPass
       return;
     BufferViewFlowAnalysis analysis(function);
     SymbolTableCollection symbols;
-    function.walk([&](memref::AllocOp alloc) {
-      shorten(alloc, analysis, symbols);
-    });
+    function.walk(
+        [&](memref::AllocOp alloc) { shorten(alloc, analysis, symbols); });
   }
 
   /// Moves the deallocation of `alloc` after its buffer's last use, where

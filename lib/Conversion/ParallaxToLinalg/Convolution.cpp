@@ -190,11 +190,11 @@ struct ConvFilterGradLowering : OpConversionPattern<ConvFilterGradOp> {
                                        op.getDilations(), pixelMajor);
     if (!pixelMajor)
       patches = transposed(rewriter, loc, patches, {1, 0});
-    Value dyRows = reshapeTo(
-        rewriter, loc,
-        transposed(rewriter, loc, reshapeTo(rewriter, loc, dy, {n, m, o}),
-                   {1, 0, 2}),
-        {m, n * o});
+    Value dyRows = reshapeTo(rewriter, loc,
+                             transposed(rewriter, loc,
+                                        reshapeTo(rewriter, loc, dy, {n, m, o}),
+                                        {1, 0, 2}),
+                             {m, n * o});
     rewriter.replaceOp(op, reshapeTo(rewriter, loc,
                                      matmul(rewriter, loc, dyRows, patches),
                                      type.getShape()));
@@ -223,22 +223,22 @@ Value convolveAsMatmul(OpBuilder &b, Location loc, ConvOp op, Value input,
   ArrayRef<int64_t> kernel = filterType.getShape().drop_front(2);
   int64_t ck = c * ShapedType::getNumElements(kernel);
   bool pixelMajor = usesPixelMajorPatches(kernel, outSpatial);
-  Value patches = convolutionPatches(b, loc, input, kernel, outSpatial,
-                                     op.getStrides(), op.getDilations(),
-                                     pixelMajor);
+  Value patches =
+      convolutionPatches(b, loc, input, kernel, outSpatial, op.getStrides(),
+                         op.getDilations(), pixelMajor);
   Value weights = reshapeTo(b, loc, filter, {m, ck});
   if (pixelMajor)
     return rowsToChannelFirst(
-        b, loc, matmul(b, loc, patches, transposed(b, loc, weights, {1, 0})),
-        n, outSpatial);
+        b, loc, matmul(b, loc, patches, transposed(b, loc, weights, {1, 0})), n,
+        outSpatial);
   Shape unflat{m, n};
   llvm::append_range(unflat, outSpatial);
   SmallVector<int64_t> perm{1, 0};
   for (int64_t d = 0; d < k; ++d)
     perm.push_back(2 + d);
-  return transposed(
-      b, loc, reshapeTo(b, loc, matmul(b, loc, weights, patches), unflat),
-      perm);
+  return transposed(b, loc,
+                    reshapeTo(b, loc, matmul(b, loc, weights, patches), unflat),
+                    perm);
 }
 
 /// Loops (n, f, o_1..o_k, c, k_1..k_k) of a grouped N-d convolution:
