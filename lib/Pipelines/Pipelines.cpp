@@ -96,6 +96,7 @@ static void addCPUTensorPasses(OpPassManager &pm) {
   pm.addPass(createParallaxCollapseLoopDims());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createParallaxReassociateReductions());
+  pm.addPass(createParallaxUnshareFills());
   addBufferizePass(pm);
 }
 

@@ -70,27 +70,56 @@ bool mayWriteBetween(Operation *from, Operation *to, Value root) {
   return false;
 }
 
-/// When `operand` of `product` is a fresh buffer that only a transpose of
-/// the last two dimensions fills, a transposed view of the transpose's
-/// source (BLAS reads it as a transposed matrix, no copy); else null.
-/// `copies` collects the transposes made dead.
+/// When `operand` of `product` is a fresh buffer that a transpose of the
+/// last two dimensions fills for this product alone, a transposed view of
+/// the transpose's source (BLAS reads it as a transposed matrix, no copy);
+/// else null. Bufferization may give several such transposes one buffer
+/// (their `tensor.empty`s were merged by CSE): the transpose that counts is
+/// the last one before the product, and no other op may read the buffer
+/// between it and the next transpose into it. `copies` collects the
+/// transposes made dead.
 Value transposedSource(OpBuilder &builder, Value operand, Operation *product,
                        SmallVectorImpl<linalg::TransposeOp> &copies) {
   auto alloc = operand.getDefiningOp<memref::AllocOp>();
   if (!alloc)
     return {};
-  linalg::TransposeOp transpose;
+  Block *block = product->getBlock();
+  SmallVector<linalg::TransposeOp> writers;
+  SmallVector<Operation *> readers;
   for (Operation *user : alloc->getUsers()) {
+    if (user->getBlock() != block)
+      return {};
     if (user == product)
       continue;
     auto writer = dyn_cast<linalg::TransposeOp>(user);
-    if (!writer || writer.getInit() != alloc.getResult() || transpose)
+    if (writer && writer.getInit() == alloc.getResult() &&
+        writer.getInput() != alloc.getResult()) {
+      writers.push_back(writer);
+      continue;
+    }
+    // Other products reading the buffer directly; anything else (a view,
+    // a call) may read it anywhere.
+    auto reader = dyn_cast<linalg::LinalgOp>(user);
+    if (!reader || llvm::is_contained(reader.getDpsInits(), alloc.getResult()))
       return {};
-    transpose = writer;
+    readers.push_back(user);
   }
-  if (!transpose || transpose->getBlock() != product->getBlock() ||
-      !transpose->isBeforeInBlock(product))
+  linalg::TransposeOp transpose;
+  Operation *next = nullptr;
+  for (linalg::TransposeOp writer : writers) {
+    if (writer->isBeforeInBlock(product)) {
+      if (!transpose || transpose->isBeforeInBlock(writer))
+        transpose = writer;
+    } else if (!next || writer->isBeforeInBlock(next)) {
+      next = writer;
+    }
+  }
+  if (!transpose)
     return {};
+  for (Operation *reader : readers)
+    if (transpose->isBeforeInBlock(reader) &&
+        (!next || reader->isBeforeInBlock(next)))
+      return {};
   ArrayRef<int64_t> permutation = transpose.getPermutation();
   int64_t rank = permutation.size();
   SmallVector<int64_t> swapLast = llvm::to_vector(llvm::seq<int64_t>(0, rank));

@@ -77,3 +77,36 @@ func.func @call_between(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3
   linalg.matmul ins(%a, %wt : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
   return
 }
+
+// Bufferization may give several transposes one buffer (CSE merged their
+// tensor.empty ops): each product reads the transpose just before it, which
+// nothing else reads, so each is a view and buffer and copies go.
+// CHECK-LABEL: func.func @shared_buffer
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: memref.alloc
+// CHECK: memref.transpose %arg1
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK: memref.transpose %arg2
+// CHECK: call @parallax_rt_matmul_f32
+func.func @shared_buffer(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %v: memref<3x8xf32>, %c: memref<4x3xf32>, %d: memref<4x3xf32>) {
+  %t = memref.alloc() : memref<8x3xf32>
+  linalg.transpose ins(%w : memref<3x8xf32>) outs(%t : memref<8x3xf32>) permutation = [1, 0]
+  linalg.matmul ins(%a, %t : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  linalg.transpose ins(%v : memref<3x8xf32>) outs(%t : memref<8x3xf32>) permutation = [1, 0]
+  linalg.matmul ins(%a, %t : memref<4x8xf32>, memref<8x3xf32>) outs(%d : memref<4x3xf32>)
+  return
+}
+
+// A transpose that another op reads too must stay: here a second product
+// reads the same transposed buffer.
+// CHECK-LABEL: func.func @read_twice
+// CHECK: linalg.transpose
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK: call @parallax_rt_matmul_f32
+func.func @read_twice(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3xf32>, %d: memref<4x3xf32>) {
+  %t = memref.alloc() : memref<8x3xf32>
+  linalg.transpose ins(%w : memref<3x8xf32>) outs(%t : memref<8x3xf32>) permutation = [1, 0]
+  linalg.matmul ins(%a, %t : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  linalg.matmul ins(%a, %t : memref<4x8xf32>, memref<8x3xf32>) outs(%d : memref<4x3xf32>)
+  return
+}
