@@ -44,12 +44,9 @@ Root rootOf(Value memref) {
       return {Root::Allocation, def};
     if (auto global = dyn_cast<memref::GetGlobalOp>(def))
       return {Root::Global, global.getNameAttr().getAsOpaquePointer()};
+    // Views, memref.cast included (a ViewLikeOpInterface).
     if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
       memref = view.getViewSource();
-      continue;
-    }
-    if (auto cast = dyn_cast<memref::CastOp>(def)) {
-      memref = cast.getSource();
       continue;
     }
     return {Root::Unknown};
