@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Training steps of torchvision's classification models: Parallax against
-PyTorch 1.13, one thread each, the same weights, data and SGD.
+PyTorch 1.13, one thread each (or --threads N each), the same weights,
+data and SGD.
 
 For each model (torchvision 0.14, 10 classes), exports it with its
 cross-entropy loss (opset 14, no constant folding) in eval mode (batch
@@ -23,7 +24,7 @@ PyTorch, so its losses differ beyond the first step.
 
 Needs Debian's python3-torch and python3-torchvision; usage:
   /usr/bin/python3 bench/torchvision_benchmark.py [--models resnet18 ...]
-      [--batch 32] [--steps 6] [--mode eval|train]
+      [--batch 32] [--steps 6] [--mode eval|train] [--threads N]
 """
 
 import argparse
@@ -56,7 +57,7 @@ def build(name, training):
     return Classifier(distinct_initial_values(model)).train(training)
 
 
-def run(name, batch, steps, compile_tool, work, training):
+def run(name, batch, steps, compile_tool, work, training, threads=1):
     model = build(name, training)
     g = torch.Generator().manual_seed(1)
     images = torch.randn(batch * steps, 3, 32, 32, generator=g)
@@ -86,11 +87,12 @@ def run(name, batch, steps, compile_tool, work, training):
     compile_s = time.perf_counter() - start
     metrics = work / f"{name}.jsonl"
     subprocess.run([str(program), "--data", str(data), "--metrics", str(metrics),
-                    "--log-every", str(steps)], check=True, env=ENV,
+                    "--log-every", str(steps), "--threads", str(threads)],
+                   check=True, env=ENV,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     records = [json.loads(line) for line in metrics.read_text().splitlines()]
     ours = [r["loss"] for r in records]
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     # PyTorch's own float32 run against float64: how far rounding alone
     # moves the losses (small batch statistics make some models chaotic).
     wide = copy.deepcopy(model).double()
@@ -131,6 +133,8 @@ def main():
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--mode", choices=["eval", "train"], default="eval")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="Parallax's --threads and torch.set_num_threads")
     args = parser.parse_args()
     compile_tool = str(args.build / "bin" / "parallax-compile")
     print(f"{'model':<18} {'loss diff':>10} {'f32/f64':>8} {'parallax s':>11} "
@@ -138,7 +142,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
             r = run(name, args.batch, args.steps, compile_tool, pathlib.Path(tmp),
-                    args.mode == "train")
+                    args.mode == "train", args.threads)
             print(f"{name:<18} {r['loss_rel_diff']:>10.1e} "
                   f"{r['pytorch_f32_f64_diff']:>8.1e} {r['parallax_s']:>11.3f} "
                   f"{r['pytorch_s']:>10.3f} {r['parallax_s'] / r['pytorch_s']:>6.2f} "

@@ -26,15 +26,16 @@ fi
 
 BUILD=${PARALLAX_FUZZ_DIR:-build-fuzz-runtime}
 mkdir -p "$BUILD/corpus" "$BUILD/artifacts"
-FLAGS=(-std=c++17 -O1 -g -fno-omit-frame-pointer -Wno-deprecated-declarations
+FLAGS=(-std=c++17 -O1 -g -fopenmp -fno-omit-frame-pointer -Wno-deprecated-declarations
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include -DOMPI_SKIP_MPICXX
   -DONNX_NAMESPACE=onnx -DONNX_ML=1
   $(mpicc --showme:compile))
 /usr/lib/llvm-22/bin/clang++ "${FLAGS[@]}" \
   tools/parallax-runtime-fuzzer/parallax-runtime-fuzzer.cpp \
-  lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp \
-  $(mpicc --showme:link) -lonnx_proto -lprotobuf -o "$BUILD/parallax-runtime-fuzzer"
+  lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Runtime,Threads,Trace,Training}.cpp \
+  $(mpicc --showme:link) /usr/lib/llvm-22/lib/libomp.so -Wl,-rpath,/usr/lib/llvm-22/lib \
+  -lonnx_proto -lprotobuf -o "$BUILD/parallax-runtime-fuzzer"
 
 # Seeds: each example's data files (case 0), a checkpoint (case 1), names
 # (case 2), models holding a variable's initial value (case 3).

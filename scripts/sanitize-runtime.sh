@@ -28,7 +28,7 @@ if ! ls /usr/lib/llvm-22/lib/clang/*/lib/linux/libclang_rt.asan-x86_64.a \
 fi
 mkdir -p "$BUILD/obj"
 CXX=/usr/lib/llvm-22/bin/clang++
-SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all -Wno-deprecated-declarations
+SAN=(-fopenmp -fsanitize=address,undefined -fno-sanitize-recover=all -Wno-deprecated-declarations
   -fno-omit-frame-pointer -g)
 MPI_CFLAGS=$(mpicc --showme:compile)
 MPI_LIBS=$(mpicc --showme:link)
@@ -37,7 +37,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 objects=()
-for source in lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Runtime,Trace,Training}.cpp; do
+for source in lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Runtime,Threads,Trace,Training}.cpp; do
   object=$BUILD/obj/$(basename "$source" .cpp).o
   $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include \
     -DOMPI_SKIP_MPICXX -DONNX_NAMESPACE=onnx -DONNX_ML=1 $MPI_CFLAGS -c "$source" -o "$object"
@@ -45,10 +45,11 @@ for source in lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Colle
 done
 rm -f "$BUILD/libParallaxRuntime.a"
 ar rcs "$BUILD/libParallaxRuntime.a" "${objects[@]}"
-RUNTIME=("$BUILD/libParallaxRuntime.a" $MPI_LIBS -lonnx_proto -lprotobuf -lm)
+OPENMP=(/usr/lib/llvm-22/lib/libomp.so -Wl,-rpath,/usr/lib/llvm-22/lib)
+RUNTIME=("$BUILD/libParallaxRuntime.a" $MPI_LIBS "${OPENMP[@]}" -lonnx_proto -lprotobuf -lm)
 
 $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include $MPI_CFLAGS \
-  unittests/Support/{FileNames,Npy}Test.cpp unittests/Runtime/{CpuKernels,InputChecks,MemRefCopy,Optimizers}Test.cpp \
+  unittests/Support/{FileNames,Npy}Test.cpp unittests/Runtime/{CpuKernels,InputChecks,MemRefCopy,Optimizers,Threads}Test.cpp \
   "${RUNTIME[@]}" -lgtest -lgtest_main -pthread -o "$BUILD/runtime-tests"
 $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include -DOMPI_SKIP_MPICXX \
   $MPI_CFLAGS unittests/Runtime/ParameterStoreTest.cpp \

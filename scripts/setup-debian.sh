@@ -19,6 +19,8 @@ PACKAGES=(
   libclang-rt-22-dev
   # Matrix products of compiled programs.
   libopenblas-dev
+  # The threads of generated loop nests (LLVM's OpenMP runtime).
+  libomp-22-dev
   # Distributed programs: MPI runtime and mpirun.
   openmpi-bin libopenmpi-dev
   # ONNX importer: libonnx (loading, checker, shape inference, version

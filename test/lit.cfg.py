@@ -81,7 +81,7 @@ tools = [
 # Runs a module lowered with --parallax-lower-to-llvm and its @main.
 config.substitutions.append((
     "%run_main",
-    "mlir-runner -e main -entry-point-result=void -shared-libs={0}/libmlir_runner_utils.so,{0}/libmlir_c_runner_utils.so,{1}/lib/libparallax_runner_utils.so".format(config.llvm_lib_dir, config.parallax_obj_root),
+    "mlir-runner -e main -entry-point-result=void -shared-libs={0}/libmlir_runner_utils.so,{0}/libmlir_c_runner_utils.so,{0}/libomp.so,{1}/lib/libparallax_runner_utils.so".format(config.llvm_lib_dir, config.parallax_obj_root),
 ))
 llvm_config.add_tool_substitutions(
     tools, [config.parallax_tools_dir, config.llvm_tools_dir]

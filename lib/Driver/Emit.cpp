@@ -45,6 +45,12 @@ std::vector<std::string> mlir::parallax::runtimeDependencies() {
   StringRef(PARALLAX_MPI_LIBRARIES).split(mpi, ',', -1, false);
   for (StringRef library : mpi)
     libraries.push_back(library.str());
+  // Generated loop nests run on OpenMP threads; LLVM's OpenMP runtime is
+  // not on the system's library path.
+  libraries.push_back(PARALLAX_OPENMP_LIBRARY);
+  libraries.push_back(
+      ("-Wl,-rpath," + llvm::sys::path::parent_path(PARALLAX_OPENMP_LIBRARY))
+          .str());
   // The ONNX protobuf classes: programs read their weights from the model.
   libraries.push_back("-lonnx_proto");
   libraries.push_back("-lprotobuf");

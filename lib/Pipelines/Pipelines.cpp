@@ -133,7 +133,14 @@ static void addCPUBufferToLLVMPasses(OpPassManager &pm) {
   // Many small functions for LLVM instead of one step of thousands of
   // loop nests, whose loop passes grow with the whole function.
   pm.addPass(createParallaxOutlineKernels());
+  // Large loop nests run on the worker's threads (OpenMP); the runtime
+  // sets how many.
+  pm.addPass(createParallaxParallelizeKernels());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertSCFToOpenMPPass());
+  // Folds the memref.alloca_scope around each parallel loop's body (it
+  // allocates nothing), which control flow could not lower.
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -3,7 +3,12 @@
 // Part of the Parallax project.
 //
 // OpenBLAS is loaded by the runtime (CpuKernels.cpp), with the kernels
-// the CPU's features call for.
+// the CPU's features call for, and runs single-threaded: a large product
+// is cut into tiles that the worker's OpenMP threads (the ones generated
+// loops run on) multiply in parallel. The tiles depend on the shapes
+// alone, so every element is computed by the same call, and the same
+// code, whatever the number of threads: results do not depend on it
+// (OpenBLAS's own threading splits by thread count, and its results do).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +16,9 @@
 
 #include "CpuKernels.h"
 #include "Matrices.h"
+#include "Threads.h"
+
+#include <vector>
 
 using namespace parallax::runtime;
 
@@ -20,6 +28,42 @@ CBLAS_TRANSPOSE transposeOf(const Matrices &m) {
   return m.transposed ? CblasTrans : CblasNoTrans;
 }
 
+/// Multiply-adds per tile to aim for: enough to hide a tile's start (its
+/// operands' packing) behind its work.
+constexpr int64_t kTileWork = int64_t(1) << 21;
+/// At most this many tiles per matrix, and tile edges of at least
+/// kMinEdge rounded to kEdgeMultiple: the kernels' register blocks.
+constexpr int64_t kMaxTiles = 64, kMinEdge = 64, kEdgeMultiple = 16;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Edge length splitting `size` into about `parts` blocks.
+int64_t edgeFor(int64_t size, int64_t parts) {
+  int64_t edge = ceilDiv(size, std::max<int64_t>(parts, 1));
+  return std::max(kMinEdge, ceilDiv(edge, kEdgeMultiple) * kEdgeMultiple);
+}
+
+struct Tile {
+  int64_t batch, row, rows, col, cols;
+};
+
+/// The tiles of C, from the product's shape only.
+std::vector<Tile> tilesOf(const Matrices &C, int64_t depth) {
+  int64_t work = C.rows * C.cols * depth;
+  int64_t wanted = std::clamp(work / kTileWork, int64_t(1), kMaxTiles);
+  // Columns first: each tile then reads all of A's rows it needs once.
+  int64_t colEdge = edgeFor(C.cols, wanted);
+  int64_t colBlocks = ceilDiv(C.cols, colEdge);
+  int64_t rowEdge = edgeFor(C.rows, ceilDiv(wanted, colBlocks));
+  std::vector<Tile> tiles;
+  for (int64_t b = 0; b < C.batch; ++b)
+    for (int64_t row = 0; row < C.rows; row += rowEdge)
+      for (int64_t col = 0; col < C.cols; col += colEdge)
+        tiles.push_back({b, row, std::min(rowEdge, C.rows - row), col,
+                         std::min(colEdge, C.cols - col)});
+  return tiles;
+}
+
 } // namespace
 
 extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
@@ -27,9 +71,26 @@ extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
   static const SgemmFn sgemm = requireBlasLibrary().sgemm;
   Matrices A = viewMatrices(rankA, a), B = viewMatrices(rankB, b),
            C = viewMatrices(rankC, c);
-  for (int64_t i = 0; i < C.batch; ++i)
-    sgemm(CblasRowMajor, transposeOf(A), transposeOf(B), C.rows, C.cols, A.cols,
-          1.0f, A.data + i * A.batchStride, A.leading,
-          B.data + i * B.batchStride, B.leading, 1.0f,
-          C.data + i * C.batchStride, C.leading);
+  std::vector<Tile> tiles = tilesOf(C, A.cols);
+  auto multiply = [&](const Tile &t) {
+    // A is [rows, depth] (stored transposed: [depth, rows]), B is
+    // [depth, cols] (stored transposed: [cols, depth]).
+    const float *aTile = A.data + t.batch * A.batchStride +
+                         t.row * (A.transposed ? 1 : A.leading);
+    const float *bTile = B.data + t.batch * B.batchStride +
+                         t.col * (B.transposed ? B.leading : 1);
+    float *cTile = C.data + t.batch * C.batchStride + t.row * C.leading + t.col;
+    sgemm(CblasRowMajor, transposeOf(A), transposeOf(B), t.rows, t.cols, A.cols,
+          1.0f, aTile, A.leading, bTile, B.leading, 1.0f, cTile, C.leading);
+  };
+  int threads = workerThreads();
+  if (threads == 1 || tiles.size() == 1) {
+    for (const Tile &t : tiles)
+      multiply(t);
+    return;
+  }
+  int64_t count = static_cast<int64_t>(tiles.size());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (int64_t i = 0; i < count; ++i)
+    multiply(tiles[i]);
 }

@@ -7,6 +7,7 @@
 #include "CpuKernels.h"
 
 #include "Support.h"
+#include "Threads.h"
 #include "parallax/Support/FileNames.h"
 
 #include <cstdint>
@@ -152,6 +153,8 @@ BlasLibrary load() {
     // Read by OpenBLAS's initialisation, which runs when it is loaded.
     setenv("OPENBLAS_CORETYPE", requested.c_str(), /*overwrite=*/1);
   }
+  // Single-threaded: the worker's threads multiply tiles (Blas.cpp).
+  setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/1);
   void *library = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     blas.error = std::string("cannot load OpenBLAS: ") + dlerror() +
@@ -169,6 +172,10 @@ BlasLibrary load() {
                  "openblas_get_corename or openblas_get_config)";
     return blas;
   }
+  // A library the process had loaded before ignored that variable.
+  if (auto setThreads = reinterpret_cast<void (*)(int)>(
+          dlsym(library, "openblas_set_num_threads")))
+    setThreads(1);
   blas.core = coreName();
   blas.config = config();
   // "OpenBLAS 0.3.21 DYNAMIC_ARCH ...": its first two words.
@@ -205,15 +212,17 @@ const BlasLibrary &parallax::runtime::requireBlasLibrary() {
 std::string parallax::runtime::describeKernels() {
   const BlasLibrary &blas = blasLibrary();
   std::string cpu = "CPU: " + blas.cpu;
+  std::string threads = "; " + describeThreads();
   if (!blas.sgemm)
-    return cpu + "; BLAS: none (" + blas.error + ")";
-  return cpu + "; BLAS: " + blas.version + ", " + blas.core + " kernels (" +
-         blas.reason + ")";
+    return cpu + threads + "; BLAS: none (" + blas.error + ")";
+  return cpu + threads + "; BLAS: " + blas.version + ", " + blas.core +
+         " kernels (" + blas.reason + ")";
 }
 
 std::string parallax::runtime::kernelsJson() {
   const BlasLibrary &blas = blasLibrary();
-  std::string json = "{\"cpu\": " + jsonString(blas.cpu);
+  std::string json = "{\"cpu\": " + jsonString(blas.cpu) +
+                     ", \"threads\": " + std::to_string(workerThreads());
   if (!blas.sgemm)
     return json +
            ", \"blas\": null, \"blas_error\": " + jsonString(blas.error) + "}";

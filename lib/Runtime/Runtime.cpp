@@ -10,6 +10,7 @@
 #include "CpuKernels.h"
 #include "Descriptor.h"
 #include "Support.h"
+#include "Threads.h"
 #include "parallax/Support/FileNames.h"
 
 #include <cerrno>
@@ -314,26 +315,37 @@ extern "C" void parallax_rt_init(int32_t argc, char **argv) {
   keepFreedMemory();
   auto usage = [&](const std::string &problem) {
     die(problem + "\nusage: " + programName +
-        " --inputs DIR --outputs DIR [--repeat N] [--verbose]\n  reads "
+        " --inputs DIR --outputs DIR [--repeat N] [--threads N] "
+        "[--verbose]\n  reads "
         "DIR/<graph input>.npy, writes DIR/<graph output>.npy; --repeat runs "
         "the model N times (each run timed with PARALLAX_TIMING=1), writing "
-        "the last run's outputs; --verbose prints the CPU's features and the "
+        "the last run's outputs; --threads sets the threads of loops and "
+        "BLAS (default: PARALLAX_THREADS, else OMP_NUM_THREADS, else the "
+        "cores the program may run on); --verbose prints the CPU's features, "
+        "the threads and the "
         "kernels chosen for them (PARALLAX_BLAS_CORE: auto, library or an "
         "OpenBLAS core)");
   };
+  bool verbose = false;
+  int threads = 0;
   for (int32_t i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if ((arg == "--inputs" || arg == "--outputs") && i + 1 < argc)
       (arg == "--inputs" ? inputDir : outputDir) = argv[++i];
     else if (arg == "--repeat" && i + 1 < argc)
       repeatCount = parseCount(arg, argv[++i], 1);
+    else if (arg == "--threads" && i + 1 < argc)
+      threads = parseThreads(arg, argv[++i]);
     else if (arg == "--verbose")
-      std::fprintf(stderr, "%s\n", describeKernels().c_str());
+      verbose = true;
     else if (arg == "--help" || arg == "-h")
       usage("");
     else
       usage("unexpected argument '" + arg + "'");
   }
+  configureThreads(threads);
+  if (verbose)
+    std::fprintf(stderr, "%s\n", describeKernels().c_str());
   if (inputDir.empty() || outputDir.empty())
     usage("--inputs and --outputs are required");
   struct stat info;

@@ -23,6 +23,7 @@
 #include "ModelWeights.h"
 #include "ParameterStore.h"
 #include "Support.h"
+#include "Threads.h"
 #include "Trace.h"
 #include "parallax/Support/FileNames.h"
 
@@ -53,6 +54,7 @@ struct Options {
   std::string data, metrics, save, restore, trace, init;
   std::string rankMetrics; // --metrics-all-ranks: FILE.<rank>
   int64_t steps = -1, saveEvery = 0, logEvery = 10, commTimeout = 60;
+  int threads = 0;             // --threads; 0: Threads.h's default
   std::optional<int64_t> seed; // --seed: replaces the compiled seed
   bool metricsAllRanks = false, verbose = false;
 };
@@ -207,7 +209,7 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         "       [--metrics-all-ranks] [--save DIR] [--save-every K]\n"
         "       [--restore DIR] [--init MODEL.onnx|DIR] [--log-every K]\n"
         "       [--trace FILE.json] [--comm-timeout SECONDS] [--seed S]\n"
-        "       [--verbose]\n"
+        "       [--threads N] [--verbose]\n"
         "  --data DIR       DIR/<graph input>.npy, leading dimension = "
         "examples;\n"
         "                   worker r of N trains step s on examples\n"
@@ -234,6 +236,11 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         "                   forever (default 60)\n"
         "  --seed S         the seed of random draws (dropout masks) instead\n"
         "                   of the one compiled in (parallax-compile --seed)\n"
+        "  --threads N      threads per worker, for generated loops and\n"
+        "                   BLAS alike (default: PARALLAX_THREADS, else\n"
+        "                   OMP_NUM_THREADS, else the cores the rank may run\n"
+        "                   on, divided among the ranks of its machine that\n"
+        "                   may run on them too)\n"
         "  --verbose        each worker prints its CPU's features and the\n"
         "                   kernels chosen for them (PARALLAX_BLAS_CORE:\n"
         "                   auto, library or an OpenBLAS core), and how it\n"
@@ -275,6 +282,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
       options.commTimeout = parseCount(arg, value(), 0);
     else if (arg == "--seed")
       options.seed = parseCount(arg, value(), 0);
+    else if (arg == "--threads")
+      options.threads = parseThreads(arg, value());
     else if (arg == "--verbose")
       options.verbose = true;
     else if (arg == "--help" || arg == "-h")
@@ -282,6 +291,7 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
     else
       usage("unexpected argument '" + arg + "'");
   }
+  configureThreads(options.threads);
   if (options.verbose) {
     const World &w = world();
     std::string who =

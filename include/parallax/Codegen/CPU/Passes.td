@@ -210,6 +210,49 @@ def ParallaxOutlineKernels
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def ParallaxParallelizeKernels
+    : Pass<"parallax-parallelize-kernels", "::mlir::ModuleOp"> {
+  let summary = "Share the outermost loop of large kernels among threads "
+                "(scf.parallel over chunks)";
+  let description = [{
+    For each kernel of `--parallax-outline-kernels` whose linalg op has a
+    static iteration space of at least `min-iterations` points and whose
+    outermost loop of more than one iteration (the shared loop) is
+    parallel, as are any unit loops around it, adds `<kernel>.chunk`: the
+    op's loop nest (as `convert-linalg-to-loops` builds it) with the
+    shared loop limited to two extra index arguments `[begin, end)`. The
+    kernel then runs `scf.parallel` over (at most 256) fixed chunks of
+    that loop, each
+    calling the chunk function; `convert-scf-to-openmp` shares the chunks
+    among the worker's OpenMP threads.
+
+    The chunk function is private and `noinline` like the kernel, with the
+    same `parallax.noalias_pointers`: LLVM vectorizes it as it did the
+    kernel. Inlined into OpenMP's outlined region, its memrefs would be
+    values loaded from a closure, and LLVM could not vectorize the loops
+    without run-time overlap checks (4x slower generated code).
+
+    A reduction loop is never split, and chunks are fixed by the shape,
+    so every point runs the same code whatever the number of threads:
+    results do not depend on it. Smaller ops and ops whose outermost
+    loop is a reduction are left to `convert-linalg-to-loops`: sharing out
+    a few microseconds of work costs more than it saves.
+
+    Precondition: bufferized linalg ops, each in a kernel of its own.
+    Postcondition: no kernel holds a linalg op of at least `min-iterations`
+    points with a shared loop.
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"32768",
+           "Smallest loop nest (points of its iteration space) shared "
+           "among threads">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def ParallaxMarkNoaliasArguments
     : Pass<"parallax-mark-noalias-arguments", "::mlir::ModuleOp"> {
   let summary = "Put llvm.noalias on the kernel arguments "

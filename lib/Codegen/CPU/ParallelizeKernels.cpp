@@ -1,0 +1,155 @@
+//===- ParallelizeKernels.cpp - Large loop nests across threads -----------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::parallax {
+#define GEN_PASS_DEF_PARALLAXPARALLELIZEKERNELS
+#include "parallax/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::parallax
+
+using namespace mlir;
+using namespace mlir::parallax;
+
+namespace {
+
+/// Chunks of the outermost loop shared among threads: enough to balance
+/// any thread count up to a few dozen, few enough that a chunk's call
+/// costs nothing beside its work. Fixed, so that the code each point runs
+/// does not depend on the thread count.
+constexpr int64_t kChunks = 256;
+
+/// The loop a kernel shares out: the outermost one that is not of extent
+/// 1 (a unit batch), when it and those around it are parallel.
+struct SharedLoop {
+  unsigned position;
+  int64_t extent;
+};
+
+/// `op`'s shared loop, when its whole nest is static and has at least
+/// `minIterations` points.
+std::optional<SharedLoop> sharedLoopOf(linalg::LinalgOp op,
+                                       int64_t minIterations) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  int64_t points = 1;
+  for (int64_t range : ranges)
+    points *= range;
+  if (points < minIterations)
+    return std::nullopt;
+  for (auto [position, type] : llvm::enumerate(op.getIteratorTypesArray())) {
+    if (type != utils::IteratorType::parallel)
+      return std::nullopt;
+    if (ranges[position] > 1)
+      return SharedLoop{static_cast<unsigned>(position), ranges[position]};
+  }
+  return std::nullopt;
+}
+
+/// `op` alone in a kernel of --parallax-outline-kernels: besides it, the
+/// function holds only constants and its return.
+bool isAloneInKernel(linalg::LinalgOp op) {
+  auto kernel = dyn_cast<func::FuncOp>(op->getParentOp());
+  if (!kernel || !kernel.getBody().hasOneBlock())
+    return false;
+  return llvm::all_of(kernel.getBody().front(), [&](Operation &other) {
+    return &other == op.getOperation() || isa<func::ReturnOp>(other) ||
+           other.hasTrait<OpTrait::ConstantLike>();
+  });
+}
+
+struct ParallelizeKernelsPass
+    : parallax::impl::ParallaxParallelizeKernelsBase<ParallelizeKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::LinalgOp, SharedLoop>> candidates;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (!op.hasPureBufferSemantics() || !isAloneInKernel(op))
+        return;
+      if (std::optional<SharedLoop> loop = sharedLoopOf(op, minIterations))
+        candidates.emplace_back(op, *loop);
+    });
+    SymbolTable symbols(getOperation());
+    for (auto [op, loop] : candidates)
+      if (failed(parallelize(op, loop, symbols))) {
+        op->emitError("internal error: cannot build the loop nest of this "
+                      "op to share it among threads");
+        return signalPassFailure();
+      }
+  }
+
+  /// The kernel K(args) becomes
+  ///   scf.parallel over chunks { K.chunk(args, begin, end) }
+  /// where K.chunk runs the op's loop nest with its shared loop limited
+  /// to [begin, end). K.chunk is a function of its own, not inlined, so
+  /// that LLVM still sees its memrefs as arguments (with the kernel's
+  /// noalias pointers) rather than as values loaded from OpenMP's
+  /// closure, which it could not vectorize without overlap checks.
+  LogicalResult parallelize(linalg::LinalgOp op, SharedLoop loop,
+                            SymbolTable &symbols) {
+    auto kernel = cast<func::FuncOp>(op->getParentOp());
+    Location loc = op.getLoc();
+    IRRewriter rewriter(&getContext());
+    Type indexType = rewriter.getIndexType();
+
+    auto chunk = cast<func::FuncOp>(kernel->clone());
+    chunk.setSymName((kernel.getSymName() + ".chunk").str());
+    symbols.insert(chunk, std::next(Block::iterator(kernel)));
+    unsigned arity = chunk.getNumArguments();
+    if (failed(chunk.insertArguments({arity, arity}, {indexType, indexType},
+                                     {DictionaryAttr(), DictionaryAttr()},
+                                     {loc, loc})))
+      return failure();
+    linalg::LinalgOp inChunk;
+    chunk.walk([&](linalg::LinalgOp found) { inChunk = found; });
+    rewriter.setInsertionPoint(inChunk);
+    FailureOr<linalg::LinalgLoops> loops =
+        linalg::linalgOpToLoops(rewriter, inChunk);
+    // One scf.for per loop of the op, outermost first.
+    if (failed(loops) || loops->size() != op.getNumLoops())
+      return failure();
+    auto shared = dyn_cast<scf::ForOp>((*loops)[loop.position]);
+    if (!shared)
+      return failure();
+    shared.setLowerBound(chunk.getArgument(arity));
+    shared.setUpperBound(chunk.getArgument(arity + 1));
+    rewriter.eraseOp(inChunk);
+
+    int64_t chunkSize = llvm::divideCeil(loop.extent, kChunks);
+    int64_t chunks = llvm::divideCeil(loop.extent, chunkSize);
+    rewriter.setInsertionPoint(op);
+    auto constant = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, value);
+    };
+    Value zero = constant(0), one = constant(1), size = constant(chunkSize),
+          end = constant(loop.extent);
+    auto parallel =
+        scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
+                                ValueRange{constant(chunks)}, ValueRange{one});
+    rewriter.setInsertionPoint(parallel.getBody()->getTerminator());
+    Value begin = arith::MulIOp::create(rewriter, loc,
+                                        parallel.getInductionVars()[0], size);
+    Value next = arith::AddIOp::create(rewriter, loc, begin, size);
+    Value limit = arith::MinSIOp::create(rewriter, loc, next, end);
+    SmallVector<Value> arguments(kernel.getArguments());
+    arguments.append({begin, limit});
+    func::CallOp::create(rewriter, loc, chunk, arguments);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,39 @@
+//===- Threads.h - The threads of a worker ----------------------*- C++ -*-===//
+//
+// Part of the Parallax project. Internal to lib/Runtime.
+//
+// A worker computes on one pool of threads, LLVM's OpenMP runtime's: the
+// generated loop nests share out their outer loops, matrix products their
+// tiles (Blas.cpp), never both at once. By default it has as many threads
+// as this rank has cores, shared with the other ranks of its machine that
+// may run on them too.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_LIB_RUNTIME_THREADS_H
+#define PARALLAX_LIB_RUNTIME_THREADS_H
+
+#include <string>
+
+namespace parallax::runtime {
+
+/// Parses a --threads value (a count of at least 1); dies naming `option`
+/// otherwise.
+int parseThreads(const std::string &option, const std::string &value);
+
+/// Sets the worker's thread count: `requested` when it is positive, else
+/// PARALLAX_THREADS, else OMP_NUM_THREADS, else the default above. Call
+/// once, after initWorld(): the default asks the machine's other ranks for
+/// their cores.
+void configureThreads(int requested);
+
+/// The count configureThreads chose (the default, computed for this rank
+/// alone, when it was not called).
+int workerThreads();
+
+/// "threads: 2 (the cores this rank may run on: 2, shared by 1 rank)".
+std::string describeThreads();
+
+} // namespace parallax::runtime
+
+#endif // PARALLAX_LIB_RUNTIME_THREADS_H

@@ -1,0 +1,132 @@
+// RUN: parallax-opt %s --split-input-file --parallax-parallelize-kernels | FileCheck %s
+// RUN: parallax-opt %s --split-input-file --parallax-parallelize-kernels=min-iterations=1000000 | FileCheck %s --check-prefix=HIGH
+
+// A large elementwise kernel: 256 chunks of its loop run in parallel, each
+// through a chunk function that keeps the kernel's memrefs as arguments
+// (and its noalias pointers) for LLVM's vectorizer.
+// CHECK-LABEL: func.func private @neg(
+// CHECK-SAME: %[[A:[^:]*]]: memref<65536xf32>, %[[B:[^:]*]]: memref<65536xf32>)
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[END:.*]] = arith.constant 65536 : index
+// CHECK: scf.parallel (%[[I:.*]]) = (%[[C0]]) to (%[[COUNT:.*]]) step (%[[C1]])
+// CHECK-NEXT: %[[BEGIN:.*]] = arith.muli %[[I]], %[[SIZE:.*]] : index
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[BEGIN]], %[[SIZE]]
+// CHECK-NEXT: %[[LIMIT:.*]] = arith.minsi %[[NEXT]], %[[END]]
+// CHECK-NEXT: func.call @neg.chunk(%[[A]], %[[B]], %[[BEGIN]], %[[LIMIT]])
+// CHECK-NEXT: scf.reduce
+// CHECK-NOT: linalg.generic
+// CHECK: func.func private @neg.chunk(%{{.*}}: memref<65536xf32>, %{{.*}}: memref<65536xf32>, %[[LO:.*]]: index, %[[HI:.*]]: index)
+// CHECK-SAME: parallax.noalias_pointers = array<i64: 0, 1, 5, 6>, passthrough = ["noinline"]
+// CHECK: scf.for %{{.*}} = %[[LO]] to %[[HI]]
+// CHECK: arith.negf
+// CHECK-NOT: linalg.generic
+// Below the threshold given, it is left to convert-linalg-to-loops.
+// HIGH-LABEL: func.func private @neg(
+// HIGH-NOT: scf.parallel
+// HIGH: linalg.generic
+// HIGH-NOT: @neg.chunk
+#map = affine_map<(d0) -> (d0)>
+func.func private @neg(%a: memref<65536xf32>, %b: memref<65536xf32>) attributes {parallax.noalias_pointers = array<i64: 0, 1, 5, 6>, passthrough = ["noinline"]} {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]}
+      ins(%a : memref<65536xf32>) outs(%b : memref<65536xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %n = arith.negf %x : f32
+    %m = arith.maximumf %n, %zero : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// Rows of a row-wise sum are shared out (513 rows: chunks of 3, the last
+// one shorter); each row's sum stays one sequential loop, so the result
+// does not depend on the threads.
+// CHECK-LABEL: func.func private @row_sums(
+// CHECK-DAG: %[[SIZE:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[CHUNKS:.*]] = arith.constant 171 : index
+// CHECK-DAG: %[[END:.*]] = arith.constant 513 : index
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[CHUNKS]])
+// CHECK: arith.minsi %{{.*}}, %[[END]]
+// CHECK: func.func private @row_sums.chunk(
+// CHECK: scf.for %{{.*}} = %arg2 to %arg3
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
+// CHECK: arith.addf
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+func.func private @row_sums(%a: memref<513x256xf32>, %s: memref<513xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<513x256xf32>) outs(%s : memref<513xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A unit batch loop is not the one shared: the loop inside it is.
+// CHECK-LABEL: func.func private @transpose(
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}})
+// CHECK: func.func private @transpose.chunk(
+// CHECK-SAME: %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index)
+// CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: scf.for %{{.*}} = %[[C0]] to %[[C1]]
+// CHECK-NEXT: scf.for %{{.*}} = %[[LO]] to %[[HI]]
+func.func private @transpose(%a: memref<1x256x512xf32>, %b: memref<1x512x256xf32>) {
+  linalg.transpose ins(%a : memref<1x256x512xf32>) outs(%b : memref<1x512x256xf32>) permutation = [0, 2, 1]
+  return
+}
+
+// -----
+
+// Left alone: a column sum (its outermost loop is a reduction), a small
+// op, an op on tensors, one with a dynamic size, and one that is not
+// alone in its function (not a kernel of --parallax-outline-kernels).
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: scf.parallel
+// CHECK-COUNT-5: linalg.generic
+// CHECK-NOT: scf.parallel
+// CHECK-NOT: .chunk
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#v = affine_map<(d0) -> (d0)>
+func.func @left_alone(%a: memref<512x256xf32>, %s: memref<256xf32>,
+                      %small: memref<1000xf32>, %t: tensor<65536xf32>,
+                      %d: memref<?xf32>, %e: memref<65536xf32>) -> tensor<65536xf32> {
+  linalg.generic {indexing_maps = [#in, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<512x256xf32>) outs(%s : memref<256xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#v], iterator_types = ["parallel"]}
+      outs(%small : memref<1000xf32>) {
+  ^bb0(%y: f32):
+    %n = arith.negf %y : f32
+    linalg.yield %n : f32
+  }
+  %r = linalg.generic {indexing_maps = [#v], iterator_types = ["parallel"]}
+      outs(%t : tensor<65536xf32>) {
+  ^bb0(%y: f32):
+    %n = arith.negf %y : f32
+    linalg.yield %n : f32
+  } -> tensor<65536xf32>
+  linalg.generic {indexing_maps = [#v], iterator_types = ["parallel"]}
+      outs(%d : memref<?xf32>) {
+  ^bb0(%y: f32):
+    %n = arith.negf %y : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#v], iterator_types = ["parallel"]}
+      outs(%e : memref<65536xf32>) {
+  ^bb0(%y: f32):
+    %n = arith.negf %y : f32
+    linalg.yield %n : f32
+  }
+  return %r : tensor<65536xf32>
+}
