@@ -16,6 +16,10 @@ config.test_exec_root = os.path.join(config.parallax_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "ONNXTestData", "Inputs", "splice.py", "expect_close.py", "npy_close.py", "edit_npy.py", "compare_targets.py", "check_interruptions.py", "check_full_disk.py", "make_odd_names_model.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
+# lit runs tests side by side, one per core: each program computes on one
+# thread unless its test says otherwise (results do not depend on the
+# count; training-threads.test runs several).
+config.environment["PARALLAX_THREADS"] = "1"
 config.substitutions.append(("%parallax_src", config.parallax_src_root))
 config.substitutions.append(("%parallax_obj", config.parallax_obj_root))
 config.substitutions.append(("%python", sys.executable))

@@ -83,14 +83,9 @@ extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
     sgemm(CblasRowMajor, transposeOf(A), transposeOf(B), t.rows, t.cols, A.cols,
           1.0f, aTile, A.leading, bTile, B.leading, 1.0f, cTile, C.leading);
   };
-  int threads = workerThreads();
-  if (threads == 1 || tiles.size() == 1) {
-    for (const Tile &t : tiles)
-      multiply(t);
-    return;
-  }
-  int64_t count = static_cast<int64_t>(tiles.size());
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (int64_t i = 0; i < count; ++i)
-    multiply(tiles[i]);
+  parallelChunks(static_cast<int64_t>(tiles.size()), 1,
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t i = begin; i < end; ++i)
+                     multiply(tiles[i]);
+                 });
 }

@@ -17,6 +17,7 @@
 #include "Optimizers.h"
 #include "ParameterStore.h"
 #include "Support.h"
+#include "Threads.h"
 
 #include <algorithm>
 #include <cmath>
@@ -79,11 +80,19 @@ Hyper hyper(const ParallaxHyperParameters &p) {
           parallax_rt_current_step()};
 }
 
+/// Elements per chunk of a dense update on the worker's threads: each
+/// element's update is independent of the others.
+constexpr int64_t kUpdateChunk = 32768;
+
 void updateDense(Kernel kernel, const char *name, int64_t rankW, void *w,
                  int states, void *const *state, int64_t rankG, void *g,
                  const Hyper &h) {
-  kernel(slotsOf(name, rankW, w, states, state),
-         contiguousF32(name, "gradient", rankG, g), elementCount(rankW, w), h);
+  Slots slots = slotsOf(name, rankW, w, states, state);
+  const float *gradient = contiguousF32(name, "gradient", rankG, g);
+  parallelChunks(
+      elementCount(rankW, w), kUpdateChunk, [&](int64_t begin, int64_t end) {
+        kernel(slots.offset(begin), gradient + begin, end - begin, h);
+      });
 }
 
 /// Sums the rows of repeated indices, then applies `kernel` to each

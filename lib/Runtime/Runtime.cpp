@@ -454,6 +454,9 @@ static void copyStrided(const char *from, char *to, int64_t length,
   }
 }
 
+/// Bytes per chunk of a copy on the worker's threads.
+constexpr int64_t kCopyChunkBytes = int64_t(1) << 16;
+
 extern "C" void parallax_rt_memref_copy(int64_t elementSize, void *sourcePtr,
                                         void *targetPtr) {
   // MLIR's unranked memrefs, passed by pointer.
@@ -473,8 +476,12 @@ extern "C" void parallax_rt_memref_copy(int64_t elementSize, void *sourcePtr,
     run *= src.sizes[inner - 1];
     --inner;
   }
+  // Large copies run in chunks on the worker's threads.
   if (inner == 0) {
-    std::memcpy(dst.data, src.data, run * elementSize);
+    parallelChunks(
+        run * elementSize, kCopyChunkBytes, [&](int64_t begin, int64_t end) {
+          std::memcpy(dst.data + begin, src.data + begin, end - begin);
+        });
     return;
   }
   int64_t lines = 1;
@@ -484,26 +491,35 @@ extern "C" void parallax_rt_memref_copy(int64_t elementSize, void *sourcePtr,
   int64_t srcStep = src.strides[inner - 1] * elementSize;
   int64_t dstStep = dst.strides[inner - 1] * elementSize;
   int64_t bytes = run * elementSize;
-  std::vector<int64_t> index(inner - 1, 0);
-  for (int64_t line = 0; line < lines; ++line) {
-    int64_t srcOffset = 0, dstOffset = 0;
-    for (int64_t d = 0; d + 1 < inner; ++d) {
-      srcOffset += index[d] * src.strides[d];
-      dstOffset += index[d] * dst.strides[d];
+  int64_t linesPerChunk = std::max<int64_t>(
+      1, kCopyChunkBytes / std::max<int64_t>(1, length * bytes));
+  parallelChunks(lines, linesPerChunk, [&](int64_t first, int64_t last) {
+    // The index of line `first` in the outer dimensions.
+    std::vector<int64_t> index(inner - 1, 0);
+    for (int64_t d = inner - 2, rest = first; d >= 0; --d) {
+      index[d] = rest % src.sizes[d];
+      rest /= src.sizes[d];
     }
-    const char *from = src.data + srcOffset * elementSize;
-    char *to = dst.data + dstOffset * elementSize;
-    if (bytes == 4)
-      copyStrided<uint32_t>(from, to, length, srcStep, dstStep);
-    else if (bytes == 8)
-      copyStrided<uint64_t>(from, to, length, srcStep, dstStep);
-    else
-      for (int64_t i = 0; i < length; ++i)
-        std::memcpy(to + i * dstStep, from + i * srcStep, bytes);
-    for (int64_t d = inner - 2; d >= 0; --d) {
-      if (++index[d] < src.sizes[d])
-        break;
-      index[d] = 0;
+    for (int64_t line = first; line < last; ++line) {
+      int64_t srcOffset = 0, dstOffset = 0;
+      for (int64_t d = 0; d + 1 < inner; ++d) {
+        srcOffset += index[d] * src.strides[d];
+        dstOffset += index[d] * dst.strides[d];
+      }
+      const char *from = src.data + srcOffset * elementSize;
+      char *to = dst.data + dstOffset * elementSize;
+      if (bytes == 4)
+        copyStrided<uint32_t>(from, to, length, srcStep, dstStep);
+      else if (bytes == 8)
+        copyStrided<uint64_t>(from, to, length, srcStep, dstStep);
+      else
+        for (int64_t i = 0; i < length; ++i)
+          std::memcpy(to + i * dstStep, from + i * srcStep, bytes);
+      for (int64_t d = inner - 2; d >= 0; --d) {
+        if (++index[d] < src.sizes[d])
+          break;
+        index[d] = 0;
+      }
     }
-  }
+  });
 }

@@ -125,3 +125,21 @@ std::string parallax::runtime::describeThreads() {
   int threads = workerThreads();
   return "threads: " + std::to_string(threads) + " (" + chosen.reason + ")";
 }
+
+void parallax::runtime::parallelChunks(
+    int64_t count, int64_t minChunk,
+    const std::function<void(int64_t, int64_t)> &body) {
+  constexpr int64_t maxChunks = 256;
+  int64_t chunk =
+      std::max({minChunk, (count + maxChunks - 1) / maxChunks, int64_t(1)});
+  int64_t chunks = (count + chunk - 1) / chunk;
+  int threads = workerThreads();
+  if (threads == 1 || chunks <= 1) {
+    for (int64_t begin = 0; begin < count; begin += chunk)
+      body(begin, std::min(begin + chunk, count));
+    return;
+  }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (int64_t i = 0; i < chunks; ++i)
+    body(i * chunk, std::min((i + 1) * chunk, count));
+}

@@ -13,6 +13,8 @@
 #ifndef PARALLAX_LIB_RUNTIME_THREADS_H
 #define PARALLAX_LIB_RUNTIME_THREADS_H
 
+#include <cstdint>
+#include <functional>
 #include <string>
 
 namespace parallax::runtime {
@@ -33,6 +35,14 @@ int workerThreads();
 
 /// "threads: 2 (the cores this rank may run on: 2, shared by 1 rank)".
 std::string describeThreads();
+
+/// Runs body(begin, end) over [0, count) cut into chunks of at least
+/// `minChunk` (and at most 256 chunks), on the worker's threads. The
+/// chunks depend on `count` and `minChunk` only, so a body that computes
+/// each index independently gives the same results on any number of
+/// threads.
+void parallelChunks(int64_t count, int64_t minChunk,
+                    const std::function<void(int64_t, int64_t)> &body);
 
 } // namespace parallax::runtime
 
