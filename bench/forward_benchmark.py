@@ -29,7 +29,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples" / "models"))
 import export  # noqa: E402  (the example models' definitions)
 
-ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", PARALLAX_TIMING="1")
+ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", PARALLAX_THREADS="1",
+           PARALLAX_TIMING="1")
 
 
 def main():

@@ -12,8 +12,8 @@ CPU's features (the default), with OpenBLAS's own choice
 kernels (what that choice is on CPUs OpenBLAS does not know). NumPy's matmul
 (Debian numpy on OpenBLAS) is the reference, as installed and with the
 core the runtime chose (OPENBLAS_CORETYPE): the best this library does
-on this CPU. OpenBLAS runs single threaded (OPENBLAS_NUM_THREADS=1) for
-all. Never asserts timings.
+on this CPU. Everything runs on one thread (OPENBLAS_NUM_THREADS=1,
+PARALLAX_THREADS=1). Never asserts timings.
 
 Usage: /usr/bin/python3 bench/gemm_benchmark.py [--build build] [--sizes 512 1024]
 """
@@ -33,7 +33,8 @@ import onnx
 from onnx import TensorProto, helper
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", PARALLAX_TIMING="1")
+ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", PARALLAX_THREADS="1",
+           PARALLAX_TIMING="1")
 
 
 def model(path, n, op):
