@@ -29,6 +29,16 @@ namespace {
 /// costs nothing beside its work. Fixed, so that the code each point runs
 /// does not depend on the thread count.
 constexpr int64_t kChunks = 256;
+/// Equal chunks are preferred down to this many (or the extent, if less).
+constexpr int64_t kMinEqualChunks = 16;
+
+/// The most chunks, up to kChunks, that divide `extent` evenly.
+int64_t equalChunks(int64_t extent) {
+  for (int64_t chunks = std::min(extent, kChunks); chunks > 1; --chunks)
+    if (extent % chunks == 0)
+      return chunks;
+  return 1;
+}
 
 /// The loop a kernel shares out: the outermost one that is not of extent
 /// 1 (a unit batch), when it and those around it are parallel.
@@ -92,26 +102,38 @@ struct ParallelizeKernelsPass
   }
 
   /// The kernel K(args) becomes
-  ///   scf.parallel over chunks { K.chunk(args, begin, end) }
+  ///   scf.parallel over chunks { K.chunk(args, begin) }
   /// where K.chunk runs the op's loop nest with its shared loop limited
-  /// to [begin, end). K.chunk is a function of its own, not inlined, so
-  /// that LLVM still sees its memrefs as arguments (with the kernel's
-  /// noalias pointers) rather than as values loaded from OpenMP's
-  /// closure, which it could not vectorize without overlap checks.
+  /// to [begin, begin + size): chunks of one static size, so that LLVM
+  /// sees each chunk's trip count. Where the extent has no divisor that
+  /// makes enough chunks, the last chunk is shorter and K.chunk takes its
+  /// end too. K.chunk is a function of its own, not inlined, so that LLVM
+  /// still sees its memrefs as arguments (with the kernel's noalias
+  /// pointers) rather than as values loaded from OpenMP's closure, which
+  /// it could not vectorize without overlap checks.
   LogicalResult parallelize(linalg::LinalgOp op, SharedLoop loop,
                             SymbolTable &symbols) {
     auto kernel = cast<func::FuncOp>(op->getParentOp());
     Location loc = op.getLoc();
     IRRewriter rewriter(&getContext());
     Type indexType = rewriter.getIndexType();
+    int64_t chunks = equalChunks(loop.extent);
+    bool equal = chunks >= std::min<int64_t>(loop.extent, kMinEqualChunks);
+    if (!equal)
+      chunks =
+          llvm::divideCeil(loop.extent, llvm::divideCeil(loop.extent, kChunks));
+    int64_t chunkSize = llvm::divideCeil(loop.extent, chunks);
 
     auto chunk = cast<func::FuncOp>(kernel->clone());
     chunk.setSymName((kernel.getSymName() + ".chunk").str());
     symbols.insert(chunk, std::next(Block::iterator(kernel)));
     unsigned arity = chunk.getNumArguments();
-    if (failed(chunk.insertArguments({arity, arity}, {indexType, indexType},
-                                     {DictionaryAttr(), DictionaryAttr()},
-                                     {loc, loc})))
+    unsigned bounds = equal ? 1 : 2;
+    SmallVector<unsigned> positions(bounds, arity);
+    SmallVector<Type> types(bounds, indexType);
+    SmallVector<DictionaryAttr> attributes(bounds, DictionaryAttr());
+    SmallVector<Location> locations(bounds, loc);
+    if (failed(chunk.insertArguments(positions, types, attributes, locations)))
       return failure();
     linalg::LinalgOp inChunk;
     chunk.walk([&](linalg::LinalgOp found) { inChunk = found; });
@@ -124,28 +146,36 @@ struct ParallelizeKernelsPass
     auto shared = dyn_cast<scf::ForOp>((*loops)[loop.position]);
     if (!shared)
       return failure();
-    shared.setLowerBound(chunk.getArgument(arity));
-    shared.setUpperBound(chunk.getArgument(arity + 1));
+    Value first = chunk.getArgument(arity);
+    Value last = chunk.getArgument(arity + bounds - 1);
+    if (equal) {
+      rewriter.setInsertionPoint(shared);
+      last = arith::AddIOp::create(
+          rewriter, loc, first,
+          arith::ConstantIndexOp::create(rewriter, loc, chunkSize));
+    }
+    shared.setLowerBound(first);
+    shared.setUpperBound(last);
     rewriter.eraseOp(inChunk);
 
-    int64_t chunkSize = llvm::divideCeil(loop.extent, kChunks);
-    int64_t chunks = llvm::divideCeil(loop.extent, chunkSize);
     rewriter.setInsertionPoint(op);
     auto constant = [&](int64_t value) -> Value {
       return arith::ConstantIndexOp::create(rewriter, loc, value);
     };
-    Value zero = constant(0), one = constant(1), size = constant(chunkSize),
-          end = constant(loop.extent);
+    Value zero = constant(0), one = constant(1), size = constant(chunkSize);
     auto parallel =
         scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
                                 ValueRange{constant(chunks)}, ValueRange{one});
     rewriter.setInsertionPoint(parallel.getBody()->getTerminator());
     Value begin = arith::MulIOp::create(rewriter, loc,
                                         parallel.getInductionVars()[0], size);
-    Value next = arith::AddIOp::create(rewriter, loc, begin, size);
-    Value limit = arith::MinSIOp::create(rewriter, loc, next, end);
     SmallVector<Value> arguments(kernel.getArguments());
-    arguments.append({begin, limit});
+    arguments.push_back(begin);
+    if (!equal) {
+      Value next = arith::AddIOp::create(rewriter, loc, begin, size);
+      arguments.push_back(
+          arith::MinSIOp::create(rewriter, loc, next, constant(loop.extent)));
+    }
     func::CallOp::create(rewriter, loc, chunk, arguments);
     rewriter.eraseOp(op);
     return success();

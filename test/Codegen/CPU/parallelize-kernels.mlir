@@ -1,23 +1,23 @@
 // RUN: parallax-opt %s --split-input-file --parallax-parallelize-kernels | FileCheck %s
 // RUN: parallax-opt %s --split-input-file --parallax-parallelize-kernels=min-iterations=1000000 | FileCheck %s --check-prefix=HIGH
 
-// A large elementwise kernel: 256 chunks of its loop run in parallel, each
-// through a chunk function that keeps the kernel's memrefs as arguments
-// (and its noalias pointers) for LLVM's vectorizer.
+// A large elementwise kernel: 256 equal chunks of its loop run in
+// parallel, each through a chunk function that keeps the kernel's memrefs
+// as arguments (and its noalias pointers) for LLVM's vectorizer, and whose
+// loop has a static trip count.
 // CHECK-LABEL: func.func private @neg(
 // CHECK-SAME: %[[A:[^:]*]]: memref<65536xf32>, %[[B:[^:]*]]: memref<65536xf32>)
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
-// CHECK-DAG: %[[END:.*]] = arith.constant 65536 : index
 // CHECK: scf.parallel (%[[I:.*]]) = (%[[C0]]) to (%[[COUNT:.*]]) step (%[[C1]])
 // CHECK-NEXT: %[[BEGIN:.*]] = arith.muli %[[I]], %[[SIZE:.*]] : index
-// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[BEGIN]], %[[SIZE]]
-// CHECK-NEXT: %[[LIMIT:.*]] = arith.minsi %[[NEXT]], %[[END]]
-// CHECK-NEXT: func.call @neg.chunk(%[[A]], %[[B]], %[[BEGIN]], %[[LIMIT]])
+// CHECK-NEXT: func.call @neg.chunk(%[[A]], %[[B]], %[[BEGIN]])
 // CHECK-NEXT: scf.reduce
 // CHECK-NOT: linalg.generic
-// CHECK: func.func private @neg.chunk(%{{.*}}: memref<65536xf32>, %{{.*}}: memref<65536xf32>, %[[LO:.*]]: index, %[[HI:.*]]: index)
+// CHECK: func.func private @neg.chunk(%{{.*}}: memref<65536xf32>, %{{.*}}: memref<65536xf32>, %[[LO:.*]]: index)
 // CHECK-SAME: parallax.noalias_pointers = array<i64: 0, 1, 5, 6>, passthrough = ["noinline"]
+// CHECK: %[[N:.*]] = arith.constant 256 : index
+// CHECK: %[[HI:.*]] = arith.addi %[[LO]], %[[N]]
 // CHECK: scf.for %{{.*}} = %[[LO]] to %[[HI]]
 // CHECK: arith.negf
 // CHECK-NOT: linalg.generic
@@ -41,17 +41,16 @@ func.func private @neg(%a: memref<65536xf32>, %b: memref<65536xf32>) attributes 
 
 // -----
 
-// Rows of a row-wise sum are shared out (513 rows: chunks of 3, the last
-// one shorter); each row's sum stays one sequential loop, so the result
-// does not depend on the threads.
+// Rows of a row-wise sum are shared out: 513 rows in 171 chunks of 3;
+// each row's sum stays one sequential loop, so the result does not depend
+// on the threads.
 // CHECK-LABEL: func.func private @row_sums(
 // CHECK-DAG: %[[SIZE:.*]] = arith.constant 3 : index
 // CHECK-DAG: %[[CHUNKS:.*]] = arith.constant 171 : index
-// CHECK-DAG: %[[END:.*]] = arith.constant 513 : index
-// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[CHUNKS]])
-// CHECK: arith.minsi %{{.*}}, %[[END]]
+// CHECK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%[[CHUNKS]])
+// CHECK-NEXT: arith.muli %[[I]], %[[SIZE]]
 // CHECK: func.func private @row_sums.chunk(
-// CHECK: scf.for %{{.*}} = %arg2 to %arg3
+// CHECK: scf.for %{{.*}} = %arg2 to %{{.*}} step
 // CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
 // CHECK: arith.addf
 #in = affine_map<(d0, d1) -> (d0, d1)>
@@ -68,14 +67,41 @@ func.func private @row_sums(%a: memref<513x256xf32>, %s: memref<513xf32>) {
 
 // -----
 
+// 1031 rows (a prime) have no divisor that makes enough equal chunks:
+// chunks of 5, the last one of 1, and the chunk function takes the end.
+// CHECK-LABEL: func.func private @prime_rows(
+// CHECK-DAG: %[[SIZE:.*]] = arith.constant 5 : index
+// CHECK-DAG: %[[CHUNKS:.*]] = arith.constant 207 : index
+// CHECK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%[[CHUNKS]])
+// CHECK-NEXT: %[[BEGIN:.*]] = arith.muli %[[I]], %[[SIZE]]
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[BEGIN]], %[[SIZE]]
+// CHECK-NEXT: %[[END:.*]] = arith.constant 1031 : index
+// CHECK-NEXT: %[[LIMIT:.*]] = arith.minsi %[[NEXT]], %[[END]]
+// CHECK-NEXT: func.call @prime_rows.chunk(%arg0, %arg1, %[[BEGIN]], %[[LIMIT]])
+// CHECK: func.func private @prime_rows.chunk(%{{.*}}, %{{.*}}, %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index)
+// CHECK: scf.for %{{.*}} = %[[LO]] to %[[HI]]
+#in = affine_map<(d0, d1) -> (d0, d1)>
+func.func private @prime_rows(%a: memref<1031x64xf32>, %b: memref<1031x64xf32>) {
+  linalg.generic {indexing_maps = [#in, #in], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<1031x64xf32>) outs(%b : memref<1031x64xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  }
+  return
+}
+
+// -----
+
 // A unit batch loop is not the one shared: the loop inside it is.
 // CHECK-LABEL: func.func private @transpose(
 // CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}})
 // CHECK: func.func private @transpose.chunk(
-// CHECK-SAME: %[[LO:[^:]*]]: index, %[[HI:[^:]*]]: index)
+// CHECK-SAME: %[[LO:[^:]*]]: index)
 // CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : index
 // CHECK: scf.for %{{.*}} = %[[C0]] to %[[C1]]
+// CHECK: %[[HI:.*]] = arith.addi %[[LO]]
 // CHECK-NEXT: scf.for %{{.*}} = %[[LO]] to %[[HI]]
 func.func private @transpose(%a: memref<1x256x512xf32>, %b: memref<1x512x256xf32>) {
   linalg.transpose ins(%a : memref<1x256x512xf32>) outs(%b : memref<1x512x256xf32>) permutation = [0, 2, 1]

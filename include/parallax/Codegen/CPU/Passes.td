@@ -220,9 +220,11 @@ def ParallaxParallelizeKernels
     outermost loop of more than one iteration (the shared loop) is
     parallel, as are any unit loops around it, adds `<kernel>.chunk`: the
     op's loop nest (as `convert-linalg-to-loops` builds it) with the
-    shared loop limited to two extra index arguments `[begin, end)`. The
-    kernel then runs `scf.parallel` over (at most 256) fixed chunks of
-    that loop, each
+    shared loop limited to one chunk: `[begin, begin + size)` for a
+    `begin` argument, chunks of one static size where the extent has a
+    divisor that makes at least 16 of them (LLVM then sees the chunk's trip
+    count), else `[begin, end)` for two arguments. The kernel then runs
+    `scf.parallel` over (at most 256) fixed chunks of that loop, each
     calling the chunk function; `convert-scf-to-openmp` shares the chunks
     among the worker's OpenMP threads.
 
