@@ -11,6 +11,9 @@ tolerances (rtol 1e-3, atol 1e-7; integers and booleans exactly). With
 cuda (no GPU needed) each program is only built, its kernels through ptxas.
 
 A model whose import stops with a "not supported" diagnostic is skipped.
+A model without tensor test data is only imported (parallax-translate
+beside parallax-compile): it too must import or say what is not
+supported. So every model of the test data is imported at least once.
 With --constant-inputs, graph inputs the importer needs at compile time
 (most node tests feed Resize's scales or Reshape's shape as inputs) are
 first made constants of the test data's values.
@@ -36,8 +39,9 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-# The suites and the "not supported" diagnostics are import_all.py's.
-from import_all import SUITES, UNSUPPORTED  # noqa: E402
+# The suites, the "not supported" diagnostics and the import check are
+# import_all.py's.
+from import_all import SUITES, UNSUPPORTED, classify  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -101,13 +105,23 @@ def check(compile_tool, model_dir, work, target="cpu", constant_inputs=False):
     initializers = {i.name for i in model.graph.initializer}
     graph_inputs = [i for i in model.graph.input if i.name not in initializers]
     data_sets = sorted(model_dir.glob("test_data_set_*"))
+
+    def import_only(reason):
+        """Nothing to run: the model must still import, or say what is not
+        supported."""
+        translate = pathlib.Path(compile_tool).with_name("parallax-translate")
+        status, detail, _ = classify(str(translate), model_path)
+        if status == "failed":
+            return "failed", "import: " + detail.strip()[-300:]
+        return "skipped", reason
+
     if not data_sets:
-        return "skipped", "no test data"
+        return import_only("no test data")
     try:
         first = [load_tensor(p) for p in input_files(data_sets[0])]
     except Exception:
         # Sequence and optional test data: not tensors, not supported.
-        return "skipped", "test data is not tensors"
+        return import_only("test data is not tensors")
     constants = set()
     program = work / "program"
     # Without a GPU, --target cuda is checked up to the kernels' binary:

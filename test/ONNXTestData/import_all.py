@@ -11,7 +11,9 @@ is imported with `parallax-translate --import-onnx`. A model is
                diagnostic. Failed must be 0.
 
 Prints one line per failed model and closes with
-`N imported, N unsupported, N failed`; exits 1 when any failed.
+`N imported, N unsupported, N failed`; exits 1 when any failed. CI runs
+the same check inside conformance.py, which uses classify() for models
+it cannot run.
 `--markdown FILE` writes the per-operator coverage table.
 """
 
@@ -105,9 +107,9 @@ Every model of ONNX's backend test data as Debian ships it
 /usr/bin/python3 test/ONNXTestData/import_all.py --translate build/bin/parallax-translate --markdown docs/onnx-coverage.md
 ```
 
-The same run is the `onnx-testdata-import`
-ctest, which fails when any model *fails* (a crash, or an error that is not
-a "not supported" diagnostic).
+The `onnx-conformance` ctest checks the same in CI: every model must
+import (and then compile and run) or stop with a "not supported"
+diagnostic; a crash or any other error fails it.
 
 A model counts as *unsupported* when the import stops with a diagnostic
 saying what is not supported: an operator, an element type (unsigned
