@@ -16,6 +16,7 @@
 
 #include "CpuKernels.h"
 #include "Matrices.h"
+#include "Support.h"
 #include "Threads.h"
 
 #include <vector>
@@ -34,8 +35,6 @@ constexpr int64_t kTileWork = int64_t(1) << 21;
 /// At most this many tiles per matrix, and tile edges of at least
 /// kMinEdge rounded to kEdgeMultiple: the kernels' register blocks.
 constexpr int64_t kMaxTiles = 64, kMinEdge = 64, kEdgeMultiple = 16;
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Edge length splitting `size` into about `parts` blocks.
 int64_t edgeFor(int64_t size, int64_t parts) {

@@ -259,15 +259,22 @@ void parallax::runtime::setExitHandler(ExitHandler handler,
   messagePrefix = prefix;
 }
 
-int64_t parallax::runtime::parseCount(const std::string &flag, const char *text,
-                                      int64_t min) {
+std::optional<int64_t> parallax::runtime::parseInteger(const char *text) {
   char *end = nullptr;
   errno = 0;
   long long value = std::strtoll(text, &end, 10);
-  if (errno || !*text || *end || value < min)
+  if (errno || !*text || *end)
+    return std::nullopt;
+  return value;
+}
+
+int64_t parallax::runtime::parseCount(const std::string &flag, const char *text,
+                                      int64_t min) {
+  std::optional<int64_t> value = parseInteger(text);
+  if (!value || *value < min)
     die(flag + " expects an integer >= " + std::to_string(min) + ", got '" +
         text + "'");
-  return value;
+  return *value;
 }
 
 void parallax::runtime::keepFreedMemory() {

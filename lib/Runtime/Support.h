@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace parallax::runtime {
@@ -25,9 +26,14 @@ void setProgramName(const char *name);
 using ExitHandler = void (*)(int status);
 void setExitHandler(ExitHandler handler, const std::string &messagePrefix);
 
+/// `text` as a whole decimal integer, or nullopt.
+std::optional<int64_t> parseInteger(const char *text);
+
 /// The integer value of a command-line flag, at least `min`; dies naming
 /// the flag otherwise.
 int64_t parseCount(const std::string &flag, const char *text, int64_t min);
+
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Keeps freed memory in the process for reuse: generated code allocates
 /// and frees the same large buffers every step, which glibc would

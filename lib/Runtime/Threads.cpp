@@ -10,7 +10,6 @@
 #include "Support.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <sched.h>
 #include <vector>
@@ -86,12 +85,10 @@ void apply(const Choice &choice) {
 
 int parallax::runtime::parseThreads(const std::string &option,
                                     const std::string &value) {
-  errno = 0;
-  char *end = nullptr;
-  long threads = std::strtol(value.c_str(), &end, 10);
-  if (value.empty() || *end || errno || threads < 1 || threads > 4096)
+  std::optional<int64_t> threads = parseInteger(value.c_str());
+  if (!threads || *threads < 1 || *threads > 4096)
     die(option + " '" + value + "': expected a thread count from 1 to 4096");
-  return static_cast<int>(threads);
+  return static_cast<int>(*threads);
 }
 
 void parallax::runtime::configureThreads(int requested) {
@@ -130,9 +127,8 @@ void parallax::runtime::parallelChunks(
     int64_t count, int64_t minChunk,
     const std::function<void(int64_t, int64_t)> &body) {
   constexpr int64_t maxChunks = 256;
-  int64_t chunk =
-      std::max({minChunk, (count + maxChunks - 1) / maxChunks, int64_t(1)});
-  int64_t chunks = (count + chunk - 1) / chunk;
+  int64_t chunk = std::max({minChunk, ceilDiv(count, maxChunks), int64_t(1)});
+  int64_t chunks = ceilDiv(count, chunk);
   int threads = workerThreads();
   if (threads == 1 || chunks <= 1) {
     for (int64_t begin = 0; begin < count; begin += chunk)

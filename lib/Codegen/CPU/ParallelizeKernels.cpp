@@ -54,10 +54,7 @@ std::optional<SharedLoop> sharedLoopOf(linalg::LinalgOp op,
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return std::nullopt;
-  int64_t points = 1;
-  for (int64_t range : ranges)
-    points *= range;
-  if (points < minIterations)
+  if (ShapedType::getNumElements(ranges) < minIterations)
     return std::nullopt;
   for (auto [position, type] : llvm::enumerate(op.getIteratorTypesArray())) {
     if (type != utils::IteratorType::parallel)
