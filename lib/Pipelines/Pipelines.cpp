@@ -133,6 +133,9 @@ static void addCPUBufferToLLVMPasses(OpPassManager &pm) {
   // Many small functions for LLVM instead of one step of thousands of
   // loop nests, whose loop passes grow with the whole function.
   pm.addPass(createParallaxOutlineKernels());
+  // Sites for PROGRAM --profile: each kernel as a whole, before it is
+  // parallelized.
+  pm.addPass(createParallaxInstrumentProfile());
   // Large loop nests run on the worker's threads (OpenMP); the runtime
   // sets how many.
   pm.addPass(createParallaxParallelizeKernels());

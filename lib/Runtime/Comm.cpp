@@ -151,6 +151,36 @@ int parallax::runtime::mpiCount(int64_t count, const char *what) {
   return static_cast<int>(count);
 }
 
+std::vector<std::string>
+parallax::runtime::gatherToRoot(const std::string &mine, const char *what) {
+  const World &w = world();
+  if (w.size == 1)
+    return {mine};
+  int length = mpiCount(mine.size(), what);
+  std::vector<int> lengths(w.size), offsets(w.size);
+  MPI_Request request;
+  checkMPI(MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0,
+                       w.comm, &request),
+           "MPI_Igather of sizes");
+  waitFor(request, what);
+  int64_t total = 0;
+  for (int r = 0; r < w.size; ++r) {
+    offsets[r] = mpiCount(total, what);
+    total += lengths[r];
+  }
+  std::string gathered(w.rank == 0 ? total : 0, '\0');
+  checkMPI(MPI_Igatherv(mine.data(), length, MPI_CHAR, gathered.data(),
+                        lengths.data(), offsets.data(), MPI_CHAR, 0, w.comm,
+                        &request),
+           "MPI_Igatherv");
+  waitFor(request, what);
+  std::vector<std::string> all;
+  if (w.rank == 0)
+    for (int r = 0; r < w.size; ++r)
+      all.push_back(gathered.substr(offsets[r], lengths[r]));
+  return all;
+}
+
 void parallax::runtime::initWorld(int *argc, char ***argv) {
   if (!launchedByMPI())
     return;

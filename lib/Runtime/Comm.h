@@ -100,6 +100,12 @@ void serveProbes();
 /// MPI counts are int: dies naming `what` when `count` does not fit.
 int mpiCount(int64_t count, const char *what);
 
+/// Every rank's `mine`, in rank order, on worker 0 (other ranks get an
+/// empty vector); `what` names the gathered data in errors. Every rank
+/// must call it.
+std::vector<std::string> gatherToRoot(const std::string &mine,
+                                      const char *what);
+
 } // namespace parallax::runtime
 
 #endif // PARALLAX_LIB_RUNTIME_COMM_H

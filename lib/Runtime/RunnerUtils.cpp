@@ -22,3 +22,7 @@ extern "C" void parallax_rt_index_out_of_range(const char *where, int64_t value,
                static_cast<long long>(high));
   std::exit(1);
 }
+
+// Profile sites of lowered programs: mlir-runner runs never profile.
+extern "C" void parallax_rt_profile_begin(int64_t) {}
+extern "C" void parallax_rt_profile_end(int64_t) {}

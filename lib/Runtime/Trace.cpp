@@ -9,8 +9,8 @@
 #include "parallax/Runtime/Runtime.h"
 
 #include "Comm.h"
-#include "parallax/Support/FileNames.h"
 #include "Support.h"
+#include "parallax/Support/FileNames.h"
 
 #include <cstdio>
 #include <vector>
@@ -121,33 +121,13 @@ void parallax::runtime::writeTrace() {
   if (!tracing())
     return;
   const World &w = world();
-  std::string mine = serialize(w.rank);
-  std::string all = mine;
-  if (w.size > 1) {
-    int length = mpiCount(mine.size(), "trace");
-    std::vector<int> lengths(w.size), offsets(w.size);
-    MPI_Request request;
-    checkMPI(MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0,
-                         w.comm, &request),
-             "MPI_Igather of trace sizes");
-    waitFor(request, "gathering the trace");
-    int64_t total = 0;
-    for (int r = 0; r < w.size; ++r) {
-      offsets[r] = mpiCount(total, "trace");
-      total += lengths[r];
-    }
-    std::string gathered(w.rank == 0 ? total : 0, '\0');
-    checkMPI(MPI_Igatherv(mine.data(), length, MPI_CHAR, gathered.data(),
-                          lengths.data(), offsets.data(), MPI_CHAR, 0, w.comm,
-                          &request),
-             "MPI_Igatherv of traces");
-    waitFor(request, "gathering the trace");
-    if (w.rank != 0)
-      return;
-    all.clear();
-    for (int r = 0; r < w.size; ++r)
-      all += (r ? "," : "") + gathered.substr(offsets[r], lengths[r]);
-  }
+  std::vector<std::string> ranks =
+      gatherToRoot(serialize(w.rank), "gathering the trace");
+  if (w.rank != 0)
+    return;
+  std::string all;
+  for (size_t r = 0; r < ranks.size(); ++r)
+    all += (r ? "," : "") + ranks[r];
   std::string error;
   if (!writeFileAtomically(
           tracePath,

@@ -22,6 +22,7 @@
 #include "Descriptor.h"
 #include "ModelWeights.h"
 #include "ParameterStore.h"
+#include "Profile.h"
 #include "Support.h"
 #include "Threads.h"
 #include "Trace.h"
@@ -51,7 +52,7 @@ struct Input : Buffer {
 };
 
 struct Options {
-  std::string data, metrics, save, restore, trace, init;
+  std::string data, metrics, save, restore, trace, profile, init;
   std::string rankMetrics; // --metrics-all-ranks: FILE.<rank>
   int64_t steps = -1, saveEvery = 0, logEvery = 10, commTimeout = 60;
   int threads = 0;             // --threads; 0: Threads.h's default
@@ -208,7 +209,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         " --data DIR [--steps S] [--metrics FILE.jsonl]\n"
         "       [--metrics-all-ranks] [--save DIR] [--save-every K]\n"
         "       [--restore DIR] [--init MODEL.onnx|DIR] [--log-every K]\n"
-        "       [--trace FILE.json] [--comm-timeout SECONDS] [--seed S]\n"
+        "       [--trace FILE.json] [--profile FILE.json]\n"
+        "       [--comm-timeout SECONDS] [--seed S]\n"
         "       [--threads N] [--verbose]\n"
         "  --data DIR       DIR/<graph input>.npy, leading dimension = "
         "examples;\n"
@@ -230,6 +232,11 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         "  --trace FILE     a Chrome-trace timeline (chrome://tracing,\n"
         "                   Perfetto) of every worker's steps, communication\n"
         "                   and checkpoints, written by worker 0 at the end\n"
+        "  --profile FILE   where the step's time goes: time, FLOPs and bytes\n"
+        "                   per kind of kernel against this machine's\n"
+        "                   measured GEMM and memory peaks (a roofline),\n"
+        "                   written by worker 0 at the end, with a table on\n"
+        "                   stderr (the first step, a warm-up, left out)\n"
         "  --comm-timeout S end the job when a communication makes no\n"
         "                   progress for S seconds (plus the longest step),\n"
         "                   naming the ranks that do not respond; 0: wait\n"
@@ -278,6 +285,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
       options.logEvery = parseCount(arg, value(), 1);
     else if (arg == "--trace")
       options.trace = value();
+    else if (arg == "--profile")
+      options.profile = value();
     else if (arg == "--comm-timeout")
       options.commTimeout = parseCount(arg, value(), 0);
     else if (arg == "--seed")
@@ -314,6 +323,8 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
   setCommTimeout(static_cast<double>(options.commTimeout));
   if (!options.trace.empty())
     enableTrace(options.trace);
+  if (!options.profile.empty())
+    enableProfile(options.profile);
   // Before any work: a --save that would replace what is not a
   // checkpoint, or that another run is writing, is refused now.
   if (!options.save.empty() && world().rank == 0)
@@ -456,6 +467,7 @@ extern "C" int64_t parallax_rt_begin() {
   if (options.metricsAllRanks)
     rankMetricsFile = openMetrics(options.rankMetrics);
   setTraceOrigin();
+  startProfile(endStep - firstStep);
   runStart = stepStart = parallax_rt_now();
   return firstStep;
 }
@@ -485,7 +497,10 @@ extern "C" void parallax_rt_load_batch(int64_t step) {
 
 extern "C" void parallax_rt_step_end(int64_t step, float loss) {
   // The step's sparse pushes, queued to go in one exchange, are part of it.
-  flushPushes();
+  {
+    ProfileScope profile("parameter store", "queued pushes");
+    flushPushes();
+  }
   // The step function's own time, communication inside it included (its
   // events nest in this one).
   if (tracing())
@@ -493,6 +508,8 @@ extern "C" void parallax_rt_step_end(int64_t step, float loss) {
                parallax_rt_now());
   TraceScope trace("runtime",
                    [] { return std::string("step end (loss, metrics)"); });
+  std::optional<ProfileScope> profile(std::in_place, "step end",
+                                      "loss, metrics and progress");
   double end = parallax_rt_now(), seconds = end - stepStart;
   stepStart = end;
   noteStepTime(seconds);
@@ -528,8 +545,12 @@ extern "C" void parallax_rt_step_end(int64_t step, float loss) {
                 ": training diverged (the data holds no NaN or infinity, "
                 "it was checked at the start: try a smaller learning "
                 "rate)");
-  if (options.saveEvery && done % options.saveEvery == 0 && done != endStep)
+  profile.reset();
+  if (options.saveEvery && done % options.saveEvery == 0 && done != endStep) {
+    ProfileScope saving("checkpoint", "checkpoint");
     checkpoint(done);
+  }
+  profileStepEnd();
 }
 
 extern "C" int32_t parallax_rt_finish() {
@@ -548,6 +569,7 @@ extern "C" int32_t parallax_rt_finish() {
   if (w.size > 1)
     printTrafficSummary(steps);
   writeTrace();
+  writeProfile();
   finalizeWorld();
   return 0;
 }

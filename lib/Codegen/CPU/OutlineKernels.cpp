@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parallax/Codegen/CPU/Kernels.h"
 #include "parallax/Codegen/CPU/Passes.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
 
@@ -68,24 +69,6 @@ bool isUnaliased(ArrayRef<Value> arguments, ArrayRef<Root> roots,
       return false;
   }
   return true;
-}
-
-/// A symbol-safe rendering of the ONNX node an op comes from, or "".
-std::string nodeNameOf(Location loc) {
-  if (auto fused = dyn_cast<FusedLoc>(loc)) {
-    for (Location inner : fused.getLocations())
-      if (std::string name = nodeNameOf(inner); !name.empty())
-        return name;
-    return "";
-  }
-  auto name = dyn_cast<NameLoc>(loc);
-  if (!name)
-    return "";
-  std::string text = name.getName().str();
-  for (char &c : text)
-    if (!llvm::isAlnum(c) && c != '_' && c != '.' && c != '/')
-      c = '_';
-  return text.substr(0, 120);
 }
 
 struct OutlineKernelsPass
@@ -184,3 +167,31 @@ struct OutlineKernelsPass
 };
 
 } // namespace
+
+linalg::LinalgOp mlir::parallax::kernelOpOf(func::FuncOp function) {
+  if (function.isExternal())
+    return nullptr;
+  linalg::LinalgOp found;
+  function.walk([&](linalg::LinalgOp op) {
+    found = op;
+    return WalkResult::interrupt();
+  });
+  return found;
+}
+
+std::string mlir::parallax::nodeNameOf(Location loc) {
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location inner : fused.getLocations())
+      if (std::string name = nodeNameOf(inner); !name.empty())
+        return name;
+    return "";
+  }
+  auto name = dyn_cast<NameLoc>(loc);
+  if (!name)
+    return "";
+  std::string text = name.getName().str();
+  for (char &c : text)
+    if (!llvm::isAlnum(c) && c != '_' && c != '.' && c != '/')
+      c = '_';
+  return text.substr(0, 120);
+}

@@ -210,6 +210,52 @@ def ParallaxOutlineKernels
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def ParallaxInstrumentProfile
+    : Pass<"parallax-instrument-profile", "::mlir::ModuleOp"> {
+  let summary = "Bracket every kernel and costly runtime call with profile "
+                "sites, and describe each site";
+  let description = [{
+    Makes `PROGRAM --profile FILE` possible (docs/training.md, "Where the
+    step's time goes"). In every function that is not a kernel of
+    `--parallax-outline-kernels`, each call of a kernel, each
+    `memref.copy` and each call of a runtime entry point that computes or
+    communicates (matrix products, optimizer updates, collectives,
+    parameter-store pushes and pulls, the batch load) becomes site N:
+
+    ```mlir
+    call @parallax_rt_profile_begin(%cN) : (i64) -> ()
+    call @train_step.k3.generic./fc/Gemm(...) : (...) -> ()
+    call @parallax_rt_profile_end(%cN) : (i64) -> ()
+    ```
+
+    and the module gets the constant `parallax_profile_sites`, one line per
+    site in site order: `family<TAB>flops<TAB>bytes<TAB>node<TAB>name`.
+    The counts are static, for one execution of the site:
+    - flops: the op's iteration points times its body's floating-point
+      operations (arithmetic, comparisons and math functions count one, an
+      FMA two); a matrix product through the runtime `2 M N K`;
+    - bytes: the least traffic the site needs: each operand buffer once,
+      an output that is also read twice, and at most one element per point
+      for each load or store through a captured buffer (gathers,
+      scatters); a runtime call the sizes of its buffers;
+    - family: named ops by name (convolution, pooling, fill); generic ones
+      by what they do: gather and scatter (loads through captured
+      buffers), reduction (a reduction loop), im2col and padding (a copy
+      through a window), copy and layout (a copy), elementwise (the rest).
+    When not profiling, the runtime returns from both calls at once.
+
+    Precondition: after `--parallax-outline-kernels`, before the
+    conversion to LLVM. Postcondition: every site is bracketed exactly
+    once; kernels themselves are unchanged (a parallelized kernel is timed
+    as a whole).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
+  ];
+}
+
 def ParallaxParallelizeKernels
     : Pass<"parallax-parallelize-kernels", "::mlir::ModuleOp"> {
   let summary = "Share the outermost loop of large kernels among threads "

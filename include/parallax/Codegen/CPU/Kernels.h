@@ -1,0 +1,27 @@
+//===- Kernels.h - The kernels of --parallax-outline-kernels ----*- C++ -*-===//
+//
+// Part of the Parallax project. What the passes that run after
+// --parallax-outline-kernels know about its kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_CODEGEN_CPU_KERNELS_H
+#define PARALLAX_CODEGEN_CPU_KERNELS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <string>
+
+namespace mlir::parallax {
+
+/// The linalg op of an outlined kernel, or null when `function` is not
+/// one (outlining leaves linalg ops in kernels only).
+linalg::LinalgOp kernelOpOf(func::FuncOp function);
+
+/// A symbol-safe rendering of the ONNX node a location comes from, or "".
+std::string nodeNameOf(Location loc);
+
+} // namespace mlir::parallax
+
+#endif // PARALLAX_CODEGEN_CPU_KERNELS_H

@@ -1,0 +1,489 @@
+//===- Profile.cpp - Where a training step's time goes --------------------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Profile.h"
+
+#include "parallax/Runtime/Runtime.h"
+
+#include "Comm.h"
+#include "Support.h"
+#include "Threads.h"
+#include "parallax/Support/FileNames.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+using namespace parallax::runtime;
+
+extern "C" {
+/// The compiler's description of the program's sites, one line each:
+/// family, flops, bytes, node and name, separated by tabs
+/// (--parallax-instrument-profile). Weak: absent from a program built
+/// without the pass.
+extern const char parallax_profile_sites[] __attribute__((weak));
+}
+
+namespace {
+
+struct Site {
+  std::string family, node, name;
+  int64_t flops = 0, bytes = 0; // per call
+  double seconds = 0, started = 0;
+  int64_t calls = 0;
+};
+
+constexpr const char *kProfileSignature = "{\"parallax_profile\"";
+
+std::string profilePath;
+std::vector<Site> sites;
+size_t compiledSites = 0;
+std::map<std::string, int64_t> runtimeSites; // "family\tname" -> site
+int64_t plannedSteps = 0, measuredSteps = 0;
+bool warmupLeftOut = false;
+double windowStart = 0, windowEnd = 0;
+
+std::vector<std::string> split(const std::string &text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end - start));
+    if (end == std::string::npos)
+      return parts;
+    start = end + 1;
+  }
+}
+
+void readCompiledSites() {
+  sites.clear();
+  runtimeSites.clear();
+  std::string table = parallax_profile_sites;
+  int line = 0;
+  for (const std::string &row : split(table, '\n')) {
+    ++line;
+    if (row.empty())
+      continue;
+    std::vector<std::string> fields = split(row, '\t');
+    std::optional<int64_t> flops, bytes;
+    if (fields.size() == 5) {
+      flops = parseInteger(fields[1].c_str());
+      bytes = parseInteger(fields[2].c_str());
+    }
+    if (!flops || !bytes)
+      die("internal error: line " + std::to_string(line) +
+          " of the program's profile sites is malformed: '" + row + "'");
+    Site site;
+    site.family = fields[0];
+    site.flops = *flops;
+    site.bytes = *bytes;
+    site.node = fields[3];
+    site.name = fields[4];
+    sites.push_back(std::move(site));
+  }
+  compiledSites = sites.size();
+}
+
+std::string number(double value) {
+  if (!std::isfinite(value))
+    return "null";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.10g", value);
+  return buffer;
+}
+
+//===----------------------------------------------------------------------===//
+// Peaks
+//===----------------------------------------------------------------------===//
+
+/// MLIR's descriptor of a rank-2 memref, as parallax_rt_matmul_f32 takes
+/// it.
+struct Descriptor2D {
+  float *allocated, *aligned;
+  int64_t offset, sizes[2], strides[2];
+};
+
+struct AlignedFree {
+  void operator()(float *p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<float[], AlignedFree>;
+
+Buffer allocate(int64_t count) {
+  auto *data = static_cast<float *>(
+      std::aligned_alloc(64, ceilDiv(count * sizeof(float), 64) * 64));
+  if (!data)
+    die("--profile: cannot allocate the peak probes' buffers");
+  return Buffer(data);
+}
+
+constexpr int kProbeRepeats = 5;
+constexpr int64_t kGemmSize = 1024;
+constexpr int64_t kStreamElements = int64_t(16) << 20; // 64 MiB per array
+
+/// The best GFLOP/s of a kGemmSize^3 product through the programs' own
+/// matrix product (its tiles, threads and BLAS kernels).
+double measureGemmPeak() {
+  int64_t n = kGemmSize;
+  Buffer a = allocate(n * n), b = allocate(n * n), c = allocate(n * n);
+  parallelChunks(n * n, 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      a[i] = 1.0f / static_cast<float>(i % 7 + 1);
+      b[i] = 1.0f / static_cast<float>(i % 5 + 1);
+      c[i] = 0;
+    }
+  });
+  auto view = [&](float *data) {
+    return Descriptor2D{data, data, 0, {n, n}, {n, 1}};
+  };
+  Descriptor2D A = view(a.get()), B = view(b.get()), C = view(c.get());
+  double best = 0;
+  for (int i = 0; i <= kProbeRepeats; ++i) {
+    double start = parallax_rt_now();
+    parallax_rt_matmul_f32(2, &A, 2, &B, 2, &C);
+    double seconds = parallax_rt_now() - start;
+    if (i > 0) // the first call loads the library and warms the caches
+      best = std::max(best, 2.0 * n * n * n / seconds / 1e9);
+  }
+  return best;
+}
+
+/// The best GB/s of a STREAM triad (a = b + s c, three arrays counted)
+/// over arrays far larger than the caches, on the worker's threads.
+double measureBandwidth() {
+  int64_t n = kStreamElements;
+  Buffer a = allocate(n), b = allocate(n), c = allocate(n);
+  constexpr int64_t kChunk = 1 << 16;
+  parallelChunks(n, kChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      a[i] = 0;
+      b[i] = 1;
+      c[i] = 2;
+    }
+  });
+  float *pa = a.get();
+  const float *pb = b.get(), *pc = c.get();
+  double best = 0;
+  for (int i = 0; i <= kProbeRepeats; ++i) {
+    double start = parallax_rt_now();
+    parallelChunks(n, kChunk, [&](int64_t begin, int64_t end) {
+      for (int64_t j = begin; j < end; ++j)
+        pa[j] = pb[j] + 3.0f * pc[j];
+    });
+    double seconds = parallax_rt_now() - start;
+    if (i > 0)
+      best = std::max(best, 3.0 * n * sizeof(float) / seconds / 1e9);
+  }
+  return best;
+}
+
+//===----------------------------------------------------------------------===//
+// The report
+//===----------------------------------------------------------------------===//
+
+struct Peaks {
+  double gflops, gbytes;
+};
+
+/// Seconds, FLOPs and bytes per measured step of a group of sites.
+struct Totals {
+  std::string label;
+  double seconds = 0, flops = 0, bytes = 0, calls = 0;
+  std::string family; // for sites
+};
+
+/// What the roofline allows for this much work: the compute peak, or the
+/// bandwidth peak times the arithmetic intensity. For work without FLOPs,
+/// the fraction is of the bandwidth alone.
+double rooflineFraction(const Totals &t, const Peaks &peaks) {
+  if (t.seconds <= 0)
+    return NAN;
+  if (t.flops > 0) {
+    double attainable =
+        std::min(peaks.gflops, t.flops / std::max(t.bytes, 1.0) * peaks.gbytes);
+    return t.flops / t.seconds / 1e9 / attainable;
+  }
+  if (t.bytes > 0)
+    return t.bytes / t.seconds / 1e9 / peaks.gbytes;
+  return NAN;
+}
+
+std::string totalsJson(const Totals &t, const char *key, double step,
+                       const Peaks &peaks) {
+  double gflops = t.seconds > 0 ? t.flops / t.seconds / 1e9 : 0;
+  double gbytes = t.seconds > 0 ? t.bytes / t.seconds / 1e9 : 0;
+  std::string json = "{\"" + std::string(key) + "\":" + jsonString(t.label);
+  if (!t.family.empty())
+    json += ",\"family\":" + jsonString(t.family);
+  json += ",\"seconds\":" + number(t.seconds) +
+          ",\"share\":" + number(step > 0 ? t.seconds / step : 0) +
+          ",\"calls\":" + number(t.calls) + ",\"flops\":" + number(t.flops) +
+          ",\"bytes\":" + number(t.bytes) + ",\"gflops\":" + number(gflops) +
+          ",\"gbytes_per_second\":" + number(gbytes);
+  if (t.bytes > 0)
+    json += ",\"intensity\":" + number(t.flops / t.bytes);
+  double fraction = rooflineFraction(t, peaks);
+  if (std::isfinite(fraction)) {
+    json += ",\"roofline_fraction\":" + number(fraction);
+    bool computeBound =
+        t.flops > 0 &&
+        t.flops / std::max(t.bytes, 1.0) * peaks.gbytes >= peaks.gflops;
+    json += std::string(",\"bound\":\"") +
+            (computeBound ? "compute" : "memory") + "\"";
+  }
+  return json + "}";
+}
+
+double steps() { return std::max<int64_t>(measuredSteps, 1); }
+
+/// The measured sites grouped by `keyOf`, per step, largest time first.
+template <typename Key>
+std::vector<Totals> groupSites(Key keyOf, bool keepFamily) {
+  std::map<std::string, Totals> groups;
+  for (const Site &site : sites) {
+    if (!site.calls)
+      continue;
+    std::string key = keyOf(site);
+    if (key.empty())
+      continue;
+    Totals &t = groups[key];
+    t.label = key;
+    if (keepFamily)
+      t.family = site.family;
+    t.seconds += site.seconds / steps();
+    t.calls += site.calls / steps();
+    t.flops += static_cast<double>(site.flops) * site.calls / steps();
+    t.bytes += static_cast<double>(site.bytes) * site.calls / steps();
+  }
+  std::vector<Totals> sorted;
+  for (auto &entry : groups)
+    sorted.push_back(entry.second);
+  std::stable_sort(
+      sorted.begin(), sorted.end(),
+      [](const Totals &x, const Totals &y) { return x.seconds > y.seconds; });
+  return sorted;
+}
+
+std::vector<Totals> families() {
+  return groupSites([](const Site &s) { return s.family; }, false);
+}
+
+double stepSeconds() {
+  return measuredSteps ? (windowEnd - windowStart) / measuredSteps : 0;
+}
+
+/// This worker's step and family times, for the report's "workers".
+std::string workerJson(int rank) {
+  std::string json = "{\"rank\":" + std::to_string(rank) +
+                     ",\"step_seconds\":" + number(stepSeconds()) +
+                     ",\"families\":{";
+  bool first = true;
+  for (const Totals &t : families()) {
+    json += (first ? "" : ",") + jsonString(t.label) + ":" + number(t.seconds);
+    first = false;
+  }
+  return json + "}}";
+}
+
+void printTable(const std::vector<Totals> &rows, double step,
+                double unattributed, const Peaks &peaks) {
+  std::fprintf(stderr, "  %-28s %9s %6s %8s %7s %8s\n", "family", "ms/step",
+               "share", "GFLOP/s", "GB/s", "roofline");
+  for (const Totals &t : rows) {
+    double fraction = rooflineFraction(t, peaks);
+    std::string roofline =
+        std::isfinite(fraction) ? number(std::round(fraction * 100)) + "%" : "";
+    std::fprintf(stderr, "  %-28s %9.3f %5.1f%% %8.2f %7.2f %8s\n",
+                 t.label.c_str(), t.seconds * 1e3, 100 * t.seconds / step,
+                 t.seconds > 0 ? t.flops / t.seconds / 1e9 : 0.0,
+                 t.seconds > 0 ? t.bytes / t.seconds / 1e9 : 0.0,
+                 roofline.c_str());
+  }
+  std::fprintf(stderr, "  %-28s %9.3f %5.1f%%\n", "(outside every site)",
+               unattributed * 1e3, 100 * unattributed / step);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Sites
+//===----------------------------------------------------------------------===//
+
+extern "C" void parallax_rt_profile_begin(int64_t site) {
+  if (profilePath.empty())
+    return;
+  if (site < 0 || static_cast<size_t>(site) >= compiledSites)
+    die("internal error: profile site " + std::to_string(site) +
+        " is not in the program's table of " + std::to_string(compiledSites));
+  sites[site].started = parallax_rt_now();
+}
+
+extern "C" void parallax_rt_profile_end(int64_t site) {
+  if (profilePath.empty())
+    return;
+  if (site < 0 || static_cast<size_t>(site) >= compiledSites)
+    die("internal error: profile site " + std::to_string(site) +
+        " is not in the program's table of " + std::to_string(compiledSites));
+  Site &s = sites[site];
+  s.seconds += parallax_rt_now() - s.started;
+  ++s.calls;
+}
+
+ProfileScope::ProfileScope(const char *family, const char *name) {
+  if (profilePath.empty())
+    return;
+  std::string key = std::string(family) + "\t" + name;
+  auto [it, added] = runtimeSites.emplace(key, sites.size());
+  if (added) {
+    Site s;
+    s.family = family;
+    s.name = name;
+    sites.push_back(std::move(s));
+  }
+  site = it->second;
+  sites[site].started = parallax_rt_now();
+}
+
+ProfileScope::~ProfileScope() {
+  if (site < 0)
+    return;
+  Site &s = sites[site];
+  s.seconds += parallax_rt_now() - s.started;
+  ++s.calls;
+}
+
+//===----------------------------------------------------------------------===//
+// The run
+//===----------------------------------------------------------------------===//
+
+void parallax::runtime::enableProfile(const std::string &path) {
+  if (!parallax_profile_sites)
+    die("--profile: this program has no profile sites (only CPU programs "
+        "have them, from --parallax-instrument-profile)");
+  if (world().rank == 0) {
+    checkReplaceableFile("--profile", path, kProfileSignature,
+                         /*streamed=*/false);
+    std::string error;
+    if (!canWriteBeside(path, error))
+      die("cannot write --profile '" + path + "': " + error);
+  }
+  readCompiledSites();
+  profilePath = path;
+}
+
+bool parallax::runtime::profiling() { return !profilePath.empty(); }
+
+void parallax::runtime::startProfile(int64_t steps) {
+  plannedSteps = steps;
+  windowStart = windowEnd = parallax_rt_now();
+}
+
+void parallax::runtime::profileStepEnd() {
+  if (!profiling())
+    return;
+  double now = parallax_rt_now();
+  if (!warmupLeftOut && plannedSteps > 1) {
+    // The first step pays for first touches of every buffer, the
+    // libraries' start and the threads' creation: not the steady state.
+    for (Site &site : sites) {
+      site.seconds = 0;
+      site.calls = 0;
+    }
+    warmupLeftOut = true;
+    windowStart = now;
+    return;
+  }
+  ++measuredSteps;
+  windowEnd = now;
+}
+
+void parallax::runtime::writeProfile() {
+  if (!profiling())
+    return;
+  const World &w = world();
+  Peaks peaks{0, 0};
+  if (w.rank == 0) {
+    std::fprintf(stderr,
+                 "profile: measuring this machine's peaks (a %lld^3 "
+                 "matrix product, a %lld MiB STREAM triad)\n",
+                 static_cast<long long>(kGemmSize),
+                 static_cast<long long>(3 * kStreamElements * 4 >> 20));
+    peaks = {measureGemmPeak(), measureBandwidth()};
+  }
+  std::vector<std::string> workers =
+      gatherToRoot(workerJson(w.rank), "gathering the profile");
+  if (w.rank != 0)
+    return;
+
+  double step = stepSeconds();
+  std::vector<Totals> byFamily = families();
+  double attributed = 0;
+  for (const Totals &t : byFamily)
+    attributed += t.seconds;
+  double unattributed = std::max(0.0, step - attributed);
+  // Kernels are named after their node already; runtime calls are not.
+  std::vector<Totals> bySite = groupSites(
+      [](const Site &s) {
+        bool named = s.node.empty() || s.name.find(s.node) != std::string::npos;
+        return named ? s.name : s.name + " " + s.node;
+      },
+      true);
+  std::vector<Totals> byNode =
+      groupSites([](const Site &s) { return s.node; }, false);
+  constexpr size_t kListed = 40;
+
+  std::string json = std::string(kProfileSignature) + ":1";
+  json += ",\"workers\":" + std::to_string(w.size) +
+          ",\"threads\":" + std::to_string(workerThreads()) +
+          ",\"steps\":" + std::to_string(measuredSteps) +
+          ",\"warmup_left_out\":" + (warmupLeftOut ? "true" : "false") +
+          ",\"step_seconds\":" + number(step);
+  json += ",\"peaks\":{\"gflops\":" + number(peaks.gflops) +
+          ",\"gbytes_per_second\":" + number(peaks.gbytes) +
+          ",\"gemm_probe\":" +
+          jsonString(std::to_string(kGemmSize) +
+                     "^3 float32 product through "
+                     "the runtime's matrix product, best of 5") +
+          ",\"bandwidth_probe\":" +
+          jsonString("STREAM triad over 3 x 64 MiB float32 arrays on the "
+                     "worker's threads, 3 arrays counted, best of 5") +
+          "}";
+  auto list = [&](const char *name, const char *key,
+                  const std::vector<Totals> &rows, size_t limit) {
+    json += ",\"" + std::string(name) + "\":[";
+    for (size_t i = 0; i < rows.size() && i < limit; ++i)
+      json += (i ? "," : "") + totalsJson(rows[i], key, step, peaks);
+    json += "]";
+  };
+  list("families", "family", byFamily, byFamily.size());
+  json += ",\"outside_sites\":{\"seconds\":" + number(unattributed) +
+          ",\"share\":" + number(step > 0 ? unattributed / step : 0) + "}";
+  list("sites", "site", bySite, kListed);
+  list("nodes", "node", byNode, kListed);
+  json += ",\"per_worker\":[";
+  for (size_t r = 0; r < workers.size(); ++r)
+    json += (r ? "," : "") + workers[r];
+  json += "]}\n";
+
+  std::string error;
+  if (!writeFileAtomically(profilePath, {json}, error))
+    die("cannot write --profile: " + error);
+  std::fprintf(stderr,
+               "profile: %lld step%s of %.4f s on worker 0%s; peaks: GEMM "
+               "%.1f GFLOP/s, memory %.1f GB/s (%d thread%s)\n",
+               static_cast<long long>(measuredSteps),
+               measuredSteps == 1 ? "" : "s", step,
+               warmupLeftOut ? " (the first, a warm-up, left out)" : "",
+               peaks.gflops, peaks.gbytes, workerThreads(),
+               workerThreads() == 1 ? "" : "s");
+  if (step > 0)
+    printTable(byFamily, step, unattributed, peaks);
+  std::fprintf(stderr, "profile written to %s\n", profilePath.c_str());
+}
