@@ -29,12 +29,21 @@ struct Site {
   std::string node, name;
 };
 
+/// Bytes of one element of `type` (index as 64 bits), 0 if unknown.
+int64_t elementBytes(MemRefType type) {
+  Type element = type.getElementType();
+  if (element.isIndex())
+    return 8;
+  if (element.isIntOrFloat())
+    return llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+  return 0;
+}
+
 int64_t bytesOf(Type type) {
   auto shaped = dyn_cast<MemRefType>(type);
   if (!shaped || !shaped.hasStaticShape())
     return 0;
-  return shaped.getNumElements() *
-         llvm::divideCeil(shaped.getElementTypeBitWidth(), 8);
+  return shaped.getNumElements() * elementBytes(shaped);
 }
 
 /// The ranked memref a runtime call's memref<*xT> argument was cast from.
@@ -131,8 +140,7 @@ Site kernelSite(func::CallOp call, linalg::LinalgOp op) {
     else
       return;
     auto type = cast<MemRefType>(memref.getType());
-    int64_t element = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-    site.bytes += std::min(bytesOf(type), points * element);
+    site.bytes += std::min(bytesOf(type), points * elementBytes(type));
   });
   site.family = familyOf(op, site.flops);
   site.node = nodeNameOf(call.getLoc());

@@ -117,3 +117,24 @@ func.func private @"step.k3.generic./conv/Conv"(%img: memref<2x10x3xf32>, %cols:
 module {
   llvm.mlir.global external constant @parallax_profile_sites("\00")
 }
+
+// -----
+
+// Index elements count 8 bytes; a dynamic extent makes the counts 0 (the
+// site is still timed).
+// CHECK-LABEL: func.func @offsets(
+// CHECK: call @parallax_rt_profile_begin
+// CHECK: llvm.mlir.global external constant @parallax_profile_sites("copy and layout\090\0964\09\09offsets.k0.copy\0Acopy and layout\090\090\09\09offsets.k1.copy\0A\00")
+func.func @offsets(%a: memref<4xindex>, %b: memref<4xindex>, %c: memref<?xf32>, %d: memref<?xf32>) {
+  call @offsets.k0.copy(%a, %b) : (memref<4xindex>, memref<4xindex>) -> ()
+  call @offsets.k1.copy(%c, %d) : (memref<?xf32>, memref<?xf32>) -> ()
+  return
+}
+func.func private @offsets.k0.copy(%a: memref<4xindex>, %b: memref<4xindex>) {
+  linalg.copy ins(%a : memref<4xindex>) outs(%b : memref<4xindex>)
+  return
+}
+func.func private @offsets.k1.copy(%c: memref<?xf32>, %d: memref<?xf32>) {
+  linalg.copy ins(%c : memref<?xf32>) outs(%d : memref<?xf32>)
+  return
+}
