@@ -5,9 +5,11 @@ Reads the reports of `PROGRAM --profile FILE.json` (docs/training.md,
 "Where the step's time goes") and prints, per report, the step's time by
 family of kernels: milliseconds per step, share, FLOPs and bytes the
 compiler counted, achieved GFLOP/s and GB/s and the fraction of the
-roofline (min(GEMM peak, intensity x bandwidth peak), both measured by the
-program at its end). `--plot FILE.png` draws the rooflines with one point
-per family (area: share of the step).
+roofline: the least time the peaks the program measured at its end allow
+(per site, its FLOPs at the GEMM peak or its bytes at the bandwidth of the
+memory level they fit in, whichever is longer) over the time taken.
+`--plot FILE.png` draws the rooflines (GEMM peak, memory and L2-cache
+bandwidth) with one point per family (area: share of the step).
 
 With --models it first produces the reports: each example model
 (examples/models/<name>.onnx) is compiled with parallax-compile -O3
@@ -69,9 +71,11 @@ def print_report(label, report, markdown):
     peaks = report["peaks"]
     step = report["step_seconds"]
     print(f"\n{label}: step {step * 1e3:.2f} ms ({report['steps']} steps, "
-          f"{report['workers']} worker(s) x {report['threads']} thread(s)); "
-          f"peaks GEMM {peaks['gflops']:.1f} GFLOP/s, memory "
-          f"{peaks['gbytes_per_second']:.1f} GB/s")
+          f"{report['workers']} worker(s) x {report['threads']} thread(s)), "
+          f"{100 * report['roofline_fraction']:.0f}% of its roofline; peaks "
+          f"GEMM {peaks['gflops']:.1f} GFLOP/s, memory "
+          f"{peaks['gbytes_per_second']:.1f} GB/s, L2 cache "
+          f"{peaks['cache_gbytes_per_second']:.1f} GB/s")
     rows = [(f["family"], f["seconds"] * 1e3, 100 * f["share"], f["flops"] / 1e6,
              f["bytes"] / 1e6, f["gflops"], f["gbytes_per_second"], fraction(f))
             for f in report["families"]]
@@ -103,9 +107,12 @@ def plot(reports, path):
                              squeeze=False)
     for ax, (label, report) in zip(axes.flat, reports):
         peaks = report["peaks"]
-        gflops, gbytes = peaks["gflops"], peaks["gbytes_per_second"]
+        gflops = peaks["gflops"]
         xs = [2 ** (i / 4) for i in range(-40, 41)]
-        ax.plot(xs, [min(gflops, x * gbytes) for x in xs], color="black")
+        for key, style in (("gbytes_per_second", "-"),
+                           ("cache_gbytes_per_second", "--")):
+            ax.plot(xs, [min(gflops, x * peaks[key]) for x in xs],
+                    color="black", linestyle=style)
         for f in report["families"]:
             if f["flops"] <= 0 or f["seconds"] <= 0:
                 continue

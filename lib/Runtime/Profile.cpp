@@ -22,6 +22,8 @@
 #include <optional>
 #include <vector>
 
+#include <unistd.h>
+
 using namespace parallax::runtime;
 
 extern "C" {
@@ -156,12 +158,13 @@ double measureGemmPeak() {
 }
 
 /// The best GB/s of a STREAM triad (a = b + s c, three arrays counted)
-/// over arrays far larger than the caches, on the worker's threads.
-double measureBandwidth() {
-  int64_t n = kStreamElements;
+/// over `n` floats per array, repeated `sweeps` times per measurement, on
+/// the worker's threads.
+double measureTriad(int64_t n, int sweeps) {
   Buffer a = allocate(n), b = allocate(n), c = allocate(n);
-  constexpr int64_t kChunk = 1 << 16;
-  parallelChunks(n, kChunk, [&](int64_t begin, int64_t end) {
+  // Chunks small enough that a cache-sized triad still uses every thread.
+  int64_t chunk = std::max<int64_t>(n / 64, 1024);
+  parallelChunks(n, chunk, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       a[i] = 0;
       b[i] = 1;
@@ -173,50 +176,62 @@ double measureBandwidth() {
   double best = 0;
   for (int i = 0; i <= kProbeRepeats; ++i) {
     double start = parallax_rt_now();
-    parallelChunks(n, kChunk, [&](int64_t begin, int64_t end) {
-      for (int64_t j = begin; j < end; ++j)
-        pa[j] = pb[j] + 3.0f * pc[j];
-    });
+    for (int sweep = 0; sweep < sweeps; ++sweep)
+      parallelChunks(n, chunk, [&](int64_t begin, int64_t end) {
+        for (int64_t j = begin; j < end; ++j)
+          pa[j] = pb[j] + 3.0f * pc[j];
+      });
     double seconds = parallax_rt_now() - start;
     if (i > 0)
-      best = std::max(best, 3.0 * n * sizeof(float) / seconds / 1e9);
+      best = std::max(best, 3.0 * n * sizeof(float) * sweeps / seconds / 1e9);
   }
   return best;
+}
+
+/// The per-core L2 cache's size (sysconf; 256 KiB where it says nothing).
+int64_t level2Bytes() {
+  long size = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return size > 0 ? size : 256 << 10;
 }
 
 //===----------------------------------------------------------------------===//
 // The report
 //===----------------------------------------------------------------------===//
 
+/// What the machine can do, measured on worker 0 at the end.
 struct Peaks {
-  double gflops, gbytes;
+  double gflops = 0;      // GEMM
+  double memory = 0;      // GB/s from memory
+  double cache = 0;       // GB/s within the L2 cache
+  int64_t cacheBytes = 0; // the L2 cache's size
 };
+Peaks peaks;
 
-/// Seconds, FLOPs and bytes per measured step of a group of sites.
+/// The least time the roofline allows one call of `site`: its FLOPs at
+/// the GEMM peak or its bytes at the bandwidth of the level they fit in
+/// (the L2 cache for a site that moves no more than it holds), whichever
+/// is longer. Zero before the peaks are measured.
+double rooflineSeconds(const Site &site, bool &computeBound) {
+  if (peaks.gflops <= 0 || peaks.memory <= 0)
+    return 0;
+  double compute = site.flops / (peaks.gflops * 1e9);
+  double bandwidth =
+      site.bytes <= peaks.cacheBytes ? peaks.cache : peaks.memory;
+  double memory = site.bytes / (bandwidth * 1e9);
+  computeBound = compute >= memory;
+  return std::max(compute, memory);
+}
+
+/// Seconds, FLOPs and bytes per measured step of a group of sites, and
+/// the least time the roofline allows them.
 struct Totals {
   std::string label;
   double seconds = 0, flops = 0, bytes = 0, calls = 0;
+  double roofline = 0, computeRoofline = 0;
   std::string family; // for sites
 };
 
-/// What the roofline allows for this much work: the compute peak, or the
-/// bandwidth peak times the arithmetic intensity. For work without FLOPs,
-/// the fraction is of the bandwidth alone.
-double rooflineFraction(const Totals &t, const Peaks &peaks) {
-  if (t.seconds <= 0)
-    return NAN;
-  if (t.flops > 0) {
-    double attainable =
-        std::min(peaks.gflops, t.flops / std::max(t.bytes, 1.0) * peaks.gbytes);
-    return t.flops / t.seconds / 1e9 / attainable;
-  }
-  if (t.bytes > 0)
-    return t.bytes / t.seconds / 1e9 / peaks.gbytes;
-  return NAN;
-}
-
-std::string totalsJson(const Totals &t, const char *key, double step,
-                       const Peaks &peaks) {
+std::string totalsJson(const Totals &t, const char *key, double step) {
   double gflops = t.seconds > 0 ? t.flops / t.seconds / 1e9 : 0;
   double gbytes = t.seconds > 0 ? t.bytes / t.seconds / 1e9 : 0;
   std::string json = "{\"" + std::string(key) + "\":" + jsonString(t.label);
@@ -229,15 +244,11 @@ std::string totalsJson(const Totals &t, const char *key, double step,
           ",\"gbytes_per_second\":" + number(gbytes);
   if (t.bytes > 0)
     json += ",\"intensity\":" + number(t.flops / t.bytes);
-  double fraction = rooflineFraction(t, peaks);
-  if (std::isfinite(fraction)) {
-    json += ",\"roofline_fraction\":" + number(fraction);
-    bool computeBound =
-        t.flops > 0 &&
-        t.flops / std::max(t.bytes, 1.0) * peaks.gbytes >= peaks.gflops;
-    json += std::string(",\"bound\":\"") +
-            (computeBound ? "compute" : "memory") + "\"";
-  }
+  if (t.roofline > 0 && t.seconds > 0)
+    json += ",\"roofline_seconds\":" + number(t.roofline) +
+            ",\"roofline_fraction\":" + number(t.roofline / t.seconds) +
+            ",\"bound\":\"" +
+            (2 * t.computeRoofline >= t.roofline ? "compute" : "memory") + "\"";
   return json + "}";
 }
 
@@ -261,6 +272,12 @@ std::vector<Totals> groupSites(Key keyOf, bool keepFamily) {
     t.calls += site.calls / steps();
     t.flops += static_cast<double>(site.flops) * site.calls / steps();
     t.bytes += static_cast<double>(site.bytes) * site.calls / steps();
+    bool computeBound = false;
+    double roofline =
+        rooflineSeconds(site, computeBound) * site.calls / steps();
+    t.roofline += roofline;
+    if (computeBound)
+      t.computeRoofline += roofline;
   }
   std::vector<Totals> sorted;
   for (auto &entry : groups)
@@ -293,13 +310,13 @@ std::string workerJson(int rank) {
 }
 
 void printTable(const std::vector<Totals> &rows, double step,
-                double unattributed, const Peaks &peaks) {
+                double unattributed) {
   std::fprintf(stderr, "  %-28s %9s %6s %8s %7s %8s\n", "family", "ms/step",
                "share", "GFLOP/s", "GB/s", "roofline");
   for (const Totals &t : rows) {
-    double fraction = rooflineFraction(t, peaks);
-    std::string roofline =
-        std::isfinite(fraction) ? number(std::round(fraction * 100)) + "%" : "";
+    std::string roofline;
+    if (t.roofline > 0 && t.seconds > 0)
+      roofline = number(std::round(100 * t.roofline / t.seconds)) + "%";
     std::fprintf(stderr, "  %-28s %9.3f %5.1f%% %8.2f %7.2f %8s\n",
                  t.label.c_str(), t.seconds * 1e3, 100 * t.seconds / step,
                  t.seconds > 0 ? t.flops / t.seconds / 1e9 : 0.0,
@@ -408,14 +425,20 @@ void parallax::runtime::writeProfile() {
   if (!profiling())
     return;
   const World &w = world();
-  Peaks peaks{0, 0};
   if (w.rank == 0) {
     std::fprintf(stderr,
-                 "profile: measuring this machine's peaks (a %lld^3 "
-                 "matrix product, a %lld MiB STREAM triad)\n",
+                 "profile: measuring this machine's peaks (a %lld^3 matrix "
+                 "product, STREAM triads over %lld MiB and within the L2 "
+                 "cache)\n",
                  static_cast<long long>(kGemmSize),
                  static_cast<long long>(3 * kStreamElements * 4 >> 20));
-    peaks = {measureGemmPeak(), measureBandwidth()};
+    peaks.gflops = measureGemmPeak();
+    peaks.memory = measureTriad(kStreamElements, 1);
+    peaks.cacheBytes = level2Bytes();
+    // Three arrays in half the cache, swept often enough to time.
+    int64_t cacheElements = peaks.cacheBytes / 2 / 3 / sizeof(float);
+    peaks.cache = measureTriad(
+        cacheElements, static_cast<int>(kStreamElements / cacheElements));
   }
   std::vector<std::string> workers =
       gatherToRoot(workerJson(w.rank), "gathering the profile");
@@ -424,9 +447,11 @@ void parallax::runtime::writeProfile() {
 
   double step = stepSeconds();
   std::vector<Totals> byFamily = families();
-  double attributed = 0;
-  for (const Totals &t : byFamily)
+  double attributed = 0, roofline = 0;
+  for (const Totals &t : byFamily) {
     attributed += t.seconds;
+    roofline += t.roofline;
+  }
   double unattributed = std::max(0.0, step - attributed);
   // Kernels are named after their node already; runtime calls are not.
   std::vector<Totals> bySite = groupSites(
@@ -444,22 +469,26 @@ void parallax::runtime::writeProfile() {
           ",\"threads\":" + std::to_string(workerThreads()) +
           ",\"steps\":" + std::to_string(measuredSteps) +
           ",\"warmup_left_out\":" + (warmupLeftOut ? "true" : "false") +
-          ",\"step_seconds\":" + number(step);
+          ",\"step_seconds\":" + number(step) +
+          ",\"roofline_seconds\":" + number(roofline) +
+          ",\"roofline_fraction\":" + number(step > 0 ? roofline / step : 0);
   json += ",\"peaks\":{\"gflops\":" + number(peaks.gflops) +
-          ",\"gbytes_per_second\":" + number(peaks.gbytes) +
-          ",\"gemm_probe\":" +
+          ",\"gbytes_per_second\":" + number(peaks.memory) +
+          ",\"cache_gbytes_per_second\":" + number(peaks.cache) +
+          ",\"cache_bytes\":" + number(peaks.cacheBytes) + ",\"gemm_probe\":" +
           jsonString(std::to_string(kGemmSize) +
-                     "^3 float32 product through "
-                     "the runtime's matrix product, best of 5") +
+                     "^3 float32 product through the runtime's matrix "
+                     "product, best of 5") +
           ",\"bandwidth_probe\":" +
-          jsonString("STREAM triad over 3 x 64 MiB float32 arrays on the "
+          jsonString("STREAM triad over 3 x 64 MiB float32 arrays (memory) "
+                     "and over 3 arrays in half the L2 cache (cache), on the "
                      "worker's threads, 3 arrays counted, best of 5") +
           "}";
   auto list = [&](const char *name, const char *key,
                   const std::vector<Totals> &rows, size_t limit) {
     json += ",\"" + std::string(name) + "\":[";
     for (size_t i = 0; i < rows.size() && i < limit; ++i)
-      json += (i ? "," : "") + totalsJson(rows[i], key, step, peaks);
+      json += (i ? "," : "") + totalsJson(rows[i], key, step);
     json += "]";
   };
   list("families", "family", byFamily, byFamily.size());
@@ -475,15 +504,22 @@ void parallax::runtime::writeProfile() {
   std::string error;
   if (!writeFileAtomically(profilePath, {json}, error))
     die("cannot write --profile: " + error);
+  int threads = workerThreads();
   std::fprintf(stderr,
                "profile: %lld step%s of %.4f s on worker 0%s; peaks: GEMM "
-               "%.1f GFLOP/s, memory %.1f GB/s (%d thread%s)\n",
+               "%.1f GFLOP/s, memory %.1f GB/s, L2 cache %.1f GB/s (%d "
+               "thread%s)\n",
                static_cast<long long>(measuredSteps),
                measuredSteps == 1 ? "" : "s", step,
                warmupLeftOut ? " (the first, a warm-up, left out)" : "",
-               peaks.gflops, peaks.gbytes, workerThreads(),
-               workerThreads() == 1 ? "" : "s");
-  if (step > 0)
-    printTable(byFamily, step, unattributed, peaks);
+               peaks.gflops, peaks.memory, peaks.cache, threads,
+               threads == 1 ? "" : "s");
+  if (step > 0) {
+    printTable(byFamily, step, unattributed);
+    std::fprintf(stderr,
+                 "profile: at the peaks the sites would take %.4f s: the step "
+                 "runs at %.0f%% of its roofline\n",
+                 roofline, 100 * roofline / step);
+  }
   std::fprintf(stderr, "profile written to %s\n", profilePath.c_str());
 }

@@ -6,7 +6,8 @@ The report has STEPS measured steps (the warm-up left out when the run
 had more than one) and one entry per worker; the peaks are positive; every
 family's time, calls, FLOPs and bytes are not negative, its share is its
 time over the step, and the families' times together fit in the step (the
-sites never overlap); each FAMILY has been timed. Prints the run's shape
+sites never overlap), as their roofline times add up to the step's; each
+FAMILY has been timed. Prints the run's shape
 and, per FAMILY, its calls, FLOPs and bytes per step (static counts, so a
 test can pin them), or what is wrong, and exits non-zero on a problem.
 """
@@ -26,10 +27,12 @@ def main():
         problems.append(f"{report['steps']} measured steps, expected {steps}")
     if len(report["per_worker"]) != workers or report["workers"] != workers:
         problems.append(f"{len(report['per_worker'])} workers, expected {workers}")
-    if report["peaks"]["gflops"] <= 0 or report["peaks"]["gbytes_per_second"] <= 0:
+    peaks = report["peaks"]
+    if min(peaks["gflops"], peaks["gbytes_per_second"],
+           peaks["cache_gbytes_per_second"], peaks["cache_bytes"]) <= 0:
         problems.append(f"peaks not positive: {report['peaks']}")
     step = report["step_seconds"]
-    total = 0
+    total = roofline = 0
     families = {f["family"]: f for f in report["families"]}
     for name, f in families.items():
         for key in ("seconds", "calls", "flops", "bytes"):
@@ -38,6 +41,12 @@ def main():
         if abs(f["share"] - f["seconds"] / step) > 1e-4:
             problems.append(f"{name}: share {f['share']} is not its time over the step")
         total += f["seconds"]
+        roofline += f.get("roofline_seconds", 0)
+        if f.get("roofline_seconds", 0) > 0 and f["bound"] not in ("compute", "memory"):
+            problems.append(f"{name}: bound '{f['bound']}'")
+    if abs(roofline - report["roofline_seconds"]) > 1e-9 + 1e-6 * roofline:
+        problems.append(f"the families' roofline {roofline} s != the step's "
+                        f"{report['roofline_seconds']} s")
     if total > step * (1 + 1e-6):
         problems.append(f"the families' {total} s exceed the step's {step} s")
     outside = report["outside_sites"]["seconds"]
