@@ -25,6 +25,9 @@ PyTorch, so its losses differ beyond the first step.
 Needs Debian's python3-torch and python3-torchvision; usage:
   /usr/bin/python3 bench/torchvision_benchmark.py [--models resnet18 ...]
       [--batch 32] [--steps 6] [--mode eval|train] [--threads N]
+      [--profile DIR]
+--profile DIR also writes DIR/<model>.profile.json, the Parallax
+program's --profile report (bench/roofline.py prints and plots it).
 """
 
 import argparse
@@ -57,7 +60,8 @@ def build(name, training):
     return Classifier(distinct_initial_values(model)).train(training)
 
 
-def run(name, batch, steps, compile_tool, work, training, threads=1):
+def run(name, batch, steps, compile_tool, work, training, threads=1,
+        profile_dir=None):
     model = build(name, training)
     g = torch.Generator().manual_seed(1)
     images = torch.randn(batch * steps, 3, 32, 32, generator=g)
@@ -86,8 +90,10 @@ def run(name, batch, steps, compile_tool, work, training, threads=1):
                     "-o", str(program)], check=True, env=ENV)
     compile_s = time.perf_counter() - start
     metrics = work / f"{name}.jsonl"
+    profile = ["--profile", str(profile_dir / f"{name}.profile.json")] \
+        if profile_dir else []
     subprocess.run([str(program), "--data", str(data), "--metrics", str(metrics),
-                    "--log-every", str(steps), "--threads", str(threads)],
+                    "--log-every", str(steps), "--threads", str(threads), *profile],
                    check=True, env=ENV,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     records = [json.loads(line) for line in metrics.read_text().splitlines()]
@@ -135,14 +141,18 @@ def main():
     parser.add_argument("--mode", choices=["eval", "train"], default="eval")
     parser.add_argument("--threads", type=int, default=1,
                         help="Parallax's --threads and torch.set_num_threads")
+    parser.add_argument("--profile", type=pathlib.Path,
+                        help="write each Parallax run's --profile report here")
     args = parser.parse_args()
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
     compile_tool = str(args.build / "bin" / "parallax-compile")
     print(f"{'model':<18} {'loss diff':>10} {'f32/f64':>8} {'parallax s':>11} "
           f"{'pytorch s':>10} {'ratio':>6} {'compile s':>10}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
             r = run(name, args.batch, args.steps, compile_tool, pathlib.Path(tmp),
-                    args.mode == "train", args.threads)
+                    args.mode == "train", args.threads, args.profile)
             print(f"{name:<18} {r['loss_rel_diff']:>10.1e} "
                   f"{r['pytorch_f32_f64_diff']:>8.1e} {r['parallax_s']:>11.3f} "
                   f"{r['pytorch_s']:>10.3f} {r['parallax_s'] / r['pytorch_s']:>6.2f} "
