@@ -94,8 +94,10 @@ static void addBufferizePass(OpPassManager &pm) {
 static void addCPUTensorPasses(OpPassManager &pm) {
   pm.addPass(createParallaxFuseElementwise());
   pm.addPass(createParallaxCollapseLoopDims());
+  pm.addPass(createParallaxHoistWindowReductions());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createParallaxReassociateReductions());
+  pm.addPass(createParallaxSplitShortReductions());
   pm.addPass(createParallaxUnshareFills());
   addBufferizePass(pm);
 }

@@ -1,0 +1,22 @@
+//===- LoopAccess.h - How a linalg op's loops walk memory -------*- C++ -*-===//
+//
+// Part of the Parallax project. Shared by the CPU passes that reorder or
+// split loops for LLVM's vectorizer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_CODEGEN_CPU_LOOPACCESS_H
+#define PARALLAX_CODEGEN_CPU_LOOPACCESS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace mlir::parallax {
+
+/// Whether every operand of `op` walks memory contiguously along loop
+/// `loop`: the loop moves only the operand's innermost index, by one, or
+/// none of its indices.
+bool isContiguousAlong(linalg::GenericOp op, unsigned loop);
+
+} // namespace mlir::parallax
+
+#endif // PARALLAX_CODEGEN_CPU_LOOPACCESS_H

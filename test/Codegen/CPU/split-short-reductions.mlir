@@ -1,0 +1,81 @@
+// RUN: parallax-opt %s --split-input-file --parallax-split-short-reductions | FileCheck %s
+
+// A depthwise filter gradient, loops (c, kh, kw, n, h, w), its innermost
+// reduction an image row of 16: the row becomes a parallel loop into 16
+// partial sums per filter element (zero-filled), summed into the init at
+// the end.
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0, d1 + d4, d2 + d5)>
+// CHECK-DAG: #[[PARTIAL:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d5)>
+// CHECK-DAG: #[[ALL:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @filter_grad(
+// CHECK-SAME: %[[IN:[^:]*]]: tensor<4x3x18x18xf32>, %[[DY:[^:]*]]: tensor<4x3x16x16xf32>, %[[INIT:[^:]*]]: tensor<3x3x3xf32>)
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<3x3x3x16xf32>
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[FILL:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[EMPTY]] : tensor<3x3x3x16xf32>)
+// CHECK: %[[SUMS:.*]] = linalg.generic {indexing_maps = [#[[X]], #{{.*}}, #[[PARTIAL]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%[[IN]], %[[DY]] : {{.*}}) outs(%[[FILL]] : tensor<3x3x3x16xf32>)
+// CHECK: arith.mulf
+// CHECK-NEXT: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc>
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[ALL]], #[[ROW]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[SUMS]] : tensor<3x3x3x16xf32>) outs(%[[INIT]] : tensor<3x3x3xf32>)
+// CHECK-NEXT: ^bb0(%[[P:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT: arith.addf %[[ACC]], %[[P]] fastmath<reassoc>
+// CHECK: return %[[R]]
+#x = affine_map<(c, kh, kw, n, h, w) -> (n, c, h + kh, w + kw)>
+#dy = affine_map<(c, kh, kw, n, h, w) -> (n, c, h, w)>
+#dw = affine_map<(c, kh, kw, n, h, w) -> (c, kh, kw)>
+func.func @filter_grad(%x: tensor<4x3x18x18xf32>, %dy: tensor<4x3x16x16xf32>, %init: tensor<3x3x3xf32>) -> tensor<3x3x3xf32> {
+  %r = linalg.generic {indexing_maps = [#x, #dy, #dw], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : tensor<4x3x18x18xf32>, tensor<4x3x16x16xf32>) outs(%init : tensor<3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  } -> tensor<3x3x3xf32>
+  return %r : tensor<3x3x3xf32>
+}
+
+// -----
+
+// Left alone: a sum without reassoc (its order is fixed), a maximum, and a
+// row sum with no reduction around the row (its vectorized loop already
+// sums in vector registers).
+// CHECK-LABEL: func.func @ordered(
+// CHECK-NOT: tensor.empty
+// CHECK: iterator_types = ["parallel", "reduction", "reduction"]
+// CHECK-LABEL: func.func @maximum(
+// CHECK-NOT: tensor.empty
+// CHECK: iterator_types = ["parallel", "reduction", "reduction"]
+// CHECK-LABEL: func.func @row_sums(
+// CHECK-NOT: tensor.empty
+// CHECK: iterator_types = ["parallel", "reduction"]
+#in3 = affine_map<(c, n, w) -> (n, c, w)>
+#out3 = affine_map<(c, n, w) -> (c)>
+func.func @ordered(%x: tensor<32x4x16xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [#in3, #out3], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : tensor<32x4x16xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+func.func @maximum(%x: tensor<32x4x16xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [#in3, #out3], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : tensor<32x4x16xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.maximumf %o, %a fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+#in2 = affine_map<(p, r) -> (p, r)>
+#out2 = affine_map<(p, r) -> (p)>
+func.func @row_sums(%x: tensor<64x16xf32>, %init: tensor<64xf32>) -> tensor<64xf32> {
+  %r = linalg.generic {indexing_maps = [#in2, #out2], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<64x16xf32>) outs(%init : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}
