@@ -158,12 +158,10 @@ double measureGemmPeak() {
 }
 
 /// The best GB/s of a STREAM triad (a = b + s c, three arrays counted)
-/// over `n` floats per array, repeated `sweeps` times per measurement, on
-/// the worker's threads.
-double measureTriad(int64_t n, int sweeps) {
+/// over `n` floats per array in chunks of `chunk`, each chunk swept
+/// `sweeps` times in a row, on the worker's threads.
+double measureTriad(int64_t n, int64_t chunk, int sweeps) {
   Buffer a = allocate(n), b = allocate(n), c = allocate(n);
-  // Chunks small enough that a cache-sized triad still uses every thread.
-  int64_t chunk = std::max<int64_t>(n / 64, 1024);
   parallelChunks(n, chunk, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       a[i] = 0;
@@ -176,11 +174,13 @@ double measureTriad(int64_t n, int sweeps) {
   double best = 0;
   for (int i = 0; i <= kProbeRepeats; ++i) {
     double start = parallax_rt_now();
-    for (int sweep = 0; sweep < sweeps; ++sweep)
-      parallelChunks(n, chunk, [&](int64_t begin, int64_t end) {
+    // A chunk's sweeps run in a row on one thread: one start and end of
+    // the threads per measurement, not one per sweep.
+    parallelChunks(n, chunk, [&](int64_t begin, int64_t end) {
+      for (int sweep = 0; sweep < sweeps; ++sweep)
         for (int64_t j = begin; j < end; ++j)
           pa[j] = pb[j] + 3.0f * pc[j];
-      });
+    });
     double seconds = parallax_rt_now() - start;
     if (i > 0)
       best = std::max(best, 3.0 * n * sizeof(float) * sweeps / seconds / 1e9);
@@ -433,12 +433,13 @@ void parallax::runtime::writeProfile() {
                  static_cast<long long>(kGemmSize),
                  static_cast<long long>(3 * kStreamElements * 4 >> 20));
     peaks.gflops = measureGemmPeak();
-    peaks.memory = measureTriad(kStreamElements, 1);
+    peaks.memory = measureTriad(kStreamElements, kStreamElements / 64, 1);
     peaks.cacheBytes = level2Bytes();
-    // Three arrays in half the cache, swept often enough to time.
-    int64_t cacheElements = peaks.cacheBytes / 2 / 3 / sizeof(float);
-    peaks.cache = measureTriad(
-        cacheElements, static_cast<int>(kStreamElements / cacheElements));
+    // Per thread, three arrays in half its core's cache, swept often
+    // enough to time.
+    int64_t perThread = peaks.cacheBytes / 2 / 3 / sizeof(float);
+    peaks.cache = measureTriad(perThread * workerThreads(), perThread,
+                               static_cast<int>(kStreamElements / perThread));
   }
   std::vector<std::string> workers =
       gatherToRoot(workerJson(w.rank), "gathering the profile");
@@ -481,8 +482,9 @@ void parallax::runtime::writeProfile() {
                      "product, best of 5") +
           ",\"bandwidth_probe\":" +
           jsonString("STREAM triad over 3 x 64 MiB float32 arrays (memory) "
-                     "and over 3 arrays in half the L2 cache (cache), on the "
-                     "worker's threads, 3 arrays counted, best of 5") +
+                     "and, per thread, over 3 arrays in half its L2 cache "
+                     "(cache), on the worker's threads, 3 arrays counted, "
+                     "best of 5") +
           "}";
   auto list = [&](const char *name, const char *key,
                   const std::vector<Totals> &rows, size_t limit) {
