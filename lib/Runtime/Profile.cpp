@@ -519,9 +519,9 @@ void parallax::runtime::writeProfile() {
   if (step > 0) {
     printTable(byFamily, step, unattributed);
     std::fprintf(stderr,
-                 "profile: at the peaks the sites would take %.4f s: the step "
-                 "runs at %.0f%% of its roofline\n",
-                 roofline, 100 * roofline / step);
+                 "profile: at the peaks the sites would take %.3f ms a step: "
+                 "the step runs at %.0f%% of its roofline\n",
+                 roofline * 1e3, 100 * roofline / step);
   }
   std::fprintf(stderr, "profile written to %s\n", profilePath.c_str());
 }
