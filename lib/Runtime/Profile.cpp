@@ -333,22 +333,23 @@ void printTable(const std::vector<Totals> &rows, double step,
 // Sites
 //===----------------------------------------------------------------------===//
 
-extern "C" void parallax_rt_profile_begin(int64_t site) {
-  if (profilePath.empty())
-    return;
+/// Compiled site `site`; dies on an index outside the program's table.
+static Site &compiledSite(int64_t site) {
   if (site < 0 || static_cast<size_t>(site) >= compiledSites)
     die("internal error: profile site " + std::to_string(site) +
         " is not in the program's table of " + std::to_string(compiledSites));
-  sites[site].started = parallax_rt_now();
+  return sites[site];
+}
+
+extern "C" void parallax_rt_profile_begin(int64_t site) {
+  if (!profilePath.empty())
+    compiledSite(site).started = parallax_rt_now();
 }
 
 extern "C" void parallax_rt_profile_end(int64_t site) {
   if (profilePath.empty())
     return;
-  if (site < 0 || static_cast<size_t>(site) >= compiledSites)
-    die("internal error: profile site " + std::to_string(site) +
-        " is not in the program's table of " + std::to_string(compiledSites));
-  Site &s = sites[site];
+  Site &s = compiledSite(site);
   s.seconds += parallax_rt_now() - s.started;
   ++s.calls;
 }
