@@ -9,6 +9,7 @@
 #include "parallax/Runtime/Runtime.h"
 
 #include "Comm.h"
+#include "Descriptor.h"
 #include "Support.h"
 #include "Threads.h"
 #include "parallax/Support/FileNames.h"
@@ -106,13 +107,6 @@ std::string number(double value) {
 // Peaks
 //===----------------------------------------------------------------------===//
 
-/// MLIR's descriptor of a rank-2 memref, as parallax_rt_matmul_f32 takes
-/// it.
-struct Descriptor2D {
-  float *allocated, *aligned;
-  int64_t offset, sizes[2], strides[2];
-};
-
 struct AlignedFree {
   void operator()(float *p) const { std::free(p); }
 };
@@ -142,10 +136,12 @@ double measureGemmPeak() {
       c[i] = 0;
     }
   });
+  // Row-major n x n memrefs, as parallax_rt_matmul_f32 takes them.
   auto view = [&](float *data) {
-    return Descriptor2D{data, data, 0, {n, n}, {n, 1}};
+    return StridedMemRefType<float, 2>{data, data, 0, {n, n}, {n, 1}};
   };
-  Descriptor2D A = view(a.get()), B = view(b.get()), C = view(c.get());
+  StridedMemRefType<float, 2> A = view(a.get()), B = view(b.get()),
+                              C = view(c.get());
   double best = 0;
   for (int i = 0; i <= kProbeRepeats; ++i) {
     double start = parallax_rt_now();
@@ -229,25 +225,32 @@ struct Totals {
   double seconds = 0, flops = 0, bytes = 0, calls = 0;
   double roofline = 0, computeRoofline = 0;
   std::string family; // for sites
+
+  double gflops() const { return seconds > 0 ? flops / seconds / 1e9 : 0; }
+  double gbytes() const { return seconds > 0 ? bytes / seconds / 1e9 : 0; }
+  /// The roofline's time over the time taken, or nullopt without either.
+  std::optional<double> rooflineFraction() const {
+    if (roofline <= 0 || seconds <= 0)
+      return std::nullopt;
+    return roofline / seconds;
+  }
 };
 
 std::string totalsJson(const Totals &t, const char *key, double step) {
-  double gflops = t.seconds > 0 ? t.flops / t.seconds / 1e9 : 0;
-  double gbytes = t.seconds > 0 ? t.bytes / t.seconds / 1e9 : 0;
   std::string json = "{\"" + std::string(key) + "\":" + jsonString(t.label);
   if (!t.family.empty())
     json += ",\"family\":" + jsonString(t.family);
   json += ",\"seconds\":" + number(t.seconds) +
           ",\"share\":" + number(step > 0 ? t.seconds / step : 0) +
           ",\"calls\":" + number(t.calls) + ",\"flops\":" + number(t.flops) +
-          ",\"bytes\":" + number(t.bytes) + ",\"gflops\":" + number(gflops) +
-          ",\"gbytes_per_second\":" + number(gbytes);
+          ",\"bytes\":" + number(t.bytes) +
+          ",\"gflops\":" + number(t.gflops()) +
+          ",\"gbytes_per_second\":" + number(t.gbytes());
   if (t.bytes > 0)
     json += ",\"intensity\":" + number(t.flops / t.bytes);
-  if (t.roofline > 0 && t.seconds > 0)
+  if (std::optional<double> fraction = t.rooflineFraction())
     json += ",\"roofline_seconds\":" + number(t.roofline) +
-            ",\"roofline_fraction\":" + number(t.roofline / t.seconds) +
-            ",\"bound\":\"" +
+            ",\"roofline_fraction\":" + number(*fraction) + ",\"bound\":\"" +
             (2 * t.computeRoofline >= t.roofline ? "compute" : "memory") + "\"";
   return json + "}";
 }
@@ -315,13 +318,11 @@ void printTable(const std::vector<Totals> &rows, double step,
                "share", "GFLOP/s", "GB/s", "roofline");
   for (const Totals &t : rows) {
     std::string roofline;
-    if (t.roofline > 0 && t.seconds > 0)
-      roofline = number(std::round(100 * t.roofline / t.seconds)) + "%";
+    if (std::optional<double> fraction = t.rooflineFraction())
+      roofline = number(std::round(100 * *fraction)) + "%";
     std::fprintf(stderr, "  %-28s %9.3f %5.1f%% %8.2f %7.2f %8s\n",
                  t.label.c_str(), t.seconds * 1e3, 100 * t.seconds / step,
-                 t.seconds > 0 ? t.flops / t.seconds / 1e9 : 0.0,
-                 t.seconds > 0 ? t.bytes / t.seconds / 1e9 : 0.0,
-                 roofline.c_str());
+                 t.gflops(), t.gbytes(), roofline.c_str());
   }
   std::fprintf(stderr, "  %-28s %9.3f %5.1f%%\n", "(outside every site)",
                unattributed * 1e3, 100 * unattributed / step);
@@ -332,6 +333,12 @@ void printTable(const std::vector<Totals> &rows, double step,
 //===----------------------------------------------------------------------===//
 // Sites
 //===----------------------------------------------------------------------===//
+
+/// Adds the time since `site` started to it.
+static void stopSite(Site &site) {
+  site.seconds += parallax_rt_now() - site.started;
+  ++site.calls;
+}
 
 /// Compiled site `site`; dies on an index outside the program's table.
 static Site &compiledSite(int64_t site) {
@@ -347,11 +354,8 @@ extern "C" void parallax_rt_profile_begin(int64_t site) {
 }
 
 extern "C" void parallax_rt_profile_end(int64_t site) {
-  if (profilePath.empty())
-    return;
-  Site &s = compiledSite(site);
-  s.seconds += parallax_rt_now() - s.started;
-  ++s.calls;
+  if (!profilePath.empty())
+    stopSite(compiledSite(site));
 }
 
 ProfileScope::ProfileScope(const char *family, const char *name) {
@@ -370,11 +374,8 @@ ProfileScope::ProfileScope(const char *family, const char *name) {
 }
 
 ProfileScope::~ProfileScope() {
-  if (site < 0)
-    return;
-  Site &s = sites[site];
-  s.seconds += parallax_rt_now() - s.started;
-  ++s.calls;
+  if (site >= 0)
+    stopSite(sites[site]);
 }
 
 //===----------------------------------------------------------------------===//

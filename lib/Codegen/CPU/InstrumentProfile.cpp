@@ -77,20 +77,10 @@ int64_t flopsPerPoint(linalg::LinalgOp op) {
   return flops;
 }
 
-/// How often the op's body reads or writes memory besides its operands (a
-/// gather through a captured memref, a scatter).
-int64_t capturedAccesses(linalg::LinalgOp op) {
-  int64_t accesses = 0;
-  op->walk([&](Operation *inner) {
-    if (isa<memref::LoadOp, memref::StoreOp>(inner))
-      ++accesses;
-  });
-  return accesses;
-}
-
 /// The family of a kernel's op, by what it does: named ops by name,
-/// generic ones by their iterators and body.
-std::string familyOf(linalg::LinalgOp op, int64_t flops) {
+/// generic ones by their iterators and body (`flopsPerPoint`; `gathers`:
+/// it reads or writes a captured memref).
+std::string familyOf(linalg::LinalgOp op, int64_t flopsPerPoint, bool gathers) {
   StringRef name = op->getName().stripDialect();
   if (name.contains("conv"))
     return "convolution";
@@ -100,11 +90,11 @@ std::string familyOf(linalg::LinalgOp op, int64_t flops) {
     return "matrix product (generated)";
   if (isa<linalg::FillOp>(op))
     return "fill";
-  if (capturedAccesses(op))
+  if (gathers)
     return "gather and scatter";
   if (op.getNumReductionLoops() > 0)
     return "reduction";
-  if (flops == 0) {
+  if (flopsPerPoint == 0) {
     // A copy through a window (im2col, padding) or a plain relayout.
     bool windowed = llvm::any_of(op.getIndexingMapsArray(), [](AffineMap m) {
       return !m.isProjectedPermutation(/*allowZeroInResults=*/true);
@@ -124,13 +114,16 @@ Site kernelSite(func::CallOp call, linalg::LinalgOp op) {
     }
     points *= range;
   }
-  site.flops = points * flopsPerPoint(op);
+  int64_t perPoint = flopsPerPoint(op);
+  site.flops = points * perPoint;
   for (OpOperand *input : op.getDpsInputOperands())
     site.bytes += bytesOf(input->get().getType());
   for (OpOperand &init : op.getDpsInitsMutable())
     site.bytes += bytesOf(init.get().getType()) *
                   (op.payloadUsesValueFromOperand(&init) ? 2 : 1);
-  // Captured memrefs: at most one element per access and point.
+  // Captured memrefs (gathers, scatters): at most one element per access
+  // and point.
+  bool gathers = false;
   op->walk([&](Operation *inner) {
     Value memref;
     if (auto load = dyn_cast<memref::LoadOp>(inner))
@@ -139,10 +132,11 @@ Site kernelSite(func::CallOp call, linalg::LinalgOp op) {
       memref = store.getMemRef();
     else
       return;
+    gathers = true;
     auto type = cast<MemRefType>(memref.getType());
     site.bytes += std::min(bytesOf(type), points * elementBytes(type));
   });
-  site.family = familyOf(op, site.flops);
+  site.family = familyOf(op, perPoint, gathers);
   site.node = nodeNameOf(call.getLoc());
   site.name = call.getCallee().str();
   return site;
