@@ -4,7 +4,7 @@
 Builds ONNX models computing Y = A @ B (f32, N x N x N), compiles them with
 parallax-compile --mode inference (f32 products through OpenBLAS, and with
 --blas=false as generated loops), runs each program on random inputs with
---repeat R, and reports GFLOP/s from the best time of the model itself,
+--repeat R (20), and reports GFLOP/s from the best time of the model itself,
 which programs print with PARALLAX_TIMING=1 (excluding .npy I/O). The
 BLAS program runs twice: with the kernels the runtime chooses from the
 CPU's features (the default), with OpenBLAS's own choice
@@ -97,7 +97,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=ROOT / "build", type=pathlib.Path)
     parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024])
-    parser.add_argument("--repeat", type=int, default=5)
+    # A program's first runs page-fault their fresh output buffers in
+    # (until freed memory is reused, about 8 runs; a fault costs some 10 us
+    # in this machine's VM): 20 runs measure the steady state.
+    parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--loops-max", type=int, default=512,
                         help="largest size also timed as generated loops")
     args = parser.parse_args()

@@ -31,9 +31,11 @@ PACKAGES=(
   libgtest-dev libonnx-testdata python3-numpy python3-onnx
 )
 if [[ "${1:-}" == --bench ]]; then
-  # bench/*.py and the reference-data generators: PyTorch 1.13 on OpenBLAS.
+  # bench/*.py and the reference-data generators: PyTorch 1.13 on OpenBLAS
+  # (it brings oneDNN, libdnnl2); BLIS for bench/cpu_libraries.py (at a
+  # lower alternatives priority than OpenBLAS: libblas.so.3 stays OpenBLAS).
   PACKAGES+=(python3-torch python3-torchvision python3-matplotlib
-             libopenblas0-pthread)
+             libopenblas0-pthread libblis4-pthread)
 elif [[ $# -gt 0 ]]; then
   echo "setup: unknown option '$1' (--bench adds the benchmarks' packages)" >&2
   exit 2

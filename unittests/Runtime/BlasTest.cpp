@@ -1,0 +1,95 @@
+//===- BlasTest.cpp - Matrix products cut into tiles ----------------------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuKernels.h"
+#include "Threads.h"
+#include "parallax/Runtime/Runtime.h"
+
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+using namespace parallax::runtime;
+
+namespace {
+
+struct Shape {
+  int64_t m, n, k;
+  bool transposeA, transposeB;
+};
+
+/// C = A B through parallax_rt_matmul_f32 (C zeroed first: the runtime
+/// accumulates into it), A and B row-major or viewed transposed.
+std::vector<float> product(const Shape &s, const std::vector<float> &a,
+                           const std::vector<float> &b) {
+  std::vector<float> c(s.m * s.n, 0.0f);
+  auto view = [](const std::vector<float> &data, int64_t rows, int64_t cols,
+                 bool transposed) {
+    // A transposed operand is the row-major cols x rows matrix read with
+    // swapped strides.
+    float *p = const_cast<float *>(data.data());
+    return transposed
+               ? StridedMemRefType<float, 2>{p, p, 0, {rows, cols}, {1, rows}}
+               : StridedMemRefType<float, 2>{p, p, 0, {rows, cols}, {cols, 1}};
+  };
+  auto A = view(a, s.m, s.k, s.transposeA);
+  auto B = view(b, s.k, s.n, s.transposeB);
+  auto C = view(c, s.m, s.n, false);
+  parallax_rt_matmul_f32(2, &A, 2, &B, 2, &C);
+  return c;
+}
+
+class BlasTest : public testing::TestWithParam<Shape> {
+protected:
+  void SetUp() override {
+    if (!blasLibrary().error.empty())
+      GTEST_SKIP() << blasLibrary().error;
+  }
+};
+
+TEST_P(BlasTest, TilesGiveTheProductOnAnyThreadCount) {
+  const Shape &s = GetParam();
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<float> a(s.m * s.k), b(s.k * s.n);
+  for (float &x : a)
+    x = value(rng);
+  for (float &x : b)
+    x = value(rng);
+  configureThreads(1);
+  std::vector<float> one = product(s, a, b);
+  configureThreads(3);
+  std::vector<float> three = product(s, a, b);
+  configureThreads(0);
+  // Every element by the same call, whatever the thread count.
+  EXPECT_EQ(std::memcmp(one.data(), three.data(), one.size() * sizeof(float)),
+            0);
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t j = 0; j < s.n; ++j) {
+      double want = 0;
+      for (int64_t p = 0; p < s.k; ++p)
+        want += double(s.transposeA ? a[p * s.m + i] : a[i * s.k + p]) *
+                double(s.transposeB ? b[j * s.k + p] : b[p * s.n + j]);
+      ASSERT_NEAR(one[i * s.n + j], want, 1e-4 * std::sqrt(double(s.k)))
+          << "element (" << i << ", " << j << ")";
+    }
+}
+
+// Single tiles, tiles along one edge, a grid of tiles with ragged edges,
+// and transposed operands.
+INSTANTIATE_TEST_SUITE_P(Shapes, BlasTest,
+                         testing::Values(Shape{1, 1, 1, false, false},
+                                         Shape{64, 2048, 576, false, false},
+                                         Shape{300, 5000, 40, false, true},
+                                         Shape{700, 900, 300, true, false},
+                                         Shape{1000, 1100, 200, true, true}));
+
+} // namespace
