@@ -40,12 +40,18 @@ int64_t equalChunks(int64_t extent) {
   return 1;
 }
 
-/// The loop a kernel shares out: the outermost one that is not of extent
-/// 1 (a unit batch), when it and those around it are parallel.
+/// The loop a kernel shares out: the outermost parallel loop of more than
+/// one iteration. Reduction loops around it (a batch norm's sums over N
+/// of NCHW) then run inside each chunk: a chunk writes only the outputs of
+/// its slice, each summed in the same order as without threads.
 struct SharedLoop {
   unsigned position;
   int64_t extent;
 };
+
+/// Points a shared loop inside reductions must have within it, so that
+/// each chunk's pass reads runs of memory rather than single elements.
+constexpr int64_t kMinInnerPoints = 16;
 
 /// `op`'s shared loop, when its whole nest is static and has at least
 /// `minIterations` points.
@@ -56,11 +62,26 @@ std::optional<SharedLoop> sharedLoopOf(linalg::LinalgOp op,
     return std::nullopt;
   if (ShapedType::getNumElements(ranges) < minIterations)
     return std::nullopt;
+  bool insideReduction = false;
   for (auto [position, type] : llvm::enumerate(op.getIteratorTypesArray())) {
-    if (type != utils::IteratorType::parallel)
-      return std::nullopt;
-    if (ranges[position] > 1)
-      return SharedLoop{static_cast<unsigned>(position), ranges[position]};
+    if (ranges[position] <= 1)
+      continue;
+    if (type != utils::IteratorType::parallel) {
+      insideReduction = true;
+      continue;
+    }
+    if (insideReduction) {
+      // Chunks must write disjoint outputs, and have work within them.
+      int64_t inner = ShapedType::getNumElements(
+          ArrayRef<int64_t>(ranges).drop_front(position + 1));
+      bool disjoint = llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &o) {
+        AffineMap map = op.getMatchingIndexingMap(&o);
+        return map.isProjectedPermutation() && map.isFunctionOfDim(position);
+      });
+      if (!disjoint || inner < kMinInnerPoints)
+        return std::nullopt;
+    }
+    return SharedLoop{static_cast<unsigned>(position), ranges[position]};
   }
   return std::nullopt;
 }

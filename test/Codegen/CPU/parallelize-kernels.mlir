@@ -110,7 +110,37 @@ func.func private @transpose(%a: memref<1x256x512xf32>, %b: memref<1x512x256xf32
 
 // -----
 
-// Left alone: a column sum (its outermost loop is a reduction), a small
+// A batch norm's per-channel sums over NCHW: the channel loop is shared
+// out inside the batch loop, each chunk's channels summed over (n, h, w)
+// in the order a single thread would.
+// CHECK-LABEL: func.func private @channel_sums(
+// CHECK-DAG: %[[SIZE:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[CHUNKS:.*]] = arith.constant 64 : index
+// CHECK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%[[CHUNKS]])
+// CHECK: func.func private @channel_sums.chunk(%{{.*}}: memref<32x64x8x8xf32>, %{{.*}}: memref<64xf32>, %[[LO:.*]]: index)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
+// CHECK: %[[HI:.*]] = arith.addi %[[LO]], %{{.*}}
+// CHECK-NEXT: scf.for %{{.*}} = %[[LO]] to %[[HI]] step
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: scf.for
+// CHECK: arith.addf
+#x = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#per_channel = affine_map<(n, c, h, w) -> (c)>
+func.func private @channel_sums(%x: memref<32x64x8x8xf32>, %s: memref<64xf32>) {
+  linalg.generic {indexing_maps = [#x, #per_channel],
+                  iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%x : memref<32x64x8x8xf32>) outs(%s : memref<64xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %v, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Left alone: a column sum (its only parallel loop is the innermost, so
+// chunks would read single elements), a small
 // op, an op on tensors, one with a dynamic size, and one that is not
 // alone in its function (not a kernel of --parallax-outline-kernels).
 // CHECK-LABEL: func.func @left_alone

@@ -350,9 +350,9 @@ def ParallaxParallelizeKernels
                 "(scf.parallel over chunks)";
   let description = [{
     For each kernel of `--parallax-outline-kernels` whose linalg op has a
-    static iteration space of at least `min-iterations` points and whose
-    outermost loop of more than one iteration (the shared loop) is
-    parallel, as are any unit loops around it, adds `<kernel>.chunk`: the
+    static iteration space of at least `min-iterations` points and a
+    parallel loop of more than one iteration, the outermost such (the
+    shared loop), adds `<kernel>.chunk`: the
     op's loop nest (as `convert-linalg-to-loops` builds it) with the
     shared loop limited to one chunk: `[begin, begin + size)` for a
     `begin` argument, chunks of one static size where the extent has a
@@ -368,11 +368,18 @@ def ParallaxParallelizeKernels
     values loaded from a closure, and LLVM could not vectorize the loops
     without run-time overlap checks (4x slower generated code).
 
+    Reduction loops outside the shared loop (a batch norm's per-channel
+    sums over the N of NCHW) run inside each chunk: the shared loop must
+    then index every output (chunks write disjoint elements) and have at
+    least 16 points within it (a column sum, whose parallel loop is the
+    innermost, is left alone: its chunks would read single elements).
+
     A reduction loop is never split, and chunks are fixed by the shape,
-    so every point runs the same code whatever the number of threads:
-    results do not depend on it. Smaller ops and ops whose outermost
-    loop is a reduction are left to `convert-linalg-to-loops`: sharing out
-    a few microseconds of work costs more than it saves.
+    so every point runs the same code, and every sum adds in the same
+    order, whatever the number of threads: results do not depend on it.
+    Smaller ops, ops without a parallel loop and the column sums above are
+    left to `convert-linalg-to-loops`: sharing out a few microseconds of
+    work costs more than it saves.
 
     Precondition: bufferized linalg ops, each in a kernel of its own.
     Postcondition: no kernel holds a linalg op of at least `min-iterations`
