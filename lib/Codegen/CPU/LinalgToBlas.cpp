@@ -70,51 +70,60 @@ bool mayWriteBetween(Operation *from, Operation *to, Value root) {
   return false;
 }
 
+/// Whether `op` overwrites `buffer` without reading what it held: a
+/// transpose or a fill into it, a generic that never reads its output.
+bool overwrites(linalg::LinalgOp op, Value buffer) {
+  bool writes = false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (operand.get() != buffer)
+      continue;
+    if (!op.isDpsInit(&operand) || op.payloadUsesValueFromOperand(&operand))
+      return false;
+    writes = true;
+  }
+  return writes;
+}
+
 /// When `operand` of `product` is a fresh buffer that a transpose of the
 /// last two dimensions fills for this product alone, a transposed view of
 /// the transpose's source (BLAS reads it as a transposed matrix, no copy);
-/// else null. Bufferization may give several such transposes one buffer
-/// (their `tensor.empty`s were merged by CSE): the transpose that counts is
-/// the last one before the product, and no other op may read the buffer
-/// between it and the next transpose into it. `copies` collects the
-/// transposes made dead.
+/// else null. Bufferization may give one buffer to several values (their
+/// `tensor.empty`s were merged by CSE, or a later result reuses it): the
+/// transpose that counts is the last op to overwrite the buffer before the
+/// product, and no other op may read the buffer between it and the next op
+/// that overwrites it (a transpose, or a fill for a later product).
+/// `copies` collects the transposes made dead.
 Value transposedSource(OpBuilder &builder, Value operand, Operation *product,
                        SmallVectorImpl<linalg::TransposeOp> &copies) {
   auto alloc = operand.getDefiningOp<memref::AllocOp>();
   if (!alloc)
     return {};
   Block *block = product->getBlock();
-  SmallVector<linalg::TransposeOp> writers;
-  SmallVector<Operation *> readers;
+  SmallVector<Operation *> writers, readers;
   for (Operation *user : alloc->getUsers()) {
     if (user->getBlock() != block)
       return {};
     if (user == product)
       continue;
-    auto writer = dyn_cast<linalg::TransposeOp>(user);
-    if (writer && writer.getInit() == alloc.getResult() &&
-        writer.getInput() != alloc.getResult()) {
-      writers.push_back(writer);
-      continue;
-    }
-    // Other products reading the buffer directly; anything else (a view,
-    // a call) may read it anywhere.
-    auto reader = dyn_cast<linalg::LinalgOp>(user);
-    if (!reader || llvm::is_contained(reader.getDpsInits(), alloc.getResult()))
+    // Other linalg ops only; anything else (a view, a call) may read the
+    // buffer anywhere.
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+    if (!linalgOp)
       return {};
-    readers.push_back(user);
+    (overwrites(linalgOp, alloc.getResult()) ? writers : readers)
+        .push_back(user);
   }
-  linalg::TransposeOp transpose;
-  Operation *next = nullptr;
-  for (linalg::TransposeOp writer : writers) {
+  Operation *last = nullptr, *next = nullptr;
+  for (Operation *writer : writers) {
     if (writer->isBeforeInBlock(product)) {
-      if (!transpose || transpose->isBeforeInBlock(writer))
-        transpose = writer;
+      if (!last || last->isBeforeInBlock(writer))
+        last = writer;
     } else if (!next || writer->isBeforeInBlock(next)) {
       next = writer;
     }
   }
-  if (!transpose)
+  auto transpose = dyn_cast_if_present<linalg::TransposeOp>(last);
+  if (!transpose || transpose.getInput() == alloc.getResult())
     return {};
   for (Operation *reader : readers)
     if (transpose->isBeforeInBlock(reader) &&

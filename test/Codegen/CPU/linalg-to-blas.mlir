@@ -110,3 +110,41 @@ func.func @read_twice(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3xf
   linalg.matmul ins(%a, %t : memref<4x8xf32>, memref<8x3xf32>) outs(%d : memref<4x3xf32>)
   return
 }
+
+// Bufferization may reuse the transposed buffer for a later result: a fill
+// overwrites it after the product, so the transpose is a view; the buffer
+// stays for the later product.
+// CHECK-LABEL: func.func @reused_after
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[T:.*]] = memref.alloc() : memref<8x3xf32>
+// CHECK: memref.transpose %arg1
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[T]] : memref<8x3xf32>)
+// CHECK: %[[T2:.*]] = memref.cast %[[T]]
+// CHECK: call @parallax_rt_matmul_f32(%{{.*}}, %{{.*}}, %[[T2]])
+// CHECK: linalg.copy ins(%[[T]]
+func.func @reused_after(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3xf32>, %x: memref<8x4xf32>, %y: memref<4x3xf32>, %out: memref<8x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<8x3xf32>
+  linalg.transpose ins(%w : memref<3x8xf32>) outs(%t : memref<8x3xf32>) permutation = [1, 0]
+  linalg.matmul ins(%a, %t : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  linalg.fill ins(%zero : f32) outs(%t : memref<8x3xf32>)
+  linalg.matmul ins(%x, %y : memref<8x4xf32>, memref<4x3xf32>) outs(%t : memref<8x3xf32>)
+  linalg.copy ins(%t : memref<8x3xf32>) outs(%out : memref<8x3xf32>)
+  return
+}
+
+// A later op that accumulates into the buffer reads what the transpose
+// wrote: the transpose stays.
+// CHECK-LABEL: func.func @accumulated_after
+// CHECK: linalg.transpose
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK: call @parallax_rt_matmul_f32
+func.func @accumulated_after(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3xf32>, %x: memref<8x4xf32>, %y: memref<4x3xf32>, %out: memref<8x3xf32>) {
+  %t = memref.alloc() : memref<8x3xf32>
+  linalg.transpose ins(%w : memref<3x8xf32>) outs(%t : memref<8x3xf32>) permutation = [1, 0]
+  linalg.matmul ins(%a, %t : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  linalg.matmul ins(%x, %y : memref<8x4xf32>, memref<4x3xf32>) outs(%t : memref<8x3xf32>)
+  linalg.copy ins(%t : memref<8x3xf32>) outs(%out : memref<8x3xf32>)
+  return
+}
