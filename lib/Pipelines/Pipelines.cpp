@@ -92,6 +92,7 @@ static void addBufferizePass(OpPassManager &pm) {
 
 /// Loop shaping for LLVM's vectorizer, then one-shot bufferization.
 static void addCPUTensorPasses(OpPassManager &pm) {
+  pm.addPass(createParallaxFoldBiasIntoProducts());
   pm.addPass(createParallaxFuseElementwise());
   pm.addPass(createParallaxCollapseLoopDims());
   pm.addPass(createParallaxHoistWindowReductions());

@@ -25,6 +25,10 @@ namespace mlir::parallax {
 #define GEN_PASS_REGISTRATION
 #include "parallax/Codegen/CPU/Passes.h.inc"
 
+/// `add(matmul(A, B, fill(0)), broadcast(bias))` -> `matmul(A, B,
+/// broadcast(bias))` (--parallax-fold-bias-into-products).
+void populateFoldBiasIntoProductsPatterns(RewritePatternSet &patterns);
+
 } // namespace mlir::parallax
 
 #endif // PARALLAX_CODEGEN_CPU_PASSES_H

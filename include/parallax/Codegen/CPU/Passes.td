@@ -16,6 +16,32 @@
 
 include "mlir/Pass/PassBase.td"
 
+def ParallaxFoldBiasIntoProducts : Pass<"parallax-fold-bias-into-products"> {
+  let summary = "Start matrix products from their bias instead of zeros";
+  let description = [{
+    A fully connected layer is `add(matmul(A, B, fill(0)), bias)`: a
+    product into zeros, then a pass that reads the product and writes it
+    again with the bias added (the bias broadcast along the other
+    dimensions; an expand_shape may sit between, as for a layer over a
+    batch of sequences). The product now starts from the broadcast bias,
+    which BLAS adds to (C = A B + C), and the addition goes: one pass over
+    the output less (on the 100,000-word language model, a 128 MB pass a
+    step). Each element is still the product's sum plus the bias; for sums
+    over K longer than one of BLAS's K blocks the bias joins the first
+    block's partial sum, so the last bits may differ.
+
+    Matches `linalg.matmul` and `linalg.batch_matmul` on tensors whose
+    zero fill and result have no other use, and an all-parallel f32
+    `linalg.generic` adding the product (identity map) and a broadcast
+    (projected permutation) into an output it does not read.
+
+    Precondition: linalg on tensors, before elementwise fusion (which
+    would merge the addition into its consumers). Postcondition: no such
+    addition of a zero-started product remains.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def ParallaxFuseElementwise : Pass<"parallax-fuse-elementwise"> {
   let summary = "Fuse elementwise linalg ops into elementwise consumers only";
   let description = [{
