@@ -148,6 +148,70 @@ Value transposedSource(OpBuilder &builder, Value operand, Operation *product,
           AffineMap::getPermutationMap(permutation, builder.getContext())));
 }
 
+/// A 2-D product whose output is a fresh zero-filled buffer that only a
+/// transpose into another fresh buffer reads (a weight gradient computed
+/// as (X^T dY)^T): the product can write the transposed result directly,
+/// as B^T A^T.
+struct TransposedOutput {
+  linalg::FillOp fill;
+  linalg::TransposeOp transpose;
+  memref::AllocOp destination;
+};
+
+std::optional<TransposedOutput> transposedOutputOf(linalg::LinalgOp product) {
+  if (!isa<linalg::MatmulOp>(product))
+    return std::nullopt;
+  Value output = product.getDpsInits().front();
+  auto alloc = output.getDefiningOp<memref::AllocOp>();
+  Block *block = product->getBlock();
+  if (!alloc)
+    return std::nullopt;
+  // The buffer's users in order: earlier values' (bufferization may reuse
+  // a buffer), then the fill, the product and the transpose, then none.
+  // Linalg ops only: a view or a call could reach it anywhere.
+  SmallVector<Operation *> users;
+  for (Operation *user : alloc->getUsers()) {
+    if (user->getBlock() != block || !isa<linalg::LinalgOp>(user))
+      return std::nullopt;
+    users.push_back(user);
+  }
+  llvm::sort(users,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  auto at = llvm::find(users, product.getOperation());
+  if (at == users.begin() || at + 2 != users.end())
+    return std::nullopt;
+  TransposedOutput found;
+  found.fill = dyn_cast<linalg::FillOp>(*(at - 1));
+  found.transpose = dyn_cast<linalg::TransposeOp>(*(at + 1));
+  if (!found.fill || found.fill.getOutputs().front() != output ||
+      !matchPattern(found.fill.getInputs().front(), m_AnyZeroFloat()) ||
+      !found.transpose || found.transpose.getInput() != output)
+    return std::nullopt;
+  if (found.transpose.getPermutation() != ArrayRef<int64_t>{1, 0})
+    return std::nullopt;
+  // The destination: fresh, with nothing using it before the transpose
+  // writes it (bufferization may have given it to an earlier value).
+  found.destination =
+      found.transpose.getInit().getDefiningOp<memref::AllocOp>();
+  if (!found.destination || found.destination->getBlock() != block ||
+      !found.destination.getDynamicSizes().empty() ||
+      !found.destination.getSymbolOperands().empty() ||
+      !hasContiguousRows(found.destination))
+    return std::nullopt;
+  for (Operation *user : found.destination->getUsers())
+    if (user->getBlock() != block || user->isBeforeInBlock(found.transpose))
+      return std::nullopt;
+  return found;
+}
+
+/// A transposed view of `value` (a 2-D memref).
+Value transposedView(OpBuilder &builder, Location loc, Value value) {
+  return memref::TransposeOp::create(
+      builder, loc, value,
+      AffineMapAttr::get(AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0},
+                                                      builder.getContext())));
+}
+
 struct LinalgToBlasPass
     : parallax::impl::ParallaxLinalgToBlasBase<LinalgToBlasPass> {
   using Base::Base;
@@ -177,19 +241,38 @@ struct LinalgToBlasPass
     SmallVector<linalg::TransposeOp> copies;
     for (linalg::LinalgOp op : products) {
       OpBuilder builder(op);
+      std::optional<TransposedOutput> transposed =
+          cublas ? std::nullopt : transposedOutputOf(op);
       SmallVector<Value> operands;
       for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
         Value view;
         if (i < 2) // A and B may be read transposed
           view = transposedSource(builder, operand, op, copies);
-        operands.push_back(memref::CastOp::create(
-            builder, op.getLoc(), unranked, view ? view : operand));
+        operands.push_back(view ? view : operand);
       }
+      if (transposed) {
+        // (A B)^T = B^T A^T, into the transpose's destination, zero-filled
+        // where the product's output was.
+        Location loc = op.getLoc();
+        operands = {transposedView(builder, loc, operands[1]),
+                    transposedView(builder, loc, operands[0]),
+                    transposed->destination.getResult()};
+        transposed->destination->moveBefore(transposed->fill);
+        transposed->fill.getDpsInitsMutable()[0].set(
+            transposed->destination.getResult());
+        transposed->transpose->erase();
+      }
+      for (Value &operand : operands)
+        operand =
+            memref::CastOp::create(builder, op.getLoc(), unranked, operand);
       parallax::callRuntime(builder, module, op.getLoc(),
                             cublas ? parallax::abi::Function::cuda_matmul_f32
                                    : parallax::abi::Function::matmul_f32,
                             operands);
+      auto output = op.getDpsInits().front().getDefiningOp<memref::AllocOp>();
       op->erase();
+      if (output && output->use_empty()) // written transposed instead
+        output->erase();
     }
     for (linalg::TransposeOp copy : copies) {
       Value buffer = copy.getInit();

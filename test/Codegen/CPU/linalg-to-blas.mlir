@@ -148,3 +148,82 @@ func.func @accumulated_after(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memre
   linalg.copy ins(%t : memref<8x3xf32>) outs(%out : memref<8x3xf32>)
   return
 }
+
+// A product whose zero-filled output only a transpose reads (a weight
+// gradient (X^T dY)^T) writes the transpose's destination directly as
+// B^T A^T: the transpose and the product's own buffer go.
+// CHECK-LABEL: func.func @transposed_output
+// CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[DY:.*]]: memref<4x3xf32>, %[[OUT:.*]]: memref<3x8xf32>)
+// CHECK: %[[D:.*]] = memref.alloc() : memref<3x8xf32>
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[D]] : memref<3x8xf32>)
+// CHECK: %[[DYT:.*]] = memref.transpose %[[DY]] (d0, d1) -> (d1, d0) : memref<4x3xf32> to memref<3x4xf32, strided<[1, 3]>>
+// CHECK: %[[XTT:.*]] = memref.transpose %{{.*}} (d0, d1) -> (d1, d0)
+// CHECK: %[[B:.*]] = memref.cast %[[XTT]]
+// CHECK: %[[C:.*]] = memref.cast %[[D]]
+// CHECK: call @parallax_rt_matmul_f32(%{{.*}}, %[[B]], %[[C]])
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.copy ins(%[[D]]
+func.func @transposed_output(%x: memref<4x8xf32>, %dy: memref<4x3xf32>, %out: memref<3x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %xt = memref.alloc() : memref<8x4xf32>
+  linalg.transpose ins(%x : memref<4x8xf32>) outs(%xt : memref<8x4xf32>) permutation = [1, 0]
+  %c = memref.alloc() : memref<8x3xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x3xf32>)
+  linalg.matmul ins(%xt, %dy : memref<8x4xf32>, memref<4x3xf32>) outs(%c : memref<8x3xf32>)
+  %d = memref.alloc() : memref<3x8xf32>
+  linalg.transpose ins(%c : memref<8x3xf32>) outs(%d : memref<3x8xf32>) permutation = [1, 0]
+  linalg.copy ins(%d : memref<3x8xf32>) outs(%out : memref<3x8xf32>)
+  return
+}
+
+// The transpose stays when its destination is used before it (here by
+// a fill for an earlier value), or when something else reads the output.
+// CHECK-LABEL: func.func @transposed_output_kept
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK: linalg.transpose
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK: linalg.copy
+// CHECK: linalg.transpose
+func.func @transposed_output_kept(%a: memref<8x4xf32>, %b: memref<4x3xf32>, %out: memref<3x8xf32>, %out2: memref<8x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x3xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x3xf32>)
+  %d = memref.alloc() : memref<3x8xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<3x8xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x3xf32>) outs(%c : memref<8x3xf32>)
+  linalg.transpose ins(%c : memref<8x3xf32>) outs(%d : memref<3x8xf32>) permutation = [1, 0]
+  %e = memref.alloc() : memref<8x3xf32>
+  linalg.fill ins(%zero : f32) outs(%e : memref<8x3xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x3xf32>) outs(%e : memref<8x3xf32>)
+  linalg.copy ins(%e : memref<8x3xf32>) outs(%out2 : memref<8x3xf32>)
+  %f = memref.alloc() : memref<3x8xf32>
+  linalg.transpose ins(%e : memref<8x3xf32>) outs(%f : memref<3x8xf32>) permutation = [1, 0]
+  linalg.copy ins(%d : memref<3x8xf32>) outs(%out : memref<3x8xf32>)
+  linalg.copy ins(%f : memref<3x8xf32>) outs(%out : memref<3x8xf32>)
+  return
+}
+
+// The language model's decoder: one buffer holds W^T for the forward
+// product (a view of W) and then the weight gradient's (X^T dY), which is
+// written transposed into the gradient's buffer; the buffer goes.
+// CHECK-LABEL: func.func @decoder
+// CHECK-NOT: linalg.transpose
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: memref<8x3xf32>
+// CHECK: return
+func.func @decoder(%x: memref<4x8xf32>, %w: memref<3x8xf32>, %y: memref<4x3xf32>, %dy: memref<4x3xf32>, %dw: memref<3x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<8x3xf32>
+  linalg.transpose ins(%w : memref<3x8xf32>) outs(%t : memref<8x3xf32>) permutation = [1, 0]
+  linalg.matmul ins(%x, %t : memref<4x8xf32>, memref<8x3xf32>) outs(%y : memref<4x3xf32>)
+  %xt = memref.alloc() : memref<8x4xf32>
+  linalg.transpose ins(%x : memref<4x8xf32>) outs(%xt : memref<8x4xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%t : memref<8x3xf32>)
+  linalg.matmul ins(%xt, %dy : memref<8x4xf32>, memref<4x3xf32>) outs(%t : memref<8x3xf32>)
+  %g = memref.alloc() : memref<3x8xf32>
+  linalg.transpose ins(%t : memref<8x3xf32>) outs(%g : memref<3x8xf32>) permutation = [1, 0]
+  linalg.copy ins(%g : memref<3x8xf32>) outs(%dw : memref<3x8xf32>)
+  return
+}

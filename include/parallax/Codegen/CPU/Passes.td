@@ -455,9 +455,16 @@ def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
     `dY^T`) is passed as a `memref.transpose` view of the source instead,
     which `cblas_sgemm` reads transposed: the copy disappears, unless
     something may write the source between the transpose and the product.
-    Where bufferization gave several transposes one buffer, the transpose
-    just before the product counts, provided nothing else reads the buffer
-    before the next transpose into it.
+    Where bufferization gave the buffer to several values, the last op to
+    overwrite it before the product (without reading it) must be that
+    transpose, and nothing else may read the buffer before the next op
+    that overwrites it (a transpose, or a fill for a later product).
+
+    A 2-D product whose zero-filled output only a transpose into a fresh
+    buffer reads (a weight gradient `(X^T dY)^T`) writes that buffer
+    directly as `B^T A^T` (both read through transposed views), zero-filled
+    where the output was: the transpose, a full pass over the gradient,
+    goes.
 
     With `cublas`, the call is `parallax_rt_cuda_matmul_f32` instead,
     which runs cuBLAS's `cublasSgemm` on the GPU (--target cuda; the GPU
