@@ -71,8 +71,8 @@ def cpu_flags():
 
 
 def model_and_data(name, steps):
-    """The model (training mode), its inputs for `steps` steps as whole
-    arrays (batch-major) and the inputs' names."""
+    """The model (training mode), its inputs by name for `steps` steps
+    (whole arrays, batch-major) and the batch size."""
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
     if name == "lstm_lm_100k":
