@@ -57,17 +57,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples" / "models"))
 sys.path.insert(0, str(ROOT / "bench"))
 from export import LanguageModel, restore_initializers  # noqa: E402
+from cpu_libraries import cpu_flags  # noqa: E402
 from torchvision_benchmark import build as build_torchvision  # noqa: E402
 
 CONVOLUTIONAL = {"resnet18", "mobilenet_v2"}
 LM_VOCAB, LM_WIDTH, LM_BATCH, LM_SEQ = 100_000, 128, 16, 20
-
-
-def cpu_flags():
-    for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("flags"):
-            return set(line.split(":", 1)[1].split())
-    return set()
 
 
 def model_and_data(name, steps):

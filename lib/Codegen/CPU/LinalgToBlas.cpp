@@ -70,6 +70,29 @@ bool mayWriteBetween(Operation *from, Operation *to, Value root) {
   return false;
 }
 
+/// Whether `permutation` swaps the last two dimensions and keeps the rest.
+bool swapsLastTwo(ArrayRef<int64_t> permutation) {
+  int64_t rank = permutation.size();
+  if (rank < 2)
+    return false;
+  SmallVector<int64_t> swapLast = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(swapLast[rank - 1], swapLast[rank - 2]);
+  return permutation == ArrayRef<int64_t>(swapLast);
+}
+
+/// A view of `value` with its last two dimensions swapped (BLAS reads it
+/// as the transposed matrix).
+Value swapLastTwo(OpBuilder &builder, Location loc, Value value) {
+  int64_t rank = cast<MemRefType>(value.getType()).getRank();
+  SmallVector<unsigned> permutation =
+      llvm::to_vector(llvm::seq<unsigned>(0, rank));
+  std::swap(permutation[rank - 1], permutation[rank - 2]);
+  return memref::TransposeOp::create(
+      builder, loc, value,
+      AffineMapAttr::get(
+          AffineMap::getPermutationMap(permutation, builder.getContext())));
+}
+
 /// Whether `op` overwrites `buffer` without reading what it held: a
 /// transpose or a fill into it, a generic that never reads its output.
 bool overwrites(linalg::LinalgOp op, Value buffer) {
@@ -129,23 +152,13 @@ Value transposedSource(OpBuilder &builder, Value operand, Operation *product,
     if (transpose->isBeforeInBlock(reader) &&
         (!next || reader->isBeforeInBlock(next)))
       return {};
-  ArrayRef<int64_t> permutation = transpose.getPermutation();
-  int64_t rank = permutation.size();
-  SmallVector<int64_t> swapLast = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  if (rank < 2)
-    return {};
-  std::swap(swapLast[rank - 1], swapLast[rank - 2]);
   Value source = transpose.getInput();
-  if (permutation != ArrayRef<int64_t>(swapLast) ||
-      !hasContiguousRows(source) ||
+  if (!swapsLastTwo(transpose.getPermutation()) || !hasContiguousRows(source) ||
       mayWriteBetween(transpose, product, rootBuffer(source)))
     return {};
   builder.setInsertionPoint(product);
   copies.push_back(transpose);
-  return memref::TransposeOp::create(
-      builder, product->getLoc(), source,
-      AffineMapAttr::get(
-          AffineMap::getPermutationMap(permutation, builder.getContext())));
+  return swapLastTwo(builder, product->getLoc(), source);
 }
 
 /// A 2-D product whose output is a fresh zero-filled buffer that only a
@@ -187,7 +200,7 @@ std::optional<TransposedOutput> transposedOutputOf(linalg::LinalgOp product) {
       !matchPattern(found.fill.getInputs().front(), m_AnyZeroFloat()) ||
       !found.transpose || found.transpose.getInput() != output)
     return std::nullopt;
-  if (found.transpose.getPermutation() != ArrayRef<int64_t>{1, 0})
+  if (!swapsLastTwo(found.transpose.getPermutation()))
     return std::nullopt;
   // The destination: fresh, with nothing using it before the transpose
   // writes it (bufferization may have given it to an earlier value).
@@ -202,14 +215,6 @@ std::optional<TransposedOutput> transposedOutputOf(linalg::LinalgOp product) {
     if (user->getBlock() != block || user->isBeforeInBlock(found.transpose))
       return std::nullopt;
   return found;
-}
-
-/// A transposed view of `value` (a 2-D memref).
-Value transposedView(OpBuilder &builder, Location loc, Value value) {
-  return memref::TransposeOp::create(
-      builder, loc, value,
-      AffineMapAttr::get(AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0},
-                                                      builder.getContext())));
 }
 
 struct LinalgToBlasPass
@@ -254,8 +259,8 @@ struct LinalgToBlasPass
         // (A B)^T = B^T A^T, into the transpose's destination, zero-filled
         // where the product's output was.
         Location loc = op.getLoc();
-        operands = {transposedView(builder, loc, operands[1]),
-                    transposedView(builder, loc, operands[0]),
+        operands = {swapLastTwo(builder, loc, operands[1]),
+                    swapLastTwo(builder, loc, operands[0]),
                     transposed->destination.getResult()};
         transposed->destination->moveBefore(transposed->fill);
         transposed->fill.getDpsInitsMutable()[0].set(
