@@ -95,10 +95,26 @@ double Transfer::seconds(const Cluster &cluster) const {
   return bytes / 2 / cluster.bandwidth + rounds * cluster.latency;
 }
 
+int64_t mlir::parallax::treeRounds(int64_t ranks) {
+  int64_t rounds = 0;
+  for (int64_t reached = 1; reached < ranks; reached *= 2)
+    ++rounds;
+  return rounds;
+}
+
+int64_t mlir::parallax::rowExchangeRounds(const Cluster &cluster) {
+  if (cluster.machines <= 1)
+    return 0;
+  int64_t localAggregation = cluster.workersPerMachine > 1 ? 2 : 0;
+  return localAggregation + 2 + 3;
+}
+
 Transfer mlir::parallax::allReduceTransfer(const Cluster &cluster,
                                            double bytes) {
   double m = cluster.machines;
-  return {4 * bytes * (m - 1) / m, 2 * (cluster.machines - 1)};
+  int64_t rounds = bytes >= kRingMinBytes ? 2 * (cluster.machines - 1)
+                                          : treeRounds(cluster.machines);
+  return {4 * bytes * (m - 1) / m, rounds};
 }
 
 Transfer mlir::parallax::allGatherTransfer(const Cluster &cluster, double bytes,
@@ -108,7 +124,8 @@ Transfer mlir::parallax::allGatherTransfer(const Cluster &cluster, double bytes,
 }
 
 Transfer mlir::parallax::psTransfer(const Cluster &cluster, double bytes,
-                                    double alpha, int64_t partitions) {
+                                    double alpha, int64_t partitions,
+                                    bool sparse) {
   // S servers hold 1/S of the variable each. The busiest machine is a
   // server: it pushes and pulls the (S-1)/S of the touched rows held
   // elsewhere, and receives the other M-1 machines' pushes of its 1/S and
@@ -119,5 +136,6 @@ Transfer mlir::parallax::psTransfer(const Cluster &cluster, double bytes,
   double s = servers, m = cluster.machines;
   double moved = alpha * bytes / s;
   return {2 * moved * (s - 1) + 2 * moved * (m - 1),
-          cluster.machines > 1 ? 3 : 0};
+          sparse ? rowExchangeRounds(cluster)
+                 : 2 * treeRounds(cluster.machines)};
 }

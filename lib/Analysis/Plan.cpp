@@ -20,25 +20,36 @@ int64_t mlir::parallax::defaultPartitions(const Cluster &cluster,
   return std::max<int64_t>(1, std::min(cluster.machines, rows));
 }
 
+/// Whether `a` moves fewer bytes than `b`, with a tolerance for the
+/// formulas' rounding.
+static bool fewerBytes(const Transfer &a, const Transfer &b) {
+  double scale = std::max({1.0, a.bytes, b.bytes});
+  return b.bytes - a.bytes > 1e-9 * scale;
+}
+
 /// The placement `strategy` gives `v`: forced, or the cheapest by the cost
-/// model (dense gradients always AllReduce: balanced PS moves the same
-/// bytes with a server hot spot). A sparse gradient goes to AllReduce only
-/// when that is strictly cheaper, as AllReduce densifies it and updates
-/// every row: at a tie (one worker, where nothing moves) PS keeps the
-/// row-wise update. Other ties go to PS.
-static Placement choose(const VariablePlan &v, Strategy strategy,
-                        const Cluster &cluster) {
+/// model. A step's variables of one placement share its rounds (dense
+/// gradients travel in buckets, rows in one exchange each way), so one
+/// more variable adds bytes, not rounds: the fewer bytes win, and rounds
+/// only decide between equal bytes (PS and AllGather on two machines).
+/// Dense gradients always AllReduce (balanced PS moves the same bytes with
+/// a server hot spot). A sparse gradient goes to AllReduce only when that
+/// moves strictly fewer bytes, as AllReduce densifies it and updates every
+/// row: at a tie (one worker, where nothing moves) PS keeps the row-wise
+/// update.
+static Placement choose(const VariablePlan &v, Strategy strategy) {
   if (strategy == Strategy::AllReduce)
     return Placement::AllReduce;
   if (strategy == Strategy::PS)
     return Placement::PS;
   if (!v.sparse)
     return Placement::AllReduce;
-  double ps = v.ps.seconds(cluster), allGather = v.allGather.seconds(cluster);
-  double allReduce = v.allReduce.seconds(cluster);
-  if (allReduce < ps && allReduce < allGather)
+  if (fewerBytes(v.allReduce, v.ps) && fewerBytes(v.allReduce, v.allGather))
     return Placement::AllReduce;
-  return ps <= allGather ? Placement::PS : Placement::AllGather;
+  bool allGather =
+      fewerBytes(v.allGather, v.ps) ||
+      (!fewerBytes(v.ps, v.allGather) && v.allGather.rounds < v.ps.rounds);
+  return allGather ? Placement::AllGather : Placement::PS;
 }
 
 static const Transfer &transferOf(const VariablePlan &v, Placement p) {
@@ -57,33 +68,46 @@ double Plan::bytes() const {
 double Plan::bytesUnder(Strategy other) const {
   double total = batchStatistics.bytes;
   for (const VariablePlan &v : variables)
-    total += transferOf(v, choose(v, other, cluster)).bytes;
+    total += transferOf(v, choose(v, other)).bytes;
   return total;
 }
 
-double Plan::secondsUnder(Strategy other) const {
-  // Bytes add up; latency is paid per round, and the variables of one
-  // placement share rounds: dense gradients travel in 25 MB buckets (one
-  // ring per bucket), pushes, pulls and allgathers of a step all at once.
+int64_t Plan::roundsUnder(Strategy other) const {
+  if (cluster.machines <= 1)
+    return 0;
+  // Dense gradients travel in 25 MB buckets (one AllReduce each); a step's
+  // pushes and pulls of rows, and its allgathers, go out together; a dense
+  // variable on servers is reduced and broadcast on its own.
   constexpr double kBucketBytes = 25 << 20;
-  double bytes = 0, allReduceBytes = 0;
-  int64_t rounds[3] = {0, 0, 0};
+  double allReduceBytes = 0;
+  int64_t rows = 0, whole = 0, allGather = 0;
   for (const VariablePlan &v : variables) {
-    Placement p = choose(v, other, cluster);
+    Placement p = choose(v, other);
     const Transfer &t = transferOf(v, p);
-    bytes += t.bytes;
     if (p == Placement::AllReduce)
       allReduceBytes += v.bytes;
-    int64_t &r = rounds[static_cast<int>(p)];
-    r = std::max(r, t.rounds);
+    else if (p == Placement::AllGather)
+      allGather = std::max(allGather, t.rounds);
+    else if (v.sparse)
+      rows = std::max(rows, t.rounds);
+    else
+      whole += t.rounds;
   }
-  double buckets = std::max(1.0, std::ceil(allReduceBytes / kBucketBytes));
-  double latencyRounds =
-      rounds[static_cast<int>(Placement::AllReduce)] * buckets +
-      rounds[static_cast<int>(Placement::PS)] +
-      rounds[static_cast<int>(Placement::AllGather)];
-  return bytes / 2 / cluster.bandwidth + latencyRounds * cluster.latency +
-         batchStatistics.seconds(cluster);
+  int64_t buckets =
+      static_cast<int64_t>(std::ceil(allReduceBytes / kBucketBytes));
+  int64_t bucketRounds =
+      buckets ? buckets *
+                    allReduceTransfer(cluster, allReduceBytes / buckets).rounds
+              : 0;
+  // Every step ends with an AllReduce of the mean loss.
+  int64_t loss = treeRounds(cluster.machines);
+  return bucketRounds + rows + whole + allGather + batchStatistics.rounds +
+         loss;
+}
+
+double Plan::secondsUnder(Strategy other) const {
+  return bytesUnder(other) / 2 / cluster.bandwidth +
+         roundsUnder(other) * cluster.latency;
 }
 
 FailureOr<Plan> mlir::parallax::planDistribution(ModuleOp module,
@@ -108,9 +132,9 @@ FailureOr<Plan> mlir::parallax::planDistribution(ModuleOp module,
     int64_t rows = type.getRank() ? type.getDimSize(0) : 1;
     v.partitions = defaultPartitions(cluster, rows);
     v.allReduce = allReduceTransfer(cluster, v.bytes);
-    v.ps = psTransfer(cluster, v.bytes, v.alpha, v.partitions);
+    v.ps = psTransfer(cluster, v.bytes, v.alpha, v.partitions, v.sparse);
     v.allGather = allGatherTransfer(cluster, v.bytes, v.alpha);
-    v.placement = choose(v, strategy, cluster);
+    v.placement = choose(v, strategy);
     if (v.placement != Placement::PS)
       v.partitions = 1;
     plan.variables.push_back(std::move(v));
@@ -160,7 +184,8 @@ llvm::json::Value mlir::parallax::toJSON(const Plan &plan) {
   for (Strategy s : {Strategy::Hybrid, Strategy::AllReduce, Strategy::PS})
     totals[stringifyStrategy(s).data()] =
         llvm::json::Object{{"bytes_per_step", plan.bytesUnder(s)},
-                           {"seconds_per_step", plan.secondsUnder(s)}};
+                           {"seconds_per_step", plan.secondsUnder(s)},
+                           {"rounds_per_step", plan.roundsUnder(s)}};
   const Cluster &c = plan.cluster;
   return llvm::json::Object{
       {"workers", c.workers()},
@@ -209,7 +234,9 @@ void mlir::parallax::printPlan(const Plan &plan, llvm::raw_ostream &os) {
                        static_cast<long long>(plan.batchStatistics.rounds),
                        plan.batchStatistics.bytes);
   for (Strategy s : {Strategy::Hybrid, Strategy::AllReduce, Strategy::PS})
-    os << llvm::format("total %-10s %14.0f bytes/step  %10.6f s/step\n",
+    os << llvm::format("total %-10s %14.0f bytes/step  %10.6f s/step  %3lld "
+                       "rounds/step\n",
                        stringifyStrategy(s).data(), plan.bytesUnder(s),
-                       plan.secondsUnder(s));
+                       plan.secondsUnder(s),
+                       static_cast<long long>(plan.roundsUnder(s)));
 }

@@ -8,6 +8,8 @@
 #ifndef PARALLAX_LIB_RUNTIME_COMMTHREAD_H
 #define PARALLAX_LIB_RUNTIME_COMMTHREAD_H
 
+#include "parallax/Analysis/CostModel.h"
+
 #include <mpi.h>
 
 #include <cstdint>
@@ -51,8 +53,9 @@ void allreduceInPlace(float *data, int64_t count, int32_t reduction,
                       MPI_Comm comm);
 
 /// Buckets of at least this many bytes (and one element per rank) take
-/// the ring.
-constexpr int64_t kRingMinBytes = 64 * 1024;
+/// the ring; the cost model counts rounds by the same rule.
+constexpr int64_t kRingMinBytes =
+    static_cast<int64_t>(mlir::parallax::kRingMinBytes);
 
 } // namespace parallax::runtime
 

@@ -52,7 +52,24 @@ TEST(CostModelTest, SecondsAddBandwidthAndLatency) {
   Transfer t = allReduceTransfer(c, 1e6);
   // Sends and receives overlap: 3e6 / 2 bytes at 1 GB/s, 6 rounds of 10 us.
   EXPECT_DOUBLE_EQ(t.seconds(c), 1.5e-3 + 6e-5);
-  EXPECT_EQ(psTransfer(c, 1e6, 0.5, 4).rounds, 3);
+}
+
+TEST(CostModelTest, RoundsAreTheRuntimes) {
+  Cluster c = fourMachines();
+  // Below the ring's threshold one MPI_Iallreduce: log2(4) rounds.
+  EXPECT_EQ(allReduceTransfer(c, kRingMinBytes - 4).rounds, 2);
+  EXPECT_EQ(allReduceTransfer(c, kRingMinBytes).rounds, 6);
+  // Rows: counts, then ids and rows, pushed; counts, ids, rows pulled.
+  EXPECT_EQ(psTransfer(c, 1e6, 0.5, 4).rounds, 5);
+  // A dense variable on servers: a reduce and a broadcast on trees.
+  EXPECT_EQ(psTransfer(c, 1e6, 1.0, 4, /*sparse=*/false).rounds, 4);
+  // Several workers per machine gather their rows on one first.
+  c.workersPerMachine = 2;
+  EXPECT_EQ(psTransfer(c, 1e6, 0.5, 4).rounds, 7);
+  EXPECT_EQ(treeRounds(1), 0);
+  EXPECT_EQ(treeRounds(2), 1);
+  EXPECT_EQ(treeRounds(5), 3);
+  EXPECT_EQ(treeRounds(8), 3);
 }
 
 TEST(CostModelTest, OneMachineMovesNothing) {

@@ -53,8 +53,26 @@ struct Transfer {
   double seconds(const Cluster &cluster) const;
 };
 
-/// Ring AllReduce of a dense gradient of `bytes`: 4w(M-1)/M in 2(M-1)
-/// rounds (reduce-scatter then allgather around the ring).
+/// Rounds the runtime's collectives take, so that the latency term counts
+/// what the runtime does (lib/Runtime: CommThread, ParameterStore).
+///
+/// An AllReduce of at least this many bytes goes around a ring; a smaller
+/// one is one MPI_Iallreduce, which MPI runs by recursive doubling.
+/// Equal to the runtime's kRingMinBytes (lib/Runtime/CommThread.h).
+constexpr double kRingMinBytes = 64 * 1024;
+/// Rounds of a collective MPI runs on a tree or by recursive doubling
+/// (small AllReduces, Reduce, Bcast) over `ranks`: ceil(log2(ranks)).
+int64_t treeRounds(int64_t ranks);
+/// Rounds of one step's pushes and pulls of rows, for every sparse
+/// variable on servers at once: the push is one exchange of counts and one
+/// of ids and rows (after, with several workers per machine, a gather of
+/// counts and one of rows on the machine's first rank), the pull one of
+/// counts, one of ids and one of rows.
+int64_t rowExchangeRounds(const Cluster &cluster);
+
+/// AllReduce of a dense gradient of `bytes`: 4w(M-1)/M (the ring's bytes),
+/// in 2(M-1) rounds from kRingMinBytes on (reduce-scatter then allgather
+/// around the ring), else in treeRounds(M).
 Transfer allReduceTransfer(const Cluster &cluster, double bytes);
 
 /// AllGatherv of the touched rows (fraction `alpha` of `bytes`): every
@@ -66,10 +84,12 @@ Transfer allGatherTransfer(const Cluster &cluster, double bytes, double alpha);
 /// over S = min(partitions, M) servers: workers push the touched rows and
 /// pull them back. The busiest machine (a server) moves
 /// 2·alpha·w((S-1) + (M-1))/S: 4·alpha·w(M-1)/M spread over every machine,
-/// 2·alpha·w(M-1) on a single server. Three rounds, whatever M: the push,
-/// the pull request and its answer go to all servers at once.
+/// 2·alpha·w(M-1) on a single server. A sparse gradient's rows travel in
+/// the step's row exchange (rowExchangeRounds, shared by every such
+/// variable); a dense one is reduced to its servers and broadcast back,
+/// 2·treeRounds(M) rounds of its own.
 Transfer psTransfer(const Cluster &cluster, double bytes, double alpha,
-                    int64_t partitions);
+                    int64_t partitions, bool sparse = true);
 
 } // namespace mlir::parallax
 

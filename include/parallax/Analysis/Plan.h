@@ -64,9 +64,13 @@ struct Plan {
   double bytes() const;
   /// The same under another strategy, for comparison.
   double bytesUnder(Strategy strategy) const;
+  /// Communication rounds per step, one after another, the way the runtime
+  /// runs them: variables of one placement share rounds (dense gradients
+  /// travel in 25 MB buckets, a step's rows in one exchange each way), plus
+  /// the batch statistics' and the mean loss's AllReduces.
+  int64_t roundsUnder(Strategy strategy) const;
   /// Predicted communication time per step: bytes at the bandwidth, plus
-  /// the latency of the rounds, which variables of one placement share
-  /// (dense gradients travel in 25 MB buckets).
+  /// one latency per round.
   double secondsUnder(Strategy strategy) const;
 };
 
