@@ -25,13 +25,17 @@ There each Parallax program is planned for the cluster (--cluster
 machines=M,bandwidth=RATE,latency=--latency) and also run over shared
 memory, where communication is almost free: the predicted step is that
 compute time plus the plan's communication time (seconds_per_step of the
-strategy), printed beside the measured one.
+strategy), printed beside the measured one. Last, the latency per round
+that best explains the runs (least squares of measured - compute - bytes
+at the bandwidth against the plan's rounds_per_step, in relative terms)
+and every run's prediction with it.
 
 Needs Debian's python3-torch (and python3-matplotlib for --plot), OpenMPI's
 mpirun; usage:
   /usr/bin/python3 bench/distributed_benchmark.py [--workers 2 4]
       [--batch 32] [--steps 30] [--models lstm_lm wide_deep ...]
-      [--cluster 4:1gbit[:DELAY]] [--json results.json] [--plot DIR]
+      [--cluster 4:1gbit[:DELAY]] [--latency 50us] [--no-ddp]
+      [--json results.json] [--plot DIR]
 """
 
 import argparse
@@ -137,9 +141,42 @@ def parallax_run(compile_tool, onnx, frozen, data, workers, strategy, batch, ste
                        + ["--metrics", str(local)], check=True, env=ENV,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         result["compute_s"] = median_step(local, warmup)
-        result["predicted_comm_s"] = plan["totals"][strategy]["seconds_per_step"]
+        totals = plan["totals"][strategy]
+        result["predicted_comm_s"] = totals["seconds_per_step"]
         result["predicted_step_s"] = result["compute_s"] + result["predicted_comm_s"]
+        result["rounds_per_step"] = totals["rounds_per_step"]
+        result["bandwidth_s"] = (totals["seconds_per_step"] - totals["rounds_per_step"]
+                                 * plan["cluster"]["latency_s"])
     return result
+
+
+def fit_latency(results):
+    """The latency per round that best explains the cluster runs: least
+    squares of (measured - compute - bytes at the bandwidth) against the
+    plan's rounds per step, through the origin, each run weighted by
+    1 / measured^2 (relative errors: a 500 ms step's noise must not outweigh
+    a 3 ms step's rounds). Prints it and every run's prediction with it;
+    returns it (None without runs that have rounds)."""
+    runs = [r for r in results if r.get("rounds_per_step")]
+    if not runs:
+        return None
+    residual = [r["step_s"] - r["compute_s"] - r["bandwidth_s"] for r in runs]
+    rounds = [r["rounds_per_step"] for r in runs]
+    weight = [1 / r["step_s"] ** 2 for r in runs]
+    latency = max(0.0, sum(w * e * n for w, e, n in zip(weight, residual, rounds))
+                  / sum(w * n * n for w, n in zip(weight, rounds)))
+    print(f"\nlatency per round fitted to the {len(runs)} runs: "
+          f"{latency * 1e6:.0f} us (plan again with --latency "
+          f"{latency * 1e6:.0f}us)")
+    print(f"{'model':<15} {'system':<18} {'rounds':>6} {'measured ms':>11} "
+          f"{'predicted ms':>12} {'meas/pred':>9}")
+    for r in runs:
+        predicted = r["compute_s"] + r["bandwidth_s"] + r["rounds_per_step"] * latency
+        r["fitted_predicted_step_s"] = predicted
+        print(f"{r['model']:<15} {r['system']:<18} {r['rounds_per_step']:>6} "
+              f"{r['step_s'] * 1e3:>11.2f} {predicted * 1e3:>12.2f} "
+              f"{r['step_s'] / predicted:>9.2f}")
+    return latency
 
 
 def tc_rate_as_bandwidth(rate):
@@ -295,6 +332,8 @@ def main():
     parser.add_argument("--latency", default="50us",
                         help="the cost model's latency per round on --cluster "
                              "(e.g. 50us, 1ms)")
+    parser.add_argument("--no-ddp", action="store_true",
+                        help="run Parallax's strategies only (no PyTorch DDP)")
     parser.add_argument("--link-rate", help=argparse.SUPPRESS)
     parser.add_argument("--ddp-child", help=argparse.SUPPRESS)
     parser.add_argument("--rank", type=int, help=argparse.SUPPRESS)
@@ -341,7 +380,7 @@ def main():
                                      workers, strategy, args.batch, args.steps,
                                      args.warmup, tmp, cluster_plan)
                     rows.append(dict(r, system=f"parallax-{strategy}"))
-                for sparse in (False, True):
+                for sparse in () if args.no_ddp else (False, True):
                     port += 1
                     r = ddp_run(name, workers, args.batch, args.steps, args.warmup, data,
                                 sparse, port)
@@ -362,6 +401,8 @@ def main():
                           f"{'' if sent is None else f'{sent:14.0f}':>14} "
                           f"{plan:>12}{prediction}", flush=True)
                 results += rows
+    if cluster_plan:
+        fit_latency(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     if args.plot:

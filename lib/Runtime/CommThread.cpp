@@ -21,6 +21,7 @@
 #include "Support.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -83,10 +84,17 @@ bool turnedOffByEnvironment() {
       value + "'");
 }
 
+/// Main threads blocked in waitForCommJob: while one is, the rank computes
+/// nothing, so the communication thread polls by yielding rather than
+/// sleeping (a sleep costs a timer's slack and a wake-up per round, which
+/// on a network of small collectives is most of the step's wait).
+std::atomic<int> mainThreadsWaiting{0};
+
 /// Waits for `count` requests from the communication thread: tight polls
 /// first (a transfer between ready peers completes within microseconds),
-/// then yields, then 50 us sleeps between polls. No deadline here: the
-/// main thread's wait for the job finds silent peers.
+/// then yields, then, while the main thread computes, 50 us sleeps between
+/// polls. No deadline here: the main thread's wait for the job finds
+/// silent peers.
 void pollUntilComplete(int count, MPI_Request *requests, const char *what) {
   double start = 0;
   for (uint64_t polls = 0;; ++polls) {
@@ -98,7 +106,7 @@ void pollUntilComplete(int count, MPI_Request *requests, const char *what) {
       continue;
     if (polls == 64)
       start = parallax_rt_now();
-    if (parallax_rt_now() - start < 200e-6)
+    if (parallax_rt_now() - start < 200e-6 || mainThreadsWaiting.load() > 0)
       sched_yield();
     else
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -210,10 +218,13 @@ uint64_t parallax::runtime::submitToCommThread(std::function<void()> job) {
 }
 
 bool parallax::runtime::waitForCommJob(uint64_t ticket, double seconds) {
+  ++mainThreadsWaiting;
   std::unique_lock<std::mutex> lock(commThread->mutex);
-  return commThread->finished.wait_for(
+  bool done = commThread->finished.wait_for(
       lock, std::chrono::duration<double>(seconds),
       [&] { return commThread->completed > ticket; });
+  --mainThreadsWaiting;
+  return done;
 }
 
 void parallax::runtime::stopCommThread() {
