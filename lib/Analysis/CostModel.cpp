@@ -118,14 +118,15 @@ Transfer mlir::parallax::allReduceTransfer(const Cluster &cluster,
 }
 
 Transfer mlir::parallax::allGatherTransfer(const Cluster &cluster, double bytes,
-                                           double alpha) {
+                                           double alpha, int64_t rows) {
   double m = cluster.machines;
-  return {2 * alpha * bytes * (m - 1), cluster.machines - 1};
+  double withIds = bytes + kIdBytes * static_cast<double>(rows);
+  return {2 * alpha * withIds * (m - 1), cluster.machines - 1};
 }
 
 Transfer mlir::parallax::psTransfer(const Cluster &cluster, double bytes,
                                     double alpha, int64_t partitions,
-                                    bool sparse) {
+                                    bool sparse, int64_t rows) {
   // S servers hold 1/S of the variable each. The busiest machine is a
   // server: it pushes and pulls the (S-1)/S of the touched rows held
   // elsewhere, and receives the other M-1 machines' pushes of its 1/S and
@@ -134,7 +135,8 @@ Transfer mlir::parallax::psTransfer(const Cluster &cluster, double bytes,
   int64_t servers =
       std::max<int64_t>(1, std::min<int64_t>(partitions, cluster.machines));
   double s = servers, m = cluster.machines;
-  double moved = alpha * bytes / s;
+  double withIds = bytes + (sparse ? kIdBytes * static_cast<double>(rows) : 0);
+  double moved = alpha * withIds / s;
   return {2 * moved * (s - 1) + 2 * moved * (m - 1),
           sparse ? rowExchangeRounds(cluster)
                  : 2 * treeRounds(cluster.machines)};

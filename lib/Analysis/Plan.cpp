@@ -130,10 +130,18 @@ FailureOr<Plan> mlir::parallax::planDistribution(ModuleOp module,
     v.sparse = sparsity.getGradient() == GradientKind::Sparse;
     v.alpha = sparsity.getAlpha().convertToDouble();
     int64_t rows = type.getRank() ? type.getDimSize(0) : 1;
+    v.machineAlpha = v.alpha;
+    if (int64_t workerRows = sparsity.getWorkerRows())
+      v.machineAlpha = std::min(v.alpha, static_cast<double>(workerRows) *
+                                             cluster.workersPerMachine /
+                                             static_cast<double>(rows));
+    // Ids travel with the rows of sparse gradients.
+    int64_t idRows = v.sparse ? rows : 0;
     v.partitions = defaultPartitions(cluster, rows);
     v.allReduce = allReduceTransfer(cluster, v.bytes);
-    v.ps = psTransfer(cluster, v.bytes, v.alpha, v.partitions, v.sparse);
-    v.allGather = allGatherTransfer(cluster, v.bytes, v.alpha);
+    v.ps = psTransfer(cluster, v.bytes, v.machineAlpha, v.partitions, v.sparse,
+                      idRows);
+    v.allGather = allGatherTransfer(cluster, v.bytes, v.machineAlpha, idRows);
     v.placement = choose(v, strategy);
     if (v.placement != Placement::PS)
       v.partitions = 1;
@@ -172,6 +180,7 @@ llvm::json::Value mlir::parallax::toJSON(const Plan &plan) {
         {"bytes", v.bytes},
         {"gradient", v.sparse ? "sparse" : "dense"},
         {"alpha", v.alpha},
+        {"machine_alpha", v.machineAlpha},
         {"placement", stringifyPlacement(v.placement).data()},
         {"partitions", v.partitions},
         {"predicted_bytes_per_step",

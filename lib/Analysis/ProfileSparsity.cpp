@@ -167,7 +167,8 @@ LogicalResult mlir::parallax::measureSparsity(ModuleOp module,
   for (auto [variable, ids] : sparse) {
     RankedTensorType type = variable.getTensorType();
     int64_t rows = type.getDimSize(0);
-    double unique = 0;
+    // Distinct ids of the whole step, and of each worker's batch alone.
+    double unique = 0, workerUnique = 0;
     for (int64_t s = 0; s < steps; ++s) {
       llvm::DenseSet<int64_t> seen;
       for (int64_t r = 0; r < workers; ++r) {
@@ -175,17 +176,24 @@ LogicalResult mlir::parallax::measureSparsity(ModuleOp module,
         FailureOr<DenseElementsAttr> values = evaluator.eval(ids);
         if (failed(values))
           return failure();
+        llvm::DenseSet<int64_t> mine;
         for (const APInt &id : values->getValues<APInt>())
-          if (id.getSExtValue() >= 0 && id.getSExtValue() < rows)
+          if (id.getSExtValue() >= 0 && id.getSExtValue() < rows) {
             seen.insert(id.getSExtValue());
+            mine.insert(id.getSExtValue());
+          }
+        workerUnique += mine.size();
       }
       unique += seen.size();
     }
     unique /= steps;
+    workerUnique /= steps * workers;
     int64_t measuredRows = std::max<int64_t>(1, std::llround(unique));
-    variable.setSparsityAttr(
-        SparsityAttr::get(module.getContext(), GradientKind::Sparse,
-                          APFloat(std::max(unique, 1.0) / rows), measuredRows));
+    int64_t workerRows =
+        std::clamp<int64_t>(std::llround(workerUnique), 1, measuredRows);
+    variable.setSparsityAttr(SparsityAttr::get(
+        module.getContext(), GradientKind::Sparse,
+        APFloat(std::max(unique, 1.0) / rows), measuredRows, workerRows));
   }
   return success();
 }

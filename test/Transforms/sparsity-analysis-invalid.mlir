@@ -14,3 +14,13 @@ parallax.variable trainable @w : tensor<4xf32> {sparsity = #parallax.sparsity<sp
 
 // expected-error @+1 {{a dense gradient has alpha 1, got 5.000000e-01}}
 parallax.variable trainable @w : tensor<4xf32> {sparsity = #parallax.sparsity<dense, alpha = 0.5, rows = 4>}
+
+// -----
+
+// expected-error @+1 {{worker_rows must lie in [1, rows = 4], got 5}}
+parallax.variable trainable @w : tensor<4xf32> {sparsity = #parallax.sparsity<sparse, alpha = 1.0, rows = 4, worker_rows = 5>}
+
+// -----
+
+// expected-error @+1 {{worker_rows is for sparse gradients}}
+parallax.variable trainable @w : tensor<4xf32> {sparsity = #parallax.sparsity<dense, alpha = 1.0, rows = 4, worker_rows = 2>}

@@ -10,9 +10,11 @@
 // RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis="workers=2 profile-data=%t/good" | FileCheck %s
 // Step 0 (examples 0-3) looks up {1, 2, 3, 4, 5, 19}, step 1 (4-7)
 // {7, 8, 9, 19}: 5 rows on average; column 0 is sliced away.
-// CHECK: parallax.variable trainable @emb : tensor<20x4xf32> {{.*}}sparsity = #parallax.sparsity<sparse, alpha = 2.500000e-01, rows = 5>
+// One worker's batch alone: {1, 2, 3, 19}, {1, 4, 5, 19}, {7, 19} and
+// {7, 8, 9, 19}, 3.5 rows on average, rounded to 4.
+// CHECK: parallax.variable trainable @emb : tensor<20x4xf32> {{.*}}sparsity = #parallax.sparsity<sparse, alpha = 2.500000e-01, rows = 5, worker_rows = 4>
 // Column 0 holds 10-13 in step 0 and 14-17 in step 1: 4 rows of 20.
-// CHECK: parallax.variable trainable @first : tensor<20x4xf32> {{.*}}sparsity = #parallax.sparsity<sparse, alpha = 2.000000e-01, rows = 4>
+// CHECK: parallax.variable trainable @first : tensor<20x4xf32> {{.*}}sparsity = #parallax.sparsity<sparse, alpha = 2.000000e-01, rows = 4, worker_rows = 2>
 
 // A file whose element type is not the input's is named.
 // RUN: %python -c "import numpy as np; np.save('%t/wide/x.npy', np.zeros((8, 3), dtype=np.int64))"

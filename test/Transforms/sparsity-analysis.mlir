@@ -5,12 +5,12 @@
 // rows one step touches (24 with 4 workers); a table read by two gathers
 // adds their ids; a tied table (gather and matmul) and every other
 // variable are dense.
-// CHECK: parallax.variable trainable @emb : tensor<100x8xf32> {{.*}}sparsity = #parallax.sparsity<sparse, alpha = 6.000000e-02, rows = 6>
-// CHECK: parallax.variable trainable @twice : tensor<50x8xf32> {{.*}}sparsity = #parallax.sparsity<sparse, alpha = 1.600000e-01, rows = 8>
+// CHECK: parallax.variable trainable @emb : tensor<100x8xf32> {{.*}}sparsity = #parallax.sparsity<sparse, alpha = 6.000000e-02, rows = 6, worker_rows = 6>
+// CHECK: parallax.variable trainable @twice : tensor<50x8xf32> {{.*}}sparsity = #parallax.sparsity<sparse, alpha = 1.600000e-01, rows = 8, worker_rows = 8>
 // CHECK: parallax.variable trainable @tied : tensor<10x8xf32> {{.*}}sparsity = #parallax.sparsity<dense, alpha = 1.000000e+00, rows = 10>
 // CHECK: parallax.variable trainable @proj : tensor<8x4xf32> {{.*}}sparsity = #parallax.sparsity<dense, alpha = 1.000000e+00, rows = 8>
-// FOUR: @emb {{.*}}#parallax.sparsity<sparse, alpha = 2.400000e-01, rows = 24>
-// FOUR: @twice {{.*}}#parallax.sparsity<sparse, alpha = 6.400000e-01, rows = 32>
+// FOUR: @emb {{.*}}#parallax.sparsity<sparse, alpha = 2.400000e-01, rows = 24, worker_rows = 6>
+// FOUR: @twice {{.*}}#parallax.sparsity<sparse, alpha = 6.400000e-01, rows = 32, worker_rows = 8>
 // The bound never exceeds the table: 4 workers x 6 ids > 10 rows.
 // FOUR: @tied {{.*}}#parallax.sparsity<dense, alpha = 1.000000e+00, rows = 10>
 parallax.variable trainable @emb : tensor<100x8xf32> = dense<0.5>
@@ -41,7 +41,7 @@ func.func @forward(%ids: tensor<2x3xi64>, %more: tensor<2xi64>, %small: tensor<6
 // -----
 
 // The module's world size is the default number of workers.
-// CHECK: #parallax.sparsity<sparse, alpha = 4.000000e-01, rows = 4>
+// CHECK: #parallax.sparsity<sparse, alpha = 4.000000e-01, rows = 4, worker_rows = 2>
 module attributes {parallax.world = #parallax.world<workers = 2>} {
   parallax.variable trainable @emb : tensor<10x2xf32> = dense<0.5>
   func.func @forward(%ids: tensor<2xi64>) -> tensor<f32> {

@@ -75,21 +75,29 @@ int64_t rowExchangeRounds(const Cluster &cluster);
 /// around the ring), else in treeRounds(M).
 Transfer allReduceTransfer(const Cluster &cluster, double bytes);
 
-/// AllGatherv of the touched rows (fraction `alpha` of `bytes`): every
-/// machine receives every other machine's rows: 2·alpha·w(M-1) in M-1
-/// ring rounds.
-Transfer allGatherTransfer(const Cluster &cluster, double bytes, double alpha);
+/// Bytes of a row id: rows travel with their ids, and pulls ask for rows
+/// by id.
+constexpr double kIdBytes = 8;
+
+/// AllGatherv of the touched rows (fraction `alpha` of `bytes`, per
+/// machine): every machine receives every other machine's rows:
+/// 2·alpha·w(M-1) in M-1 ring rounds. With `rows` (the variable's row
+/// count) each row's id counts too.
+Transfer allGatherTransfer(const Cluster &cluster, double bytes, double alpha,
+                           int64_t rows = 0);
 
 /// Parameter servers holding the variable in `partitions` row ranges spread
-/// over S = min(partitions, M) servers: workers push the touched rows and
-/// pull them back. The busiest machine (a server) moves
+/// over S = min(partitions, M) servers: workers push the touched rows (a
+/// fraction `alpha` per machine) and pull them back. With `rows` (the
+/// variable's row count) each row's id counts too: pushes carry them, pulls
+/// ask by them. The busiest machine (a server) moves
 /// 2·alpha·w((S-1) + (M-1))/S: 4·alpha·w(M-1)/M spread over every machine,
 /// 2·alpha·w(M-1) on a single server. A sparse gradient's rows travel in
 /// the step's row exchange (rowExchangeRounds, shared by every such
 /// variable); a dense one is reduced to its servers and broadcast back,
 /// 2·treeRounds(M) rounds of its own.
 Transfer psTransfer(const Cluster &cluster, double bytes, double alpha,
-                    int64_t partitions, bool sparse = true);
+                    int64_t partitions, bool sparse = true, int64_t rows = 0);
 
 } // namespace mlir::parallax
 

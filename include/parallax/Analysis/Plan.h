@@ -37,7 +37,9 @@ struct VariablePlan {
   std::vector<int64_t> shape;
   double bytes = 0;
   bool sparse = false;
-  double alpha = 1;
+  /// Fraction of the rows the whole step touches, and one machine's
+  /// workers (at most alpha; what a machine pushes and pulls).
+  double alpha = 1, machineAlpha = 1;
   Placement placement = Placement::AllReduce;
   int64_t partitions = 1;
   /// Predicted bytes per machine per step under each placement (PS with

@@ -269,7 +269,7 @@ LogicalResult OptimizerAttr::verify(
 
 LogicalResult SparsityAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    GradientKind gradient, APFloat alphaValue,
-                                   int64_t rows) {
+                                   int64_t rows, int64_t workerRows) {
   double alpha = alphaValue.convertToDouble();
   if (!(alpha > 0.0 && alpha <= 1.0))
     return emitError() << "alpha must lie in (0, 1], got " << alpha;
@@ -277,6 +277,11 @@ LogicalResult SparsityAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "rows must be at least 1, got " << rows;
   if (gradient == GradientKind::Dense && alpha != 1.0)
     return emitError() << "a dense gradient has alpha 1, got " << alpha;
+  if (workerRows < 0 || workerRows > rows)
+    return emitError() << "worker_rows must lie in [1, rows = " << rows
+                       << "], got " << workerRows;
+  if (workerRows && gradient == GradientKind::Dense)
+    return emitError() << "worker_rows is for sparse gradients";
   return success();
 }
 

@@ -213,15 +213,27 @@ def Parallax_SparsityAttr : Parallax_Attr<"Sparsity", "sparsity"> {
     is read only through gathers on axis 0), else `dense`; `rows` bounds
     the number of rows with a non-zero gradient in one global step (all
     workers), and `alpha` is `rows` over the variable's row count, the
-    fraction of the variable that moves (1 for dense gradients).
+    fraction of the variable that moves (1 for dense gradients). For a
+    sparse gradient, `worker_rows` (optional) bounds or measures the rows
+    one worker's batch alone touches: what a machine pushes and pulls is
+    at most its workers' share, not the whole step's `rows`.
 
-    Example: `#parallax.sparsity<sparse, alpha = 0.0128, rows = 128>`
+    Example: `#parallax.sparsity<sparse, alpha = 0.0128, rows = 128,
+    worker_rows = 32>`
   }];
   let parameters = (ins EnumParameter<Parallax_GradientKind>:$gradient,
                         Parallax_RealParameter<"fraction of rows">:$alpha,
-                        "int64_t":$rows);
+                        "int64_t":$rows,
+                        OptionalParameter<"int64_t">:$workerRows);
   let assemblyFormat =
-      "`<` $gradient `,` `alpha` `=` $alpha `,` `rows` `=` $rows `>`";
+      "`<` $gradient `,` `alpha` `=` $alpha `,` `rows` `=` $rows "
+      "(`,` `worker_rows` `=` $workerRows^)? `>`";
+  let builders = [
+    AttrBuilder<(ins "GradientKind":$gradient, "::llvm::APFloat":$alpha,
+                     "int64_t":$rows), [{
+      return $_get($_ctxt, gradient, alpha, rows, /*workerRows=*/0);
+    }]>,
+  ];
   let genVerifyDecl = 1;
 }
 
