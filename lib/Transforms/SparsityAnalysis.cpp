@@ -59,14 +59,15 @@ struct SparsityAnalysisPass
             total, static_cast<int64_t>(std::min<double>(
                        static_cast<double>(rowSparse.getRows()) * n,
                        static_cast<double>(total))));
+        int64_t stepRows = std::max<int64_t>(rows, 1);
         // One worker's ids bound what its machine moves (times its
         // workers), more tightly than the whole step's.
-        int64_t workerRows = std::clamp<int64_t>(rowSparse.getRows(), 1, total);
-        sparsity = SparsityAttr::get(
-            &getContext(), GradientKind::Sparse,
-            APFloat(static_cast<double>(std::max<int64_t>(rows, 1)) / total),
-            std::max<int64_t>(rows, 1),
-            std::min(workerRows, std::max<int64_t>(rows, 1)));
+        int64_t workerRows =
+            std::clamp<int64_t>(rowSparse.getRows(), 1, stepRows);
+        sparsity =
+            SparsityAttr::get(&getContext(), GradientKind::Sparse,
+                              APFloat(static_cast<double>(stepRows) / total),
+                              stepRows, workerRows);
       } else {
         sparsity = SparsityAttr::get(&getContext(), GradientKind::Dense,
                                      APFloat(1.0), total);

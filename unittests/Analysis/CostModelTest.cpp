@@ -54,6 +54,18 @@ TEST(CostModelTest, SecondsAddBandwidthAndLatency) {
   EXPECT_DOUBLE_EQ(t.seconds(c), 1.5e-3 + 6e-5);
 }
 
+TEST(CostModelTest, RowsTravelWithTheirIds) {
+  Cluster c = fourMachines();
+  // 1000 rows of 1 KB, alpha 0.01 per machine: 10 rows of 1 KB + 8 bytes.
+  double w = 1e6;
+  EXPECT_DOUBLE_EQ(psTransfer(c, w, 0.01, 4, true, 1000).bytes,
+                   3 * 0.01 * (w + 8000));
+  EXPECT_DOUBLE_EQ(allGatherTransfer(c, w, 0.01, 1000).bytes,
+                   6 * 0.01 * (w + 8000));
+  // A dense variable on servers moves whole partitions, no ids.
+  EXPECT_DOUBLE_EQ(psTransfer(c, w, 1.0, 4, false, 1000).bytes, 3e6);
+}
+
 TEST(CostModelTest, RoundsAreTheRuntimes) {
   Cluster c = fourMachines();
   // Below the ring's threshold one MPI_Iallreduce: log2(4) rounds.
