@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <sched.h>
 #include <thread>
 
@@ -26,6 +27,8 @@ World theWorld;
 TrafficByVariable stepTraffic;
 std::map<std::string, size_t> stepIndex;
 Traffic total;
+/// The communication thread counts its exchanges of pushed rows.
+std::mutex trafficMutex;
 
 double timeoutSeconds = 60, longestStep = 0, extraWait = 0;
 
@@ -217,8 +220,12 @@ void parallax::runtime::initWorld(int *argc, char ***argv) {
   MPI_Comm_set_errhandler(w.local, MPI_ERRORS_RETURN);
   checkMPI(MPI_Comm_dup(w.comm, &w.control), "MPI_Comm_dup");
   MPI_Comm_set_errhandler(w.control, MPI_ERRORS_RETURN);
-  checkMPI(MPI_Comm_dup(w.comm, &w.collectives), "MPI_Comm_dup");
-  MPI_Comm_set_errhandler(w.collectives, MPI_ERRORS_RETURN);
+  for (MPI_Comm *comm : {&w.collectives, &w.pushes}) {
+    checkMPI(MPI_Comm_dup(w.comm, comm), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(*comm, MPI_ERRORS_RETURN);
+  }
+  checkMPI(MPI_Comm_dup(w.local, &w.pushesLocal), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(w.pushesLocal, MPI_ERRORS_RETURN);
   MPI_Comm_rank(w.local, &w.localRank);
   MPI_Comm_size(w.local, &w.localSize);
   // A machine's number: its first rank's position among the first ranks.
@@ -240,6 +247,9 @@ void parallax::runtime::initWorld(int *argc, char ***argv) {
                           &request),
            "counting the machines");
   waitFor(request, "counting the machines");
+  // A bad PARALLAX_COMM_THREAD is an error at start-up, whatever the
+  // program's collectives.
+  (void)commThreadEnabled();
 }
 
 void parallax::runtime::finalizeWorld() {
@@ -254,9 +264,9 @@ void parallax::runtime::finalizeWorld() {
     MPI_Wait(&reply.request, MPI_STATUS_IGNORE);
   }
   replies.clear();
-  if (theWorld.local != MPI_COMM_NULL)
-    MPI_Comm_free(&theWorld.local);
-  for (MPI_Comm *comm : {&theWorld.control, &theWorld.collectives})
+  for (MPI_Comm *comm :
+       {&theWorld.local, &theWorld.control, &theWorld.collectives,
+        &theWorld.pushes, &theWorld.pushesLocal})
     if (*comm != MPI_COMM_NULL)
       MPI_Comm_free(comm);
   MPI_Finalize();
@@ -265,6 +275,7 @@ void parallax::runtime::finalizeWorld() {
 
 void parallax::runtime::account(const std::string &variable, int64_t sent,
                                 int64_t received) {
+  std::lock_guard<std::mutex> lock(trafficMutex);
   auto [it, inserted] = stepIndex.try_emplace(variable, stepTraffic.size());
   if (inserted)
     stepTraffic.push_back({variable, {}});
@@ -276,13 +287,17 @@ void parallax::runtime::account(const std::string &variable, int64_t sent,
 }
 
 TrafficByVariable parallax::runtime::takeStepTraffic() {
+  std::lock_guard<std::mutex> lock(trafficMutex);
   TrafficByVariable step = std::move(stepTraffic);
   stepTraffic.clear();
   stepIndex.clear();
   return step;
 }
 
-Traffic parallax::runtime::totalTraffic() { return total; }
+Traffic parallax::runtime::totalTraffic() {
+  std::lock_guard<std::mutex> lock(trafficMutex);
+  return total;
+}
 
 void parallax::runtime::serveProbes() {
   const World &w = world();
@@ -340,11 +355,12 @@ void parallax::runtime::waitFor(int count, MPI_Request *requests,
   }
 }
 
-void parallax::runtime::waitForCommThread(uint64_t ticket, const char *what) {
+void parallax::runtime::waitForCommThread(CommLane lane, uint64_t ticket,
+                                          const char *what) {
   double start = now();
   // Blocks in slices: between them it answers probes and watches the
   // deadline, as waitFor does.
-  while (!waitForCommJob(ticket, 0.01)) {
+  while (!waitForCommJob(lane, ticket, 0.01)) {
     serveProbes();
     double waited = now() - start;
     if (timeoutSeconds > 0 && waited > timeoutSeconds + longestStep + extraWait)

@@ -30,6 +30,9 @@ struct World {
   /// The communication thread's AllReduce traffic (a dup of comm), apart
   /// from the main thread's messages.
   MPI_Comm collectives = MPI_COMM_NULL;
+  /// The communication thread's exchanges of pushed rows (dups of comm and
+  /// local), apart from the buckets and the main thread.
+  MPI_Comm pushes = MPI_COMM_NULL, pushesLocal = MPI_COMM_NULL;
   /// MPI was initialised with MPI_THREAD_MULTIPLE.
   bool threadMultiple = false;
 };
@@ -49,7 +52,8 @@ struct Traffic {
 };
 using TrafficByVariable = std::vector<std::pair<std::string, Traffic>>;
 
-/// Counts traffic for `variable` (a variable name, or what moved).
+/// Counts traffic for `variable` (a variable name, or what moved); any
+/// thread may call it.
 void account(const std::string &variable, int64_t sent, int64_t received);
 
 /// Traffic since the last call, per variable in first-seen order; resets.
@@ -74,8 +78,10 @@ inline void waitFor(MPI_Request &request, const char *what) {
 }
 
 /// The same watch over a wait for job `ticket` of the communication
-/// thread (CommThread.h), which the caller blocks on without polling.
-void waitForCommThread(uint64_t ticket, const char *what);
+/// thread of `lane` (CommThread.h), which the caller blocks on without
+/// polling.
+enum class CommLane;
+void waitForCommThread(CommLane lane, uint64_t ticket, const char *what);
 
 /// A barrier of `comm` through waitFor.
 void barrier(MPI_Comm comm, const char *what);

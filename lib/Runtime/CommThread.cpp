@@ -66,10 +66,14 @@ struct CommThread {
   }
 };
 
-/// Never destroyed: a job that ends with die() leaves the thread running
-/// while the process exits, and a joinable std::thread destroyed at exit
-/// would call std::terminate.
-CommThread *commThread = nullptr;
+/// One per CommLane, started by its first job. Never destroyed: a job
+/// that ends with die() leaves the thread running while the process exits,
+/// and a joinable std::thread destroyed at exit would call std::terminate.
+CommThread *commThreads[2] = {nullptr, nullptr};
+
+CommThread *&threadOf(CommLane lane) {
+  return commThreads[static_cast<int>(lane)];
+}
 
 bool turnedOffByEnvironment() {
   const char *text = std::getenv("PARALLAX_COMM_THREAD");
@@ -90,12 +94,14 @@ bool turnedOffByEnvironment() {
 /// on a network of small collectives is most of the step's wait).
 std::atomic<int> mainThreadsWaiting{0};
 
-/// Waits for `count` requests from the communication thread: tight polls
-/// first (a transfer between ready peers completes within microseconds),
-/// then yields, then, while the main thread computes, 50 us sleeps between
-/// polls. No deadline here: the main thread's wait for the job finds
-/// silent peers.
-void pollUntilComplete(int count, MPI_Request *requests, const char *what) {
+} // namespace
+
+/// Tight polls first (a transfer between ready peers completes within
+/// microseconds), then yields, then, while the main thread computes, 50 us
+/// sleeps between polls. No deadline here: the main thread's wait for the
+/// job finds silent peers.
+void parallax::runtime::pollCommRequests(int count, MPI_Request *requests,
+                                         const char *what) {
   double start = 0;
   for (uint64_t polls = 0;; ++polls) {
     int done = 0;
@@ -112,6 +118,8 @@ void pollUntilComplete(int count, MPI_Request *requests, const char *what) {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
+
+namespace {
 
 void reduceInto(float *into, const float *from, int64_t count,
                 int32_t reduction) {
@@ -134,7 +142,7 @@ void reduceInto(float *into, const float *from, int64_t count,
 /// into `into` while sending `sendCount` from `from` to the right one.
 void ringStep(float *into, int64_t receiveCount, const float *from,
               int64_t sendCount, int left, int right, MPI_Comm comm,
-              const char *what) {
+              WaitForRequests wait, const char *what) {
   MPI_Request requests[2];
   checkMPI(MPI_Irecv(into, mpiCount(receiveCount, "an AllReduce chunk"),
                      MPI_FLOAT, left, 0, comm, &requests[0]),
@@ -142,11 +150,11 @@ void ringStep(float *into, int64_t receiveCount, const float *from,
   checkMPI(MPI_Isend(from, mpiCount(sendCount, "an AllReduce chunk"), MPI_FLOAT,
                      right, 0, comm, &requests[1]),
            "MPI_Isend (AllReduce ring)");
-  pollUntilComplete(2, requests, what);
+  wait(2, requests, what);
 }
 
 void ringAllreduce(float *data, int64_t count, int32_t reduction, MPI_Comm comm,
-                   int rank, int size) {
+                   int rank, int size, WaitForRequests wait) {
   // Chunk c is [c * count / size, (c + 1) * count / size).
   auto begin = [&](int c) { return c * count / size; };
   auto length = [&](int c) { return begin(c + 1) - begin(c); };
@@ -160,7 +168,7 @@ void ringAllreduce(float *data, int64_t count, int32_t reduction, MPI_Comm comm,
     int send = (rank - s + 2 * size) % size;
     int receive = (rank - s - 1 + 2 * size) % size;
     ringStep(scratch.data(), length(receive), data + begin(send), length(send),
-             left, right, comm, "the AllReduce ring (reduce-scatter)");
+             left, right, comm, wait, "the AllReduce ring (reduce-scatter)");
     reduceInto(data + begin(receive), scratch.data(), length(receive),
                reduction);
   }
@@ -170,7 +178,8 @@ void ringAllreduce(float *data, int64_t count, int32_t reduction, MPI_Comm comm,
     int send = (rank + 1 - s + 2 * size) % size;
     int receive = (rank - s + 2 * size) % size;
     ringStep(data + begin(receive), length(receive), data + begin(send),
-             length(send), left, right, comm, "the AllReduce ring (allgather)");
+             length(send), left, right, comm, wait,
+             "the AllReduce ring (allgather)");
   }
 }
 
@@ -202,10 +211,13 @@ std::string parallax::runtime::describeCommunication() {
                      : "; MPI spins when idle (mpi_yield_when_idle 0)");
 }
 
-uint64_t parallax::runtime::submitToCommThread(std::function<void()> job) {
+uint64_t parallax::runtime::submitToCommThread(CommLane lane,
+                                               std::function<void()> job) {
+  CommThread *&commThread = threadOf(lane);
   if (!commThread) {
     commThread = new CommThread;
-    commThread->thread = std::thread([] { commThread->run(); });
+    CommThread *started = commThread;
+    started->thread = std::thread([started] { started->run(); });
   }
   uint64_t ticket;
   {
@@ -217,7 +229,9 @@ uint64_t parallax::runtime::submitToCommThread(std::function<void()> job) {
   return ticket;
 }
 
-bool parallax::runtime::waitForCommJob(uint64_t ticket, double seconds) {
+bool parallax::runtime::waitForCommJob(CommLane lane, uint64_t ticket,
+                                       double seconds) {
+  CommThread *commThread = threadOf(lane);
   ++mainThreadsWaiting;
   std::unique_lock<std::mutex> lock(commThread->mutex);
   bool done = commThread->finished.wait_for(
@@ -228,20 +242,23 @@ bool parallax::runtime::waitForCommJob(uint64_t ticket, double seconds) {
 }
 
 void parallax::runtime::stopCommThread() {
-  if (!commThread)
-    return;
-  {
-    std::lock_guard<std::mutex> lock(commThread->mutex);
-    commThread->stopping = true;
+  for (CommThread *&commThread : commThreads) {
+    if (!commThread)
+      continue;
+    {
+      std::lock_guard<std::mutex> lock(commThread->mutex);
+      commThread->stopping = true;
+    }
+    commThread->wake.notify_one();
+    commThread->thread.join();
+    delete commThread;
+    commThread = nullptr;
   }
-  commThread->wake.notify_one();
-  commThread->thread.join();
-  delete commThread;
-  commThread = nullptr;
 }
 
 void parallax::runtime::allreduceInPlace(float *data, int64_t count,
-                                         int32_t reduction, MPI_Comm comm) {
+                                         int32_t reduction, MPI_Comm comm,
+                                         WaitForRequests wait) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -249,7 +266,7 @@ void parallax::runtime::allreduceInPlace(float *data, int64_t count,
     return;
   if (count >= size &&
       count * static_cast<int64_t>(sizeof(float)) >= kRingMinBytes) {
-    ringAllreduce(data, count, reduction, comm, rank, size);
+    ringAllreduce(data, count, reduction, comm, rank, size, wait);
     return;
   }
   MPI_Request request;
@@ -260,5 +277,5 @@ void parallax::runtime::allreduceInPlace(float *data, int64_t count,
                                                                 : MPI_SUM,
                           comm, &request),
            "MPI_Iallreduce");
-  pollUntilComplete(1, &request, "an AllReduce");
+  wait(1, &request, "an AllReduce");
 }

@@ -27,19 +27,33 @@ bool commThreadEnabled();
 /// One line for --verbose: what drives the AllReduce buckets, and why.
 std::string describeCommunication();
 
-/// Queues `job` on the communication thread, which runs jobs one at a time
+/// The communication threads: one reduces the dense AllReduce buckets,
+/// one exchanges the step's pushed rows, so that neither waits behind the
+/// other.
+enum class CommLane { Buckets, Pushes };
+
+/// Queues `job` on the thread of `lane`, which runs its jobs one at a time
 /// in the order they were submitted (every rank submits the same jobs in
 /// the same order, so their messages match). Returns the job's ticket.
-uint64_t submitToCommThread(std::function<void()> job);
+uint64_t submitToCommThread(CommLane lane, std::function<void()> job);
 
-/// Blocks the caller until job `ticket` has run or `seconds` have passed;
-/// true when it has run. Blocking, not polling: a waiting main thread
-/// leaves the cores to the communication thread and to co-located ranks.
-bool waitForCommJob(uint64_t ticket, double seconds);
+/// Blocks the caller until job `ticket` of `lane` has run or `seconds`
+/// have passed; true when it has run. Blocking, not polling: a waiting
+/// main thread leaves the cores to the communication threads and to
+/// co-located ranks.
+bool waitForCommJob(CommLane lane, uint64_t ticket, double seconds);
 
-/// Lets the communication thread finish its queue and joins it (before
-/// MPI_Finalize). Safe to call when it never started.
+/// Lets the communication threads finish their queues and joins them
+/// (before MPI_Finalize). Safe to call when none started.
 void stopCommThread();
+
+/// How a caller waits for its MPI requests: a communication thread polls
+/// (pollCommRequests: tight polls, then yields, then short sleeps, no
+/// deadline), the main thread goes through waitFor (Comm.h: liveness
+/// probes and the communication deadline).
+using WaitForRequests = void (*)(int count, MPI_Request *requests,
+                                 const char *what);
+void pollCommRequests(int count, MPI_Request *requests, const char *what);
 
 /// Sums (or takes the max or min of, by `reduction`, one of the
 /// PARALLAX_RT_REDUCE_* kinds; a mean is a sum here) `count` floats at
@@ -47,10 +61,9 @@ void stopCommThread();
 /// (reduce-scatter, then allgather: each rank sends and receives
 /// 2 (N-1)/N of the bytes, the bandwidth optimum) over MPI point-to-point;
 /// small ones one MPI_Iallreduce (fewer rounds). Every rank ends with the
-/// same bits. Meant for the communication thread: it polls its requests
-/// itself, yielding and then sleeping between polls.
+/// same bits. `wait` waits for each round's requests.
 void allreduceInPlace(float *data, int64_t count, int32_t reduction,
-                      MPI_Comm comm);
+                      MPI_Comm comm, WaitForRequests wait = pollCommRequests);
 
 /// Buckets of at least this many bytes (and one element per rank) take
 /// the ring; the cost model counts rounds by the same rule.

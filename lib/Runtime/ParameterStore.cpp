@@ -7,11 +7,14 @@
 // from its first server on (the compiler balances first servers by bytes).
 //
 // Row traffic goes in few rounds whatever the number of variables. A
-// sparse push sums repeated rows locally and is queued; the queue is sent
-// at the step's end (or before the next pull) as one exchange for every
-// variable: the ranks of a machine gather theirs on its first rank (one
-// MPI_Igather of counts, one MPI_Igatherv of rows), which sums them, then
-// one MPI_Ialltoall of counts and one MPI_Ialltoallv of ids and rows take
+// sparse push sums repeated rows locally and is queued; after the step's
+// last push (or at its end, or before the next pull) the queue goes as one
+// exchange for every variable, which the communication thread runs on
+// communicators of its own while the step goes on (the dense buckets
+// included: their thread is another); the next pull, the step's end and
+// checkpoints wait for it. The ranks of a machine gather theirs on its first
+// rank (one MPI_Igather of counts, one MPI_Igatherv of rows), which sums them,
+// then one MPI_Ialltoall of counts and one MPI_Ialltoallv of ids and rows take
 // each row to its owner. Owners average over the workers and apply the
 // optimizer to their rows. Pulls of rows are requested one variable at a
 // time and completed together: the distinct ids go to their owners (counts,
@@ -24,6 +27,7 @@
 #include "parallax/Runtime/Runtime.h"
 
 #include "Comm.h"
+#include "CommThread.h"
 #include "Descriptor.h"
 #include "ParameterStore.h"
 #include "Partitions.h"
@@ -32,6 +36,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <numeric>
 
 using namespace parallax::runtime;
@@ -39,6 +44,22 @@ using namespace parallax::runtime;
 namespace {
 
 constexpr int64_t idBytes = sizeof(int64_t);
+
+/// The communicators and the wait of an exchange: the main thread's
+/// (pulls), or the communication thread's (pushes), so that the two never
+/// mix their messages.
+struct Channel {
+  MPI_Comm all, machine;
+  WaitForRequests wait;
+};
+
+Channel mainThreadChannel() {
+  return {world().comm, world().local, static_cast<WaitForRequests>(waitFor)};
+}
+
+Channel pushThreadChannel() {
+  return {world().pushes, world().pushesLocal, pollCommRequests};
+}
 
 std::vector<int> displacements(const std::vector<int> &counts) {
   std::vector<int> offsets(counts.size(), 0);
@@ -51,7 +72,8 @@ std::vector<int> displacements(const std::vector<int> &counts) {
 /// MPI_Alltoallv of bytes, grouped by destination rank.
 std::vector<char> allToAll(const std::vector<char> &send,
                            const std::vector<int> &sendCounts,
-                           const std::vector<int> &recvCounts) {
+                           const std::vector<int> &recvCounts,
+                           const Channel &channel) {
   std::vector<char> received(
       std::accumulate(recvCounts.begin(), recvCounts.end(), int64_t{0}));
   std::vector<int> sendOffsets = displacements(sendCounts),
@@ -59,9 +81,9 @@ std::vector<char> allToAll(const std::vector<char> &send,
   MPI_Request request;
   checkMPI(MPI_Ialltoallv(send.data(), sendCounts.data(), sendOffsets.data(),
                           MPI_BYTE, received.data(), recvCounts.data(),
-                          recvOffsets.data(), MPI_BYTE, world().comm, &request),
+                          recvOffsets.data(), MPI_BYTE, channel.all, &request),
            "MPI_Ialltoallv");
-  waitFor(request, "the exchange of rows");
+  channel.wait(1, &request, "the exchange of rows");
   return received;
 }
 
@@ -127,7 +149,8 @@ const char *readParcel(const char *at, int64_t rows, int64_t width,
 std::vector<std::vector<Parcel>>
 exchangeParcels(const std::vector<std::vector<Parcel>> &out,
                 const std::vector<int64_t> &widths, Carries carries,
-                std::vector<int> recvRows, const char *what) {
+                std::vector<int> recvRows, const char *what,
+                const Channel &channel) {
   const World &w = world();
   size_t variables = widths.size();
   std::vector<int> sendRows(w.size * variables);
@@ -144,10 +167,10 @@ exchangeParcels(const std::vector<std::vector<Parcel>> &out,
     MPI_Request request;
     checkMPI(MPI_Ialltoall(sendRows.data(), static_cast<int>(variables),
                            MPI_INT, recvRows.data(),
-                           static_cast<int>(variables), MPI_INT, w.comm,
+                           static_cast<int>(variables), MPI_INT, channel.all,
                            &request),
              "MPI_Ialltoall");
-    waitFor(request, "the exchange of row counts");
+    channel.wait(1, &request, "the exchange of row counts");
   }
   std::vector<char> send;
   std::vector<int> sendBytes(w.size), recvBytes(w.size);
@@ -161,7 +184,7 @@ exchangeParcels(const std::vector<std::vector<Parcel>> &out,
       incoming += parcelBytes(recvRows[d * variables + v], widths[v], carries);
     recvBytes[d] = mpiCount(incoming, what);
   }
-  std::vector<char> received = allToAll(send, sendBytes, recvBytes);
+  std::vector<char> received = allToAll(send, sendBytes, recvBytes, channel);
   std::vector<std::vector<Parcel>> in(w.size, std::vector<Parcel>(variables));
   const char *at = received.data();
   for (int s = 0; s < w.size; ++s)
@@ -187,7 +210,8 @@ std::vector<PendingPush> pendingPushes;
 /// Sums the (distinct) rows of every pending push over the ranks of this
 /// machine on its first rank, one gather for all variables; the other
 /// ranks are left with no rows.
-void aggregateOnMachine(std::vector<PendingPush> &pushes) {
+void aggregateOnMachine(std::vector<PendingPush> &pushes,
+                        const Channel &channel) {
   const World &w = world();
   size_t variables = pushes.size();
   std::vector<int> mine(variables), counts(w.localSize * variables);
@@ -199,9 +223,9 @@ void aggregateOnMachine(std::vector<PendingPush> &pushes) {
   MPI_Request request;
   checkMPI(MPI_Igather(mine.data(), static_cast<int>(variables), MPI_INT,
                        counts.data(), static_cast<int>(variables), MPI_INT, 0,
-                       w.local, &request),
+                       channel.machine, &request),
            "MPI_Igather");
-  waitFor(request, "the machine's row counts");
+  channel.wait(1, &request, "the machine's row counts");
   bool leader = w.localRank == 0;
   std::vector<int> byteCounts(w.localSize);
   for (int r = 0; r < w.localSize; ++r) {
@@ -215,9 +239,9 @@ void aggregateOnMachine(std::vector<PendingPush> &pushes) {
   std::vector<char> gathered(leader ? offsets.back() + byteCounts.back() : 0);
   checkMPI(MPI_Igatherv(send.data(), mpiCount(send.size(), "a push"), MPI_BYTE,
                         gathered.data(), byteCounts.data(), offsets.data(),
-                        MPI_BYTE, 0, w.local, &request),
+                        MPI_BYTE, 0, channel.machine, &request),
            "MPI_Igatherv");
-  waitFor(request, "the machine's rows");
+  channel.wait(1, &request, "the machine's rows");
   if (!leader) {
     for (size_t v = 0; v < variables; ++v) {
       account(pushes[v].name,
@@ -312,16 +336,13 @@ void parallax::runtime::pushSparseGradient(
                            variable, width, h, std::move(mine)});
 }
 
-void parallax::runtime::flushPushes() {
-  if (pendingPushes.empty())
-    return;
-  TraceScope trace(
-      "comm", [] { return "push " + namesOf(pendingPushes); }, "sparse");
-  std::vector<PendingPush> pushes = std::move(pendingPushes);
-  pendingPushes.clear();
+/// Sends `pushes` to their owners in one exchange over `channel`, and
+/// applies the rows this rank serves.
+static void exchangePushes(std::vector<PendingPush> &pushes,
+                           const Channel &channel) {
   const World &w = world();
   if (w.localSize > 1)
-    aggregateOnMachine(pushes);
+    aggregateOnMachine(pushes, channel);
 
   // Route each row to its owner, every variable in one exchange.
   std::vector<int64_t> widths;
@@ -339,7 +360,7 @@ void parallax::runtime::flushPushes() {
     }
   }
   std::vector<std::vector<Parcel>> in =
-      exchangeParcels(out, widths, Carries::Both, {}, "a push");
+      exchangeParcels(out, widths, Carries::Both, {}, "a push", channel);
   for (size_t v = 0; v < pushes.size(); ++v) {
     PendingPush &push = pushes[v];
     int64_t rowBytes = parcelBytes(1, push.width, Carries::Both);
@@ -361,6 +382,70 @@ void parallax::runtime::flushPushes() {
               1.0f / w.size, push.h);
   }
 }
+
+namespace {
+
+/// An exchange of pushes handed to the communication thread, with the
+/// times it ran (for the trace).
+struct PushExchange {
+  std::vector<PendingPush> pushes;
+  std::string names;
+  double begin = 0, end = 0;
+};
+/// Submitted and not yet waited for, oldest first; the thread runs them in
+/// that order.
+std::vector<std::shared_ptr<PushExchange>> pushesInFlight;
+uint64_t lastPushTicket = 0;
+
+} // namespace
+
+void parallax::runtime::sendPushes() {
+  if (pendingPushes.empty())
+    return;
+  if (!commThreadEnabled()) {
+    TraceScope trace(
+        "comm", [] { return "push " + namesOf(pendingPushes); }, "sparse");
+    std::vector<PendingPush> pushes = std::move(pendingPushes);
+    pendingPushes.clear();
+    exchangePushes(pushes, mainThreadChannel());
+    return;
+  }
+  auto exchange = std::make_shared<PushExchange>();
+  exchange->pushes = std::move(pendingPushes);
+  pendingPushes.clear();
+  if (tracing())
+    exchange->names = namesOf(exchange->pushes);
+  TraceScope trace(
+      "comm", [&] { return "push send (" + exchange->names + ")"; }, "sparse");
+  pushesInFlight.push_back(exchange);
+  lastPushTicket = submitToCommThread(CommLane::Pushes, [exchange] {
+    bool timed = tracing();
+    if (timed)
+      exchange->begin = parallax_rt_now();
+    exchangePushes(exchange->pushes, pushThreadChannel());
+    if (timed)
+      exchange->end = parallax_rt_now();
+  });
+}
+
+void parallax::runtime::flushPushes() {
+  sendPushes();
+  if (pushesInFlight.empty())
+    return;
+  {
+    TraceScope trace(
+        "comm", [] { return std::string("push wait"); }, "sparse");
+    waitForCommThread(CommLane::Pushes, lastPushTicket,
+                      "the exchange of pushed rows");
+  }
+  if (tracing())
+    for (const auto &exchange : pushesInFlight)
+      traceInFlight("push " + exchange->names, "comm", exchange->begin,
+                    exchange->end, "sparse");
+  pushesInFlight.clear();
+}
+
+extern "C" void parallax_rt_push_send() { sendPushes(); }
 
 void parallax::runtime::pushDenseGradient(Kernel kernel, const char *name,
                                           int64_t partitions,
@@ -487,8 +572,8 @@ extern "C" void parallax_rt_pull_rows_complete() {
     for (int64_t id : distinct[v])
       asks[pull.parts.ownerOfRow(id, wld.size)][v].ids.push_back(id);
   }
-  std::vector<std::vector<Parcel>> asked =
-      exchangeParcels(asks, noWidths, Carries::Ids, {}, "a pull");
+  std::vector<std::vector<Parcel>> asked = exchangeParcels(
+      asks, noWidths, Carries::Ids, {}, "a pull", mainThreadChannel());
 
   // Reply with the rows, in the order asked; the requester knows how many.
   std::vector<std::vector<Parcel>> replies(wld.size,
@@ -503,8 +588,9 @@ extern "C" void parallax_rt_pull_rows_complete() {
                                     pull.table + (id + 1) * pull.width);
       expected[r * variables + v] = mpiCount(asks[r][v].ids.size(), "a pull");
     }
-  std::vector<std::vector<Parcel>> fetched = exchangeParcels(
-      replies, widths, Carries::Values, std::move(expected), "a pull");
+  std::vector<std::vector<Parcel>> fetched =
+      exchangeParcels(replies, widths, Carries::Values, std::move(expected),
+                      "a pull", mainThreadChannel());
 
   for (size_t v = 0; v < variables; ++v) {
     const PullRequest &pull = pulls[v];

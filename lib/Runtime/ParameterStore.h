@@ -25,7 +25,7 @@ void pushDenseGradient(Kernel kernel, const char *name, int64_t partitions,
                        int64_t width, const float *gradient, const Hyper &h);
 
 /// The same for a row-sparse gradient: repeated rows are summed on this
-/// rank and the push is queued; flushPushes() sends every queued push in
+/// rank and the push is queued; sendPushes() sends every queued push in
 /// one exchange: the rows are summed across the ranks of each machine,
 /// then sent to their owners, which sum all contributions, divide by the
 /// workers and apply `kernel` to the rows that have one. One worker
@@ -36,9 +36,15 @@ void pushSparseGradient(Kernel kernel, const char *name, int64_t partitions,
                         int64_t k, const float *values, const Hyper &h);
 
 /// Sends the queued sparse pushes (collective: every rank calls it at the
-/// same point). Called before every pull, at the end of each step and
-/// before checkpoints, so that a server's rows are current whenever they
-/// are read.
+/// same point): the communication thread exchanges them while the step
+/// goes on, where there is one (CommThread.h), or this thread at once.
+/// Generated code calls it after a step's last sparse push.
+void sendPushes();
+
+/// Sends the queued sparse pushes and waits until every exchange sent is
+/// done (collective). Called before every pull, at the end of each step
+/// and before checkpoints, so that a server's rows are current whenever
+/// they are read.
 void flushPushes();
 
 /// Streams a partitioned variable to rank 0 in row order, for a

@@ -73,7 +73,9 @@ def ConvertParallaxVariables : Pass<"convert-parallax-variables",
       `parallax.shards`, chosen here: variables by decreasing size, each
       from the least loaded server on): the servers average the gradient
       and apply the optimizer to their rows (the runtime queues sparse
-      pushes and sends them all in one exchange at the step's end);
+      pushes: one `parallax_rt_push_send` after the last sparse push of
+      each block sends them all in one exchange, which proceeds beside the
+      rest of the step; the next pull or the step's end waits for it);
       `parallax.pull` of rows becomes `parallax_rt_pull_rows_request_f32`
       into a fresh buffer, and one `parallax_rt_pull_rows_complete` follows
       each run of such requests (pulls with only their buffers, ids and
@@ -130,7 +132,9 @@ def ConvertParallaxCollectives : Pass<"convert-parallax-collectives",
       `!parallax.allreduce_handle` becomes the bucket number and the result
       buffers, and `parallax.allreduce_wait` becomes
       `parallax_rt_allreduce_wait(bucket)` and views of those buffers.
-      A synchronous `parallax.allreduce` is a start followed by its wait;
+      A synchronous `parallax.allreduce` fills its bucket the same way and
+      calls `parallax_rt_allreduce(bucket, kind)`, which reduces it at once
+      on the calling thread;
     * `parallax.allgather` and `parallax.broadcast` become
       `parallax_rt_allgather_<T>` and `parallax_rt_broadcast_<T>` into a
       fresh buffer.

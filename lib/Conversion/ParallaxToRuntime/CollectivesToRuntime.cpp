@@ -53,10 +53,12 @@ template <typename OpT> struct CollectivePattern : OpConversionPattern<OpT> {
   }
 
   /// Adds each input to the bucket of `op` with a fresh result buffer and
-  /// starts it; returns the bucket number and the buffers.
+  /// starts it (`start`: allreduce_start, or allreduce, which reduces at
+  /// once); returns the bucket number and the buffers.
   SmallVector<Value> startAllReduce(OpBuilder &b, Operation *op,
                                     ReductionKind reduction, ValueRange inputs,
-                                    ArrayRef<StringRef> names) const {
+                                    ArrayRef<StringRef> names,
+                                    abi::Function start) const {
     Location loc = op->getLoc();
     Value id =
         arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(buckets.at(op)));
@@ -77,7 +79,7 @@ template <typename OpT> struct CollectivePattern : OpConversionPattern<OpT> {
         "#parallax.reduction's values are the runtime's");
     Value kind = arith::ConstantOp::create(
         b, loc, b.getI32IntegerAttr(static_cast<int32_t>(reduction)));
-    call(b, loc, abi::Function::allreduce_start, {id, kind});
+    call(b, loc, start, {id, kind});
     return handle;
   }
 
@@ -102,7 +104,7 @@ struct AllReduceStartLowering : CollectivePattern<AllReduceStartOp> {
                   ConversionPatternRewriter &rewriter) const override {
     SmallVector<Value> handle =
         startAllReduce(rewriter, op, op.getReduction(), adaptor.getInputs(),
-                       op.getTrafficNames());
+                       op.getTrafficNames(), abi::Function::allreduce_start);
     rewriter.replaceOpWithMultiple(op, {handle});
     return success();
   }
@@ -119,7 +121,8 @@ struct AllReduceWaitLowering : CollectivePattern<AllReduceWaitOp> {
   }
 };
 
-/// A synchronous allreduce: its bucket's start, then at once its wait.
+/// A synchronous allreduce: its bucket, reduced at once by the calling
+/// thread (parallax_rt_allreduce), then views of the results.
 struct AllReduceLowering : CollectivePattern<AllReduceOp> {
   using CollectivePattern::CollectivePattern;
   LogicalResult
@@ -127,8 +130,11 @@ struct AllReduceLowering : CollectivePattern<AllReduceOp> {
                   ConversionPatternRewriter &rewriter) const override {
     SmallVector<Value> handle =
         startAllReduce(rewriter, op, op.getReduction(), adaptor.getInputs(),
-                       op.getTrafficNames());
-    rewriter.replaceOp(op, waitAllReduce(rewriter, op.getLoc(), handle));
+                       op.getTrafficNames(), abi::Function::allreduce);
+    SmallVector<Value> results;
+    for (Value buffer : ArrayRef<Value>(handle).drop_front())
+      results.push_back(bufferContents(rewriter, op.getLoc(), buffer));
+    rewriter.replaceOp(op, results);
     return success();
   }
 };

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_CONVERTPARALLAXVARIABLES
@@ -409,6 +410,28 @@ void completePullRuns(ModuleOp module) {
   }
 }
 
+/// The runtime queues sparse pushes: one parallax_rt_push_send after the
+/// last of each block sends them in one exchange, which goes on beside the
+/// rest of the step (the dense buckets and updates) instead of after it.
+void sendPushesAfterLast(ModuleOp module) {
+  llvm::SmallDenseSet<StringRef> sparsePushes;
+  for (uint32_t k = 0; k <= getMaxEnumValForOptimizerKind(); ++k)
+    if (std::optional<OptimizerKind> kind = symbolizeOptimizerKind(k))
+      sparsePushes.insert(abi::symbol(abi::optimizer(*kind, /*push=*/true,
+                                                     /*sparse=*/true)));
+  // Ops of a block are visited in order: the last one recorded is last.
+  llvm::MapVector<Block *, func::CallOp> lastPush;
+  module.walk([&](func::CallOp call) {
+    if (sparsePushes.contains(call.getCallee()))
+      lastPush[call->getBlock()] = call;
+  });
+  for (auto [block, push] : lastPush) {
+    OpBuilder builder(push->getContext());
+    builder.setInsertionPointAfter(push);
+    callRuntime(builder, module, push.getLoc(), abi::Function::push_send, {});
+  }
+}
+
 /// Variables become globals first (every pattern looks them up), then
 /// reads, updates, pushes, pulls and row-sparse values are rewritten by
 /// patterns under a 1:N type conversion: a row-sparse value is its indices
@@ -453,6 +476,7 @@ struct ConvertParallaxVariablesPass
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
     completePullRuns(module);
+    sendPushesAfterLast(module);
   }
 
   /// What the runtime cannot do, diagnosed before anything is rewritten
