@@ -33,7 +33,7 @@ and every run's prediction with it.
 Needs Debian's python3-torch (and python3-matplotlib for --plot), OpenMPI's
 mpirun; usage:
   /usr/bin/python3 bench/distributed_benchmark.py [--workers 2 4]
-      [--batch 32] [--steps 30] [--models lstm_lm wide_deep ...]
+      [--batch 32] [--steps 30] [--models lstm_lm wide_deep ...] [--lm-width W]
       [--cluster 4:1gbit[:DELAY]] [--latency 50us] [--no-ddp]
       [--json results.json] [--plot DIR]
 """
@@ -64,6 +64,18 @@ STRATEGIES = ["hybrid", "allreduce", "ps"]
 # The example models' id bounds in the --large form (export.models).
 TABLE_ROWS = {"tokens": 100_000, "targets": 100_000}
 CTR_ROWS = [1_000_000, 100_000, 1_000]
+
+
+def benchmark_models(lm_width):
+    """The example models' --large form; with `lm_width` W, lstm_lm's
+    embedding and LSTM are W wide (W = 128: the 51 MB embedding and softmax
+    weight of the network issue's language model)."""
+    models = export.models(large=True)
+    if lm_width:
+        model, inputs = models["lstm_lm"]
+        models["lstm_lm"] = (export.LanguageModel(TABLE_ROWS["tokens"], lm_width,
+                                                  lm_width, torch.nn.LSTM), inputs)
+    return models
 
 
 def zipf_ids(rng, rows, shape):
@@ -200,7 +212,8 @@ def launcher(workers):
     return MPIRUN + ["-np", str(workers)]
 
 
-def ddp_child(name, rank, workers, batch, steps, warmup, data_dir, sparse, port):
+def ddp_child(name, rank, workers, batch, steps, warmup, data_dir, sparse, port,
+              lm_width):
     """One DDP worker (run in its own process)."""
     torch.set_num_threads(1)
     hosts = cluster_hosts()
@@ -212,7 +225,7 @@ def ddp_child(name, rank, workers, batch, steps, warmup, data_dir, sparse, port)
             nic for nic in sorted(os.listdir("/sys/class/net")) if nic != "lo")
     torch.distributed.init_process_group("gloo", rank=rank, world_size=workers)
     torch.manual_seed(0)
-    model, inputs = export.models(large=True)[name]
+    model, inputs = benchmark_models(lm_width)[name]
     export.distinct_initial_values(model)
     model.eval()
     for module in model.modules():
@@ -237,7 +250,7 @@ def ddp_child(name, rank, workers, batch, steps, warmup, data_dir, sparse, port)
     torch.distributed.destroy_process_group()
 
 
-def ddp_run(name, workers, batch, steps, warmup, data, sparse, port):
+def ddp_run(name, workers, batch, steps, warmup, data, sparse, port, lm_width):
     hosts = cluster_hosts()
     per_machine = int(os.environ.get("CLUSTER_RANKS", "1"))
 
@@ -246,7 +259,8 @@ def ddp_run(name, workers, batch, steps, warmup, data, sparse, port):
                   "--workers-of-child", str(workers), "--batch", str(batch),
                   "--steps", str(steps), "--warmup", str(warmup),
                   "--data-of-child", str(data), "--port", str(port)]
-                 + (["--sparse"] if sparse else []))
+                 + (["--sparse"] if sparse else [])
+                 + (["--lm-width", str(lm_width)] if lm_width else []))
         if not hosts:
             return child
         return [os.environ["CLUSTER_AGENT"], hosts[rank // per_machine],
@@ -332,6 +346,10 @@ def main():
     parser.add_argument("--latency", default="50us",
                         help="the cost model's latency per round on --cluster "
                              "(e.g. 50us, 1ms)")
+    parser.add_argument("--lm-width", type=int,
+                        help="lstm_lm's embedding and hidden width (default: "
+                             "the example's 16 and 32; 128 is the network "
+                             "issue's 100K x 128 model)")
     parser.add_argument("--no-ddp", action="store_true",
                         help="run Parallax's strategies only (no PyTorch DDP)")
     parser.add_argument("--link-rate", help=argparse.SUPPRESS)
@@ -347,7 +365,7 @@ def main():
     if args.ddp_child:
         return ddp_child(args.ddp_child, args.rank, args.workers_of_child, args.batch,
                          args.steps, args.warmup, args.data_of_child, args.sparse,
-                         args.port)
+                         args.port, args.lm_width)
     cluster_plan = None
     if cluster_hosts():
         per_machine = int(os.environ.get("CLUSTER_RANKS", "1"))
@@ -365,7 +383,7 @@ def main():
           flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
-        all_models = export.models(large=True)
+        all_models = benchmark_models(args.lm_width)
         for name in args.models:
             model, inputs = all_models[name]
             export.distinct_initial_values(model)
@@ -383,7 +401,7 @@ def main():
                 for sparse in () if args.no_ddp else (False, True):
                     port += 1
                     r = ddp_run(name, workers, args.batch, args.steps, args.warmup, data,
-                                sparse, port)
+                                sparse, port, args.lm_width)
                     if r:
                         rows.append(dict(r, system="ddp-sparse" if sparse else "ddp-dense"))
                 for r in rows:

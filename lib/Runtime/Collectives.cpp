@@ -7,10 +7,7 @@
 // the communication thread (CommThread.h), which reduces it (a ring for
 // large buckets) while the main thread goes on with the backward pass; its
 // wait blocks until that is done and unpacks the results. Without the
-// thread a bucket is one MPI_Iallreduce between start and wait. A
-// reduction the compute needs at once (synchronised BatchNorm's sums) is
-// reduced on the calling thread over the main communicator, beside the
-// buckets in flight rather than behind them. Traffic
+// thread a bucket is one MPI_Iallreduce between start and wait. Traffic
 // is counted as a ring moves it: 2 (N-1)/N of the bytes sent and received
 // per AllReduce, (N-1)/N of the gathered bytes per AllGather.
 //
@@ -104,52 +101,23 @@ extern "C" void parallax_rt_allreduce_add_f32(int64_t id, const char *name,
   bucket.used += count;
 }
 
-/// What a start and a reduction at once share: the checks, the traffic,
-/// the start time for the trace.
-static void beginReduction(Bucket &bucket, int64_t id, int32_t reduction) {
+extern "C" void parallax_rt_allreduce_start(int64_t id, int32_t reduction) {
+  Bucket &bucket = bucketAt(id);
   if (reduction < PARALLAX_RT_REDUCE_SUM || reduction > PARALLAX_RT_REDUCE_MIN)
     die("internal error: reduction kind " + std::to_string(reduction));
-  if (bucket.started)
-    die("internal error: allreduce bucket " + std::to_string(id) +
-        " started twice");
   bucket.reduction = reduction;
   bucket.started = true;
   bucket.startedAt = tracing() ? parallax_rt_now() : 0;
-  if (world().size == 1)
-    return;
-  for (const BucketEntry &entry : bucket.entries) {
-    int64_t bytes = ringBytes(entry.count * sizeof(float));
-    account(entry.name, bytes, bytes);
-  }
-}
-
-/// Gives each entry its reduced values (averaged for a mean) and empties
-/// the bucket.
-static void finishReduction(Bucket &bucket) {
-  float scale =
-      bucket.reduction == PARALLAX_RT_REDUCE_MEAN ? 1.0f / world().size : 1.0f;
-  for (const BucketEntry &entry : bucket.entries) {
-    const float *from = bucket.buffer.data() + entry.offset;
-    if (scale == 1.0f)
-      std::memcpy(entry.out, from, entry.count * sizeof(float));
-    else
-      for (int64_t i = 0; i < entry.count; ++i)
-        entry.out[i] = from[i] * scale;
-  }
-  bucket.entries.clear();
-  bucket.used = 0;
-  bucket.started = false;
-}
-
-extern "C" void parallax_rt_allreduce_start(int64_t id, int32_t reduction) {
-  Bucket &bucket = bucketAt(id);
-  beginReduction(bucket, id, reduction);
   const World &w = world();
   if (w.size == 1)
     return;
   TraceScope trace("comm", [&] {
     return "allreduce start (bucket " + std::to_string(id) + ")";
   });
+  for (const BucketEntry &entry : bucket.entries) {
+    int64_t bytes = ringBytes(entry.count * sizeof(float));
+    account(entry.name, bytes, bytes);
+  }
   if (commThreadEnabled()) {
     Bucket *reduced = &bucket;
     bucket.ticket = submitToCommThread(CommLane::Buckets, [reduced, reduction] {
@@ -198,23 +166,19 @@ extern "C" void parallax_rt_allreduce_wait(int64_t id) {
                   threaded ? bucket.transferBegin : bucket.startedAt,
                   threaded ? bucket.transferEnd : parallax_rt_now(), variables);
   }
-  finishReduction(bucket);
-}
-
-extern "C" void parallax_rt_allreduce(int64_t id, int32_t reduction) {
-  Bucket &bucket = bucketAt(id);
-  beginReduction(bucket, id, reduction);
-  const World &w = world();
-  if (w.size > 1) {
-    // On this thread and its own communicator: a reduction the compute
-    // needs at once never queues behind the buckets in flight.
-    TraceScope trace("comm", [&] {
-      return "allreduce (bucket " + std::to_string(id) + ", at once)";
-    });
-    allreduceInPlace(bucket.buffer.data(), bucket.used, reduction, w.comm,
-                     static_cast<WaitForRequests>(waitFor));
+  float scale =
+      bucket.reduction == PARALLAX_RT_REDUCE_MEAN ? 1.0f / w.size : 1.0f;
+  for (const BucketEntry &entry : bucket.entries) {
+    const float *from = bucket.buffer.data() + entry.offset;
+    if (scale == 1.0f)
+      std::memcpy(entry.out, from, entry.count * sizeof(float));
+    else
+      for (int64_t i = 0; i < entry.count; ++i)
+        entry.out[i] = from[i] * scale;
   }
-  finishReduction(bucket);
+  bucket.entries.clear();
+  bucket.used = 0;
+  bucket.started = false;
 }
 
 static void allGather(const char *name, int64_t elementSize, int64_t rankIn,

@@ -6,10 +6,11 @@
 // the main thread makes none while it computes the backward pass: a
 // bucket started early moved only when the next MPI call came. Here a
 // thread of its own runs each started bucket to completion, on its own
-// communicator, while the main thread computes. Its waits poll gently
-// (yield, then sleep), and it sleeps on a condition variable when it has
-// nothing to do, so it never spins against the compute of co-located
-// ranks.
+// communicator, while the main thread computes; a second one does the
+// same for the step's exchange of pushed rows, so that neither waits
+// behind the other. Their waits poll gently (yield, then sleep), and they
+// sleep on a condition variable when they have nothing to do, so they
+// never spin against the compute of co-located ranks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,7 +38,20 @@ using namespace parallax::runtime;
 
 namespace {
 
+/// Per lane, main threads blocked in waitForCommJob for one of its jobs:
+/// while one is, the rank computes nothing, so that lane's thread polls by
+/// yielding rather than sleeping (a sleep costs a timer's slack and a
+/// wake-up per round, which on a network of small collectives is most of
+/// the step's wait). Per lane, so that the other lane's thread keeps
+/// sleeping between its polls: yielding threads still take turns on cores
+/// that co-located ranks need.
+std::atomic<int> mainThreadsWaiting[2] = {0, 0};
+
+/// The lane of the communication thread running this code; -1 elsewhere.
+thread_local int currentLane = -1;
+
 struct CommThread {
+  int lane;
   std::mutex mutex;
   std::condition_variable wake, finished;
   std::deque<std::function<void()>> queue;
@@ -46,6 +60,7 @@ struct CommThread {
   std::thread thread;
 
   void run() {
+    currentLane = lane;
     for (;;) {
       std::function<void()> job;
       {
@@ -88,12 +103,6 @@ bool turnedOffByEnvironment() {
       value + "'");
 }
 
-/// Main threads blocked in waitForCommJob: while one is, the rank computes
-/// nothing, so the communication thread polls by yielding rather than
-/// sleeping (a sleep costs a timer's slack and a wake-up per round, which
-/// on a network of small collectives is most of the step's wait).
-std::atomic<int> mainThreadsWaiting{0};
-
 } // namespace
 
 /// Tight polls first (a transfer between ready peers completes within
@@ -112,7 +121,8 @@ void parallax::runtime::pollCommRequests(int count, MPI_Request *requests,
       continue;
     if (polls == 64)
       start = parallax_rt_now();
-    if (parallax_rt_now() - start < 200e-6 || mainThreadsWaiting.load() > 0)
+    if (parallax_rt_now() - start < 200e-6 ||
+        (currentLane >= 0 && mainThreadsWaiting[currentLane].load() > 0))
       sched_yield();
     else
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -142,7 +152,7 @@ void reduceInto(float *into, const float *from, int64_t count,
 /// into `into` while sending `sendCount` from `from` to the right one.
 void ringStep(float *into, int64_t receiveCount, const float *from,
               int64_t sendCount, int left, int right, MPI_Comm comm,
-              WaitForRequests wait, const char *what) {
+              const char *what) {
   MPI_Request requests[2];
   checkMPI(MPI_Irecv(into, mpiCount(receiveCount, "an AllReduce chunk"),
                      MPI_FLOAT, left, 0, comm, &requests[0]),
@@ -150,11 +160,11 @@ void ringStep(float *into, int64_t receiveCount, const float *from,
   checkMPI(MPI_Isend(from, mpiCount(sendCount, "an AllReduce chunk"), MPI_FLOAT,
                      right, 0, comm, &requests[1]),
            "MPI_Isend (AllReduce ring)");
-  wait(2, requests, what);
+  pollCommRequests(2, requests, what);
 }
 
 void ringAllreduce(float *data, int64_t count, int32_t reduction, MPI_Comm comm,
-                   int rank, int size, WaitForRequests wait) {
+                   int rank, int size) {
   // Chunk c is [c * count / size, (c + 1) * count / size).
   auto begin = [&](int c) { return c * count / size; };
   auto length = [&](int c) { return begin(c + 1) - begin(c); };
@@ -168,7 +178,7 @@ void ringAllreduce(float *data, int64_t count, int32_t reduction, MPI_Comm comm,
     int send = (rank - s + 2 * size) % size;
     int receive = (rank - s - 1 + 2 * size) % size;
     ringStep(scratch.data(), length(receive), data + begin(send), length(send),
-             left, right, comm, wait, "the AllReduce ring (reduce-scatter)");
+             left, right, comm, "the AllReduce ring (reduce-scatter)");
     reduceInto(data + begin(receive), scratch.data(), length(receive),
                reduction);
   }
@@ -178,8 +188,7 @@ void ringAllreduce(float *data, int64_t count, int32_t reduction, MPI_Comm comm,
     int send = (rank + 1 - s + 2 * size) % size;
     int receive = (rank - s + 2 * size) % size;
     ringStep(data + begin(receive), length(receive), data + begin(send),
-             length(send), left, right, comm, wait,
-             "the AllReduce ring (allgather)");
+             length(send), left, right, comm, "the AllReduce ring (allgather)");
   }
 }
 
@@ -216,6 +225,7 @@ uint64_t parallax::runtime::submitToCommThread(CommLane lane,
   CommThread *&commThread = threadOf(lane);
   if (!commThread) {
     commThread = new CommThread;
+    commThread->lane = static_cast<int>(lane);
     CommThread *started = commThread;
     started->thread = std::thread([started] { started->run(); });
   }
@@ -232,12 +242,12 @@ uint64_t parallax::runtime::submitToCommThread(CommLane lane,
 bool parallax::runtime::waitForCommJob(CommLane lane, uint64_t ticket,
                                        double seconds) {
   CommThread *commThread = threadOf(lane);
-  ++mainThreadsWaiting;
+  ++mainThreadsWaiting[static_cast<int>(lane)];
   std::unique_lock<std::mutex> lock(commThread->mutex);
   bool done = commThread->finished.wait_for(
       lock, std::chrono::duration<double>(seconds),
       [&] { return commThread->completed > ticket; });
-  --mainThreadsWaiting;
+  --mainThreadsWaiting[static_cast<int>(lane)];
   return done;
 }
 
@@ -257,8 +267,7 @@ void parallax::runtime::stopCommThread() {
 }
 
 void parallax::runtime::allreduceInPlace(float *data, int64_t count,
-                                         int32_t reduction, MPI_Comm comm,
-                                         WaitForRequests wait) {
+                                         int32_t reduction, MPI_Comm comm) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -266,7 +275,7 @@ void parallax::runtime::allreduceInPlace(float *data, int64_t count,
     return;
   if (count >= size &&
       count * static_cast<int64_t>(sizeof(float)) >= kRingMinBytes) {
-    ringAllreduce(data, count, reduction, comm, rank, size, wait);
+    ringAllreduce(data, count, reduction, comm, rank, size);
     return;
   }
   MPI_Request request;
@@ -277,5 +286,5 @@ void parallax::runtime::allreduceInPlace(float *data, int64_t count,
                                                                 : MPI_SUM,
                           comm, &request),
            "MPI_Iallreduce");
-  wait(1, &request, "an AllReduce");
+  pollCommRequests(1, &request, "an AllReduce");
 }

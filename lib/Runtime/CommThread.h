@@ -61,9 +61,10 @@ void pollCommRequests(int count, MPI_Request *requests, const char *what);
 /// (reduce-scatter, then allgather: each rank sends and receives
 /// 2 (N-1)/N of the bytes, the bandwidth optimum) over MPI point-to-point;
 /// small ones one MPI_Iallreduce (fewer rounds). Every rank ends with the
-/// same bits. `wait` waits for each round's requests.
+/// same bits. Meant for a communication thread: it waits with
+/// pollCommRequests.
 void allreduceInPlace(float *data, int64_t count, int32_t reduction,
-                      MPI_Comm comm, WaitForRequests wait = pollCommRequests);
+                      MPI_Comm comm);
 
 /// Buckets of at least this many bytes (and one element per rank) take
 /// the ring; the cost model counts rounds by the same rule.

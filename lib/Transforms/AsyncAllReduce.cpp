@@ -60,11 +60,6 @@ void splitAllReducesIn(Block &block) {
     unsigned waitPos = nextBarrier[pos + 1];
     for (Operation *user : op->getUsers())
       waitPos = std::min(waitPos, position[block.findAncestorOpInBlock(*user)]);
-    // Nothing between it and its first use to overlap (synchronised
-    // BatchNorm's sums): it stays synchronous, and the runtime reduces it
-    // on the spot instead of queueing it behind the buckets in flight.
-    if (waitPos == pos + 1)
-      continue;
 
     OpBuilder builder(op);
     auto start =

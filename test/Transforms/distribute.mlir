@@ -46,7 +46,7 @@ func.func @forward(%ids: tensor<4x2xi64>) -> tensor<f32> {
 // ALLREDUCE: @emb {{.*}}distribution = #parallax.distribution<allreduce, partitions = 1>
 // ALLREDUCE: parallax.read @emb
 // ALLREDUCE: %[[D:.*]] = parallax.row_sparse.to_dense
-// ALLREDUCE: parallax.allreduce mean {{.*}}%[[D]] for ["w2", "w1", "emb"] : {{.*}}tensor<1000x8xf32>
+// ALLREDUCE: parallax.allreduce_start mean {{.*}}%[[D]] for ["w2", "w1", "emb"] : {{.*}}tensor<1000x8xf32>
 // ALLREDUCE-NOT: parallax.push
 
 // PS only: every variable is pulled whole or by rows and pushed.

@@ -257,20 +257,13 @@ TEST(ParameterStoreBatchTest, SeveralVariablesInOneExchange) {
                                     &idView, 2, &valueView, &sgd);
   }
   // As generated code does: the pushes go after the last one, while a
-  // dense bucket is in flight and a reduction is made at once; the pull
-  // waits for them.
+  // dense bucket is in flight; the pull waits for them.
   parallax_rt_push_send();
   std::vector<float> dense(1 << 18, 1.0f), denseOut(dense.size());
-  std::vector<float> sums{1.0f, 2.0f}, sumsOut(2);
   Memref<float, 1> denseIn(dense, {static_cast<int64_t>(dense.size())}),
       denseRef(denseOut, {static_cast<int64_t>(dense.size())});
-  Memref<float, 1> sumsIn(sums, {2}), sumsRef(sumsOut, {2});
   parallax_rt_allreduce_add_f32(40, "dense", 1, &denseIn, 1, &denseRef);
   parallax_rt_allreduce_start(40, PARALLAX_RT_REDUCE_SUM);
-  parallax_rt_allreduce_add_f32(41, "batch_statistics", 1, &sumsIn, 1,
-                                &sumsRef);
-  parallax_rt_allreduce(41, PARALLAX_RT_REDUCE_SUM);
-  EXPECT_EQ(sumsOut[1], 2.0f * wld.size);
   parallax_rt_allreduce_wait(40);
   EXPECT_EQ(denseOut.back(), static_cast<float>(wld.size));
   std::vector<std::vector<int64_t>> requested;
@@ -400,48 +393,6 @@ TEST(CollectivesTest, BucketsOfEverySizeAndReduction) {
       EXPECT_EQ(wrong, 0) << "reduction " << reduction << ", " << counts[b]
                           << " elements";
     }
-  }
-}
-
-/// Reductions made at once on the calling thread (small: one
-/// MPI_Iallreduce; large: the ring) while buckets are in flight on the
-/// communication thread: each equals what one worker computes.
-TEST(CollectivesTest, AtOnceBesideBucketsInFlight) {
-  const World &wld = world();
-  const int64_t counts[] = {3, kRingMinBytes / 4 * 2 + 1};
-  std::vector<std::vector<float>> in, out;
-  for (int64_t count : counts)
-    for (int copy = 0; copy < 2; ++copy) {
-      in.emplace_back(count);
-      out.emplace_back(count, -1.0f);
-      for (int64_t i = 0; i < count; ++i)
-        in.back()[i] = elementOf(wld.rank, i + copy);
-    }
-  std::vector<Memref<float, 1>> inRef, outRef;
-  for (size_t b = 0; b < in.size(); ++b) {
-    int64_t count = static_cast<int64_t>(in[b].size());
-    inRef.emplace_back(in[b], std::array<int64_t, 1>{count});
-    outRef.emplace_back(out[b], std::array<int64_t, 1>{count});
-  }
-  // Buckets 20 and 22 in flight; 21 and 23 reduced at once meanwhile.
-  for (size_t b = 0; b < in.size(); ++b) {
-    parallax_rt_allreduce_add_f32(20 + b, "g", 1, &inRef[b], 1, &outRef[b]);
-    if (b % 2 == 0)
-      parallax_rt_allreduce_start(20 + b, PARALLAX_RT_REDUCE_SUM);
-    else
-      parallax_rt_allreduce(20 + b, PARALLAX_RT_REDUCE_SUM);
-  }
-  parallax_rt_allreduce_wait(20);
-  parallax_rt_allreduce_wait(22);
-  for (size_t b = 0; b < in.size(); ++b) {
-    int64_t wrong = 0;
-    for (size_t i = 0; i < in[b].size(); ++i) {
-      double sum = 0;
-      for (int r = 0; r < wld.size; ++r)
-        sum += elementOf(r, i + b % 2);
-      wrong += out[b][i] != static_cast<float>(sum);
-    }
-    EXPECT_EQ(wrong, 0) << "bucket " << 20 + b;
   }
 }
 

@@ -132,9 +132,7 @@ def ConvertParallaxCollectives : Pass<"convert-parallax-collectives",
       `!parallax.allreduce_handle` becomes the bucket number and the result
       buffers, and `parallax.allreduce_wait` becomes
       `parallax_rt_allreduce_wait(bucket)` and views of those buffers.
-      A synchronous `parallax.allreduce` fills its bucket the same way and
-      calls `parallax_rt_allreduce(bucket, kind)`, which reduces it at once
-      on the calling thread;
+      A synchronous `parallax.allreduce` is a start followed by its wait;
     * `parallax.allgather` and `parallax.broadcast` become
       `parallax_rt_allgather_<T>` and `parallax_rt_broadcast_<T>` into a
       fresh buffer.

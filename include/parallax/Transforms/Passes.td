@@ -44,12 +44,6 @@ def ParallaxAsyncAllReduce : Pass<"parallax-async-allreduce"> {
     communication: in a backward pass, the gradient of layer k is reduced
     while the gradients of layers k-1...1 are computed.
 
-    An allreduce whose result the very next op uses (synchronised
-    BatchNorm's sums) has nothing to overlap and stays synchronous: the
-    runtime reduces it on the calling thread, beside the buckets in flight
-    instead of behind them, and the waits of earlier starts may sink past
-    it.
-
     Other Parallax collectives (push, pull, allgather, broadcast, starts) may
     sit between a start and its wait: every worker still issues all
     collectives in program order, and MPI and NCCL allow blocking
@@ -57,9 +51,8 @@ def ParallaxAsyncAllReduce : Pass<"parallax-async-allreduce"> {
     past another `allreduce_wait` (waits complete in issue order) nor past
     an op whose effects are unknown, such as a call.
 
-    Precondition: none. Postcondition: every `parallax.allreduce` left in
-    the processed blocks is followed at once by a user of its results;
-    every start has exactly one wait in its block.
+    Precondition: none. Postcondition: no `parallax.allreduce` remains in the
+    processed blocks; every start has exactly one wait in its block.
   }];
 }
 

@@ -53,12 +53,10 @@ template <typename OpT> struct CollectivePattern : OpConversionPattern<OpT> {
   }
 
   /// Adds each input to the bucket of `op` with a fresh result buffer and
-  /// starts it (`start`: allreduce_start, or allreduce, which reduces at
-  /// once); returns the bucket number and the buffers.
+  /// starts it; returns the bucket number and the buffers.
   SmallVector<Value> startAllReduce(OpBuilder &b, Operation *op,
                                     ReductionKind reduction, ValueRange inputs,
-                                    ArrayRef<StringRef> names,
-                                    abi::Function start) const {
+                                    ArrayRef<StringRef> names) const {
     Location loc = op->getLoc();
     Value id =
         arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(buckets.at(op)));
@@ -79,7 +77,7 @@ template <typename OpT> struct CollectivePattern : OpConversionPattern<OpT> {
         "#parallax.reduction's values are the runtime's");
     Value kind = arith::ConstantOp::create(
         b, loc, b.getI32IntegerAttr(static_cast<int32_t>(reduction)));
-    call(b, loc, start, {id, kind});
+    call(b, loc, abi::Function::allreduce_start, {id, kind});
     return handle;
   }
 
@@ -104,7 +102,7 @@ struct AllReduceStartLowering : CollectivePattern<AllReduceStartOp> {
                   ConversionPatternRewriter &rewriter) const override {
     SmallVector<Value> handle =
         startAllReduce(rewriter, op, op.getReduction(), adaptor.getInputs(),
-                       op.getTrafficNames(), abi::Function::allreduce_start);
+                       op.getTrafficNames());
     rewriter.replaceOpWithMultiple(op, {handle});
     return success();
   }
@@ -121,8 +119,7 @@ struct AllReduceWaitLowering : CollectivePattern<AllReduceWaitOp> {
   }
 };
 
-/// A synchronous allreduce: its bucket, reduced at once by the calling
-/// thread (parallax_rt_allreduce), then views of the results.
+/// A synchronous allreduce: its bucket's start, then at once its wait.
 struct AllReduceLowering : CollectivePattern<AllReduceOp> {
   using CollectivePattern::CollectivePattern;
   LogicalResult
@@ -130,11 +127,8 @@ struct AllReduceLowering : CollectivePattern<AllReduceOp> {
                   ConversionPatternRewriter &rewriter) const override {
     SmallVector<Value> handle =
         startAllReduce(rewriter, op, op.getReduction(), adaptor.getInputs(),
-                       op.getTrafficNames(), abi::Function::allreduce);
-    SmallVector<Value> results;
-    for (Value buffer : ArrayRef<Value>(handle).drop_front())
-      results.push_back(bufferContents(rewriter, op.getLoc(), buffer));
-    rewriter.replaceOp(op, results);
+                       op.getTrafficNames());
+    rewriter.replaceOp(op, waitAllReduce(rewriter, op.getLoc(), handle));
     return success();
   }
 };

@@ -39,10 +39,8 @@ func.func @step(%a: tensor<8x4xf32>, %b: tensor<4xf32>, %ids: tensor<3xi64>, %c:
   // CHECK: %[[NS:.*]] = llvm.mlir.addressof @[[ALLREDUCE]]
   // CHECK: call @parallax_rt_allreduce_add_f32(%[[SYNC]], %[[NS]]
   // CHECK: %[[SUM:.*]] = arith.constant 0 : i32
-  // A synchronous allreduce is reduced at once, by the calling thread.
-  // CHECK-NEXT: call @parallax_rt_allreduce(%[[SYNC]], %[[SUM]])
-  // CHECK-NOT: call @parallax_rt_allreduce_wait
-  // CHECK: bufferization.to_tensor
+  // CHECK: call @parallax_rt_allreduce_start(%[[SYNC]], %[[SUM]])
+  // CHECK: call @parallax_rt_allreduce_wait
   %s = parallax.allreduce sum %c : tensor<2xf32>
   // CHECK: %[[ROOT:.*]] = arith.constant 0 : i64
   // CHECK: call @parallax_rt_broadcast_f32(%{{.*}}, %{{.*}}, %[[ROOT]])
