@@ -18,10 +18,11 @@
 
 namespace parallax::runtime {
 
-/// Whether dense AllReduce buckets are reduced by the communication thread:
-/// several workers, MPI initialised with MPI_THREAD_MULTIPLE, and not
-/// turned off with PARALLAX_COMM_THREAD=0. Otherwise a bucket is one
-/// MPI_Iallreduce that progresses only inside the main thread's MPI calls.
+/// Whether the communication threads run (dense AllReduce buckets, the
+/// exchanges of pushed rows): several workers, MPI initialised with
+/// MPI_THREAD_MULTIPLE, and not turned off with PARALLAX_COMM_THREAD=0.
+/// Otherwise a bucket is one MPI_Iallreduce that progresses only inside
+/// the main thread's MPI calls, and the main thread exchanges the pushes.
 bool commThreadEnabled();
 
 /// One line for --verbose: what drives the AllReduce buckets, and why.
