@@ -34,6 +34,12 @@ only output and has a symbolic batch dimension ("batch"):
                   examples ShuffleNet's last batch norm sees 4 values per
                   channel and training is chaotic: PyTorch's own float32
                   and float64 runs part after 3 steps.)
+  resnet_train, mobilenet_v2_train, squeezenet_train, regnet_train,
+  densenet_train, mnasnet_train, efficientnet_train
+                  one small member of each other torchvision family,
+                  built from the family's own classes and blocks at 8-64
+                  channels on 32x32 images (TORCHVISION_TRAIN below),
+                  exported for training
   ctr_bag         a DLRM-style click model: three nn.EmbeddingBag fields
                   (sum, mean and max over bags of 3, 5 and 2 ids) and dense
                   features -> MLP, binary cross-entropy; exported for
@@ -102,6 +108,7 @@ TRAINING = {
     # Dropout draws other masks than PyTorch's: no reference run, only the
     # training data (test/e2e/training-dropout.test: N workers = one).
     "transformer_train": [],
+    # (TORCHVISION_TRAIN's models: SGD, added below.)
 }
 # Models exported for training (torch.onnx.TrainingMode.TRAINING): batch
 # norms normalise with the batch's statistics and update their running
@@ -238,6 +245,142 @@ class MobileCNN(nn.Module):
         return F.cross_entropy(self.classifier(x), labels)
 
 
+def tiny_resnet(classes):
+    """torchvision's ResNet family from its own BasicBlock at 8-32
+    channels: residuals, a projection shortcut, stride-2 convolutions."""
+    from torchvision.models.resnet import BasicBlock, conv1x1
+
+    def down(cin, cout):
+        return nn.Sequential(conv1x1(cin, cout, 2), nn.BatchNorm2d(cout))
+
+    model = torchvision.models.ResNet(BasicBlock, [1, 1, 1, 1],
+                                      num_classes=classes)
+    model.conv1 = nn.Conv2d(3, 8, 3, 1, 1, bias=False)
+    model.bn1 = nn.BatchNorm2d(8)
+    model.maxpool = nn.Identity()
+    model.layer1 = nn.Sequential(BasicBlock(8, 8))
+    model.layer2 = nn.Sequential(BasicBlock(8, 16, 2, down(8, 16)))
+    model.layer3 = nn.Sequential(BasicBlock(16, 32, 2, down(16, 32)))
+    model.layer4 = nn.Identity()
+    model.fc = nn.Linear(32, classes)
+    return model
+
+
+def tiny_mobilenet_v2(classes):
+    """MobileNetV2 with three stages of its InvertedResidual blocks and a
+    64-channel head instead of 1280 (a ReLU6 over 1280 x 64 values a step
+    has about one value a step within float32 rounding of 0, where
+    PyTorch's and any other summation order can take different sides)."""
+    from torchvision.ops.misc import Conv2dNormActivation
+
+    model = torchvision.models.MobileNetV2(
+        num_classes=classes, dropout=0.0,
+        inverted_residual_setting=[[1, 8, 1, 1], [6, 16, 2, 2],
+                                   [6, 24, 1, 2]])
+    model.features[-1] = Conv2dNormActivation(24, 64, kernel_size=1,
+                                              activation_layer=nn.ReLU6)
+    model.classifier[1] = nn.Linear(64, classes)
+    nn.init.kaiming_normal_(model.features[-1][0].weight, mode="fan_out")
+    nn.init.normal_(model.classifier[1].weight, 0, 0.01)
+    nn.init.zeros_(model.classifier[1].bias)
+    return model
+
+
+def tiny_squeezenet(classes):
+    """SqueezeNet 1.1's layout from torchvision's Fire modules at 16-32
+    channels (no dropout: its masks are not PyTorch's)."""
+    from torchvision.models.squeezenet import Fire
+
+    model = torchvision.models.SqueezeNet("1_1", num_classes=classes,
+                                          dropout=0.0)
+    model.features = nn.Sequential(
+        nn.Conv2d(3, 16, 3, 2), nn.ReLU(inplace=True),
+        nn.MaxPool2d(3, 2, ceil_mode=True),
+        Fire(16, 4, 8, 8), Fire(16, 4, 8, 8),
+        nn.MaxPool2d(3, 2, ceil_mode=True),
+        Fire(16, 8, 16, 16), Fire(32, 8, 16, 16))
+    model.classifier[1] = nn.Conv2d(32, classes, 1)
+    for module in model.modules():  # as torchvision initialises them
+        if isinstance(module, nn.Conv2d):
+            nn.init.kaiming_uniform_(module.weight)
+            nn.init.constant_(module.bias, 0)
+    nn.init.normal_(model.classifier[1].weight, mean=0.0, std=0.01)
+    return model
+
+
+def tiny_mnasnet(classes):
+    """MNASNet's stem and torchvision's own stacks of _InvertedResidual
+    (3x3 and 5x5 depthwise, expansion 3), 8-64 channels."""
+    from torchvision.models.mnasnet import _BN_MOMENTUM as momentum, _stack
+
+    model = torchvision.models.MNASNet(0.5, num_classes=classes, dropout=0.0)
+
+    def bn(channels):
+        return nn.BatchNorm2d(channels, momentum=momentum)
+
+    model.layers = nn.Sequential(
+        nn.Conv2d(3, 8, 3, 2, 1, bias=False), bn(8), nn.ReLU(inplace=True),
+        nn.Conv2d(8, 8, 3, 1, 1, groups=8, bias=False), bn(8),
+        nn.ReLU(inplace=True), nn.Conv2d(8, 8, 1, bias=False), bn(8),
+        _stack(8, 16, 3, 2, 3, 2, momentum),
+        _stack(16, 24, 5, 2, 3, 2, momentum),
+        nn.Conv2d(24, 64, 1, bias=False), bn(64), nn.ReLU(inplace=True))
+    model.classifier[1] = nn.Linear(64, classes)
+    for module in model.modules():  # as torchvision initialises them
+        if isinstance(module, nn.Conv2d):
+            nn.init.kaiming_normal_(module.weight, mode="fan_out",
+                                    nonlinearity="relu")
+        elif isinstance(module, nn.BatchNorm2d):
+            nn.init.ones_(module.weight)
+            nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Linear):
+            nn.init.kaiming_uniform_(module.weight, mode="fan_out",
+                                     nonlinearity="sigmoid")
+            nn.init.zeros_(module.bias)
+    return model
+
+
+def tiny_efficientnet(classes):
+    """EfficientNet from torchvision's MBConv configurations: SiLU,
+    squeeze-and-excitation, 3x3 and 5x5 depthwise; stochastic depth 0
+    (it is the identity then, and PyTorch 1.13 cannot export it
+    otherwise)."""
+    from torchvision.models.efficientnet import EfficientNet, MBConvConfig
+
+    setting = [MBConvConfig(1, 3, 1, 16, 8, 1),
+               MBConvConfig(4, 3, 2, 8, 16, 2),
+               MBConvConfig(4, 5, 2, 16, 24, 1)]
+    return EfficientNet(setting, dropout=0.0, stochastic_depth_prob=0.0,
+                        num_classes=classes, last_channel=64)
+
+
+# Small members of torchvision's classification families, exported for
+# training on 32x32 images, each built from the family's own classes and
+# blocks at a few channels, with every batch norm keeping at least 4
+# values per channel and example (so 4 workers of one example each still
+# have statistics, and training is not chaotic: PyTorch's own float32 and
+# float64 runs agree to 1e-6 over the 8 steps).
+TORCHVISION_TRAIN = {
+    "resnet_train": lambda: tiny_resnet(10),
+    "mobilenet_v2_train": lambda: tiny_mobilenet_v2(10),
+    "squeezenet_train": lambda: tiny_squeezenet(10),
+    "regnet_train": lambda: torchvision.models.RegNet(
+        torchvision.models.regnet.BlockParams.from_init_params(
+            depth=4, w_0=8, w_a=8.0, w_m=2.0, group_width=8, se_ratio=0.25),
+        num_classes=10, stem_width=8),
+    "densenet_train": lambda: torchvision.models.DenseNet(
+        growth_rate=8, block_config=(2, 2), num_init_features=16, bn_size=2,
+        num_classes=10),
+    "mnasnet_train": lambda: tiny_mnasnet(10),
+    "efficientnet_train": lambda: tiny_efficientnet(10),
+}
+TRAINING.update({name: [("sgd", {"lr": 0.01})] for name in TORCHVISION_TRAIN})
+# At 0.01 one of MNASNet's ReLU inputs comes within 3e-7 of 0 in step 7:
+# float32 summation orders (2 workers') take either side of it there.
+TRAINING["mnasnet_train"] = [("sgd", {"lr": 0.005})]
+TRAINING_MODE.update(TORCHVISION_TRAIN)
+
+
 def distinct_initial_values(model):
     """The exporter merges initializers with equal contents, so freshly
     initialised ones (all-ones norm weights, all-zero biases, batch-norm
@@ -297,6 +440,10 @@ def models(large):
             num_classes=10, width_mult=0.25, dropout=0.0)), {
             "images": torch.randn(batch, 3, 32, 32, generator=g),
             "labels": torch.randint(0, 10, (batch,), generator=g)}),
+        **{name: (Classifier(build()), {
+            "images": torch.randn(batch, 3, 32, 32, generator=g),
+            "labels": torch.randint(0, 10, (batch,), generator=g)})
+           for name, build in TORCHVISION_TRAIN.items()},
     }
 
 
