@@ -40,6 +40,8 @@ only output and has a symbolic batch dimension ("batch"):
                   built from the family's own classes and blocks at 8-64
                   channels on 32x32 images (TORCHVISION_TRAIN below),
                   exported for training
+  resnet_eval, ..., efficientnet_eval
+                  the same seven modules exported in eval mode
   ctr_bag         a DLRM-style click model: three nn.EmbeddingBag fields
                   (sum, mean and max over bags of 3, 5 and 2 ids) and dense
                   features -> MLP, binary cross-entropy; exported for
@@ -375,6 +377,8 @@ TORCHVISION_TRAIN = {
     "efficientnet_train": lambda: tiny_efficientnet(10),
 }
 TRAINING.update({name: [("sgd", {"lr": 0.01})] for name in TORCHVISION_TRAIN})
+TRAINING.update({name.replace("_train", "_eval"): [("sgd", {"lr": 0.01})]
+                 for name in TORCHVISION_TRAIN})
 # At 0.01 one of MNASNet's ReLU inputs comes within 3e-7 of 0 in step 7:
 # float32 summation orders (2 workers') take either side of it there.
 TRAINING["mnasnet_train"] = [("sgd", {"lr": 0.005})]
@@ -402,7 +406,7 @@ def models(large):
     tokens = torch.randint(0, vocab, (batch, SEQ), generator=g)
     targets = torch.randint(0, vocab, (batch, SEQ), generator=g)
     lm_inputs = {"tokens": tokens, "targets": targets}
-    return {
+    built = {
         "lstm_lm": (LanguageModel(vocab, 16, 32, nn.LSTM), lm_inputs),
         "gru_lm": (LanguageModel(vocab, 16, 32, nn.GRU), lm_inputs),
         "transformer_lm": (TransformerLM(vocab, 32, 4, 64), lm_inputs),
@@ -445,6 +449,11 @@ def models(large):
             "labels": torch.randint(0, 10, (batch,), generator=g)})
            for name, build in TORCHVISION_TRAIN.items()},
     }
+    # The same modules exported in eval mode (batch norms normalising with
+    # their running statistics, which the programs keep frozen).
+    built.update({name.replace("_train", "_eval"): built[name]
+                  for name in TORCHVISION_TRAIN})
+    return built
 
 
 MLIR_TYPES = {np.dtype("float32"): "f32", np.dtype("int64"): "i64"}
