@@ -84,7 +84,37 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
       }
     }
     pullFromServers(module, symbols);
+    if (failed(checkBatchSumDevices(module, n)))
+      return signalPassFailure();
     distributeBatchSums(module);
+  }
+
+  /// Each batch_sum's `min_devices` against how the batch is split: `n`
+  /// workers reducing their sums (0: a number known only at run time).
+  LogicalResult checkBatchSumDevices(ModuleOp module, int64_t n) {
+    WalkResult result = module.walk([&](BatchSumOp sum) {
+      std::optional<int64_t> needed = sum.getMinDevices();
+      if (!needed || *needed <= 1)
+        return WalkResult::advance();
+      InFlightDiagnostic error = sum.emitError()
+                                 << "training-mode batch statistics with one "
+                                    "value per channel on each worker need "
+                                    "the sums of at least "
+                                 << *needed << " workers";
+      if (localBatchStatistics)
+        error << ", not each worker's own (local batch statistics)";
+      else if (workersAtRunTime)
+        error << ": the number of workers is not known until the program "
+                 "runs (compile with --workers N)";
+      else if (n < *needed)
+        error << ", not " << n;
+      else {
+        error.abandon();
+        return WalkResult::advance();
+      }
+      return WalkResult::interrupt();
+    });
+    return failure(result.wasInterrupted());
   }
 
   /// The sums over the global batch: one allreduce per batch_sum, or, with

@@ -28,6 +28,10 @@ def ConvertParallaxToLinalg : Pass<"convert-parallax-to-linalg"> {
     is checked: a bad one calls `parallax_rt_index_out_of_range` (declared
     in the enclosing module), which ends the program naming the node.
 
+    A `parallax.batch_sum` left here sums one device's values (a
+    distributed step's are collectives by now): one with `min_devices`
+    above 1 is an error naming its node.
+
     Precondition: static shapes (as the importer guarantees), ops inside a
     module. Postcondition: no compute op remains. Variables, row-sparse values and
     collectives are left for the runtime lowering. Convolutions and matrix

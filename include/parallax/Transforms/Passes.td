@@ -245,7 +245,10 @@ def ParallaxDistribute : Pass<"parallax-distribute", "::mlir::ModuleOp"> {
     its inputs under the traffic name `batch_statistics`, so N workers
     normalise with the global batch's statistics (synchronised BatchNorm);
     with `local-batch-statistics` it is dropped and each worker uses its
-    own examples'.
+    own examples'. A `batch_sum` with `min_devices` (one value per channel
+    on each worker) is an error naming its node unless the sums of at
+    least that many workers are reduced: not with local statistics, not
+    for fewer workers, nor for `workers-at-run-time`.
 
     Postcondition: every planned variable has a `distribution`; the
     remaining `apply_gradient`s take averaged gradients; no

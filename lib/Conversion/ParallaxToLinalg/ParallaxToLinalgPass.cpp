@@ -38,11 +38,11 @@ void mlir::parallax::configureParallaxToLinalgConversionTarget(
                          math::MathDialect, tensor::TensorDialect>();
   target.addIllegalDialect<ParallaxDialect>();
   // Variables and collectives are lowered with the runtime.
-  target.addLegalOp<VariableOp, ReadOp, AssignOp, RandomUniformOp,
-                    ApplyGradientOp, UpdateOp,
-                    RowSparsePackOp, RowSparseUnpackOp, RowSparseToDenseOp,
-                    AllReduceOp, AllReduceStartOp, AllReduceWaitOp, AllGatherOp,
-                    BroadcastOp, PushOp, PullOp>();
+  target
+      .addLegalOp<VariableOp, ReadOp, AssignOp, RandomUniformOp,
+                  ApplyGradientOp, UpdateOp, RowSparsePackOp, RowSparseUnpackOp,
+                  RowSparseToDenseOp, AllReduceOp, AllReduceStartOp,
+                  AllReduceWaitOp, AllGatherOp, BroadcastOp, PushOp, PullOp>();
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
 }
 
@@ -50,6 +50,20 @@ namespace {
 struct ConvertParallaxToLinalgPass
     : parallax::impl::ConvertParallaxToLinalgBase<ConvertParallaxToLinalgPass> {
   void runOnOperation() override {
+    // A batch_sum still here sums one device's values.
+    WalkResult tooFew = getOperation()->walk([](BatchSumOp sum) {
+      std::optional<int64_t> needed = sum.getMinDevices();
+      if (!needed || *needed <= 1)
+        return WalkResult::advance();
+      sum.emitError() << "training-mode batch statistics with one value per "
+                         "channel need the sums of at least "
+                      << *needed
+                      << " devices: train with a larger batch, or on that "
+                         "many workers (--workers N)";
+      return WalkResult::interrupt();
+    });
+    if (tooFew.wasInterrupted())
+      return signalPassFailure();
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     populateParallaxToLinalgConversionPatterns(patterns);

@@ -530,12 +530,14 @@ LogicalResult convertTrainingBatchNormalization(NodeContext &ctx) {
     }
   auto type = cast<RankedTensorType>(x.getType());
   Type element = type.getElementType();
+  if (type.getRank() < 2)
+    return ctx.emitError() << "input must be N x C x ..., got " << type;
   int64_t channels = type.getDimSize(1);
-  int64_t perChannel = type.getNumElements() / channels;
-  if (perChannel < 2)
-    return ctx.emitError() << "training mode needs more than one value per "
-                              "channel, got input "
+  if (type.getNumElements() == 0)
+    return ctx.emitError() << "training mode needs values to normalise, got "
+                              "input "
                            << type;
+  int64_t perChannel = type.getNumElements() / channels;
   Shape axes, broadcast(type.getRank(), 1);
   broadcast[1] = channels;
   for (int64_t d = 0; d < type.getRank(); ++d)
@@ -565,9 +567,13 @@ LogicalResult convertTrainingBatchNormalization(NodeContext &ctx) {
       DenseElementsAttr::get(
           RankedTensorType::get({1}, element),
           ctx.builder.getFloatAttr(element, double(perChannel)).getValue()));
+  // One value per channel here: only the sums of two or more devices
+  // (synchronised statistics) have a variance; the passes that decide
+  // how the batch is split check that it is.
   auto totals = BatchSumOp::create(
       ctx.builder, ctx.loc,
-      ValueRange{sum(centered), sum(mul(centered, centered)), count});
+      ValueRange{sum(centered), sum(mul(centered, centered)), count},
+      perChannel < 2 ? ctx.builder.getI64IntegerAttr(2) : IntegerAttr());
   Value n = totals.getResult(2);
   Value shiftedMean = div(totals.getResult(0), n);
   Value meanOfSquares = div(totals.getResult(1), n);

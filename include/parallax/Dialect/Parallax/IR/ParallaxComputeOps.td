@@ -531,13 +531,23 @@ def Parallax_BatchSumOp : Parallax_Op<"batch_sum", [Pure,
     Synchronised BatchNorm is built on it; its gradient is the batch sum of
     the result gradients (the op is its own adjoint).
 
+    `min_devices`, when present, is the fewest devices whose partial values
+    make a meaningful result: a training-mode BatchNorm with one value per
+    channel on each device needs the sums of at least two (a variance of
+    one value is undefined; PyTorch refuses it too). Lowering it on one
+    device, or with per-device statistics, or for a number of workers that
+    is smaller or not known until the program runs, is an error naming the
+    node.
+
     Example:
 
     ```mlir
     %s, %n = parallax.batch_sum %partial, %count : tensor<8xf32>, tensor<1xf32>
+    %t, %m = parallax.batch_sum %partial, %count {min_devices = 2 : i64} : tensor<8xf32>, tensor<1xf32>
     ```
   }];
-  let arguments = (ins Variadic<Parallax_FloatTensor>:$inputs);
+  let arguments = (ins Variadic<Parallax_FloatTensor>:$inputs,
+                   OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$min_devices);
   let results = (outs Variadic<Parallax_FloatTensor>:$results);
   let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
   let hasVerifier = 1;
