@@ -24,6 +24,9 @@ only output and has a symbolic batch dimension ("batch"):
   transformer_train
                   transformer_lm with dropout 0.1, exported for training
                   (training data only: its masks are not PyTorch's)
+  transformer_lm_train
+                  transformer_lm with dropout 0, exported for training
+                  (Dropout nodes in training mode, ratio 0)
   shufflenet_train, mobilenet_v3_train
                   torchvision's ShuffleNetV2 (stages of 2 blocks, 8-128
                   channels, 64x64 images) and MobileNetV3-Small (width
@@ -110,12 +113,16 @@ TRAINING = {
     # Dropout draws other masks than PyTorch's: no reference run, only the
     # training data (test/e2e/training-dropout.test: N workers = one).
     "transformer_train": [],
+    "transformer_lm_train": [("sgd", {"lr": 0.1}),
+                             ("adagrad", {"lr": 0.02,
+                                          "initial_accumulator_value": 0.1})],
     # (TORCHVISION_TRAIN's models: SGD, added below.)
 }
 # Models exported for training (torch.onnx.TrainingMode.TRAINING): batch
 # norms normalise with the batch's statistics and update their running
 # statistics, as in model.train(); the reference runs train that way.
 TRAINING_MODE = {"cnn_train", "mobile_cnn_train", "transformer_train",
+                 "transformer_lm_train",
                  "ctr_bag", "shufflenet_train", "mobilenet_v3_train"}
 
 
@@ -448,6 +455,9 @@ def models(large):
             "images": torch.randn(batch, 3, 32, 32, generator=g),
             "labels": torch.randint(0, 10, (batch,), generator=g)})
            for name, build in TORCHVISION_TRAIN.items()},
+        # Dropout nodes in training mode with ratio 0: PyTorch's run exactly.
+        "transformer_lm_train": (TransformerLM(vocab, 32, 4, 64, dropout=0.0),
+                                 lm_inputs),
     }
     # The same modules exported in eval mode (batch norms normalising with
     # their running statistics, which the programs keep frozen).
