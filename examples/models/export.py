@@ -43,8 +43,8 @@ only output and has a symbolic batch dimension ("batch"):
                   built from the family's own classes and blocks at 8-64
                   channels on 32x32 images (TORCHVISION_TRAIN below),
                   exported for training
-  resnet_eval, ..., efficientnet_eval
-                  the same seven modules exported in eval mode
+  resnet_eval, ..., efficientnet_eval, shufflenet_eval, mobilenet_v3_eval
+                  the same torchvision modules exported in eval mode
   ctr_bag         a DLRM-style click model: three nn.EmbeddingBag fields
                   (sum, mean and max over bags of 3, 5 and 2 ids) and dense
                   features -> MLP, binary cross-entropy; exported for
@@ -384,12 +384,18 @@ TORCHVISION_TRAIN = {
     "efficientnet_train": lambda: tiny_efficientnet(10),
 }
 TRAINING.update({name: [("sgd", {"lr": 0.01})] for name in TORCHVISION_TRAIN})
-TRAINING.update({name.replace("_train", "_eval"): [("sgd", {"lr": 0.01})]
-                 for name in TORCHVISION_TRAIN})
 # At 0.01 one of MNASNet's ReLU inputs comes within 3e-7 of 0 in step 7:
 # float32 summation orders (2 workers') take either side of it there.
 TRAINING["mnasnet_train"] = [("sgd", {"lr": 0.005})]
 TRAINING_MODE.update(TORCHVISION_TRAIN)
+# The torchvision examples also exported in eval mode, as MODEL_eval: the
+# same module, optimizer and training data (data/MODEL_eval/train links to
+# the training export's), batch norms with their running statistics,
+# which the programs keep frozen.
+EVAL_EXPORTS = {name.replace("_train", "_eval"): name
+                for name in [*TORCHVISION_TRAIN, "shufflenet_train",
+                             "mobilenet_v3_train"]}
+TRAINING.update({name: TRAINING[of] for name, of in EVAL_EXPORTS.items()})
 
 
 def distinct_initial_values(model):
@@ -461,8 +467,7 @@ def models(large):
     }
     # The same modules exported in eval mode (batch norms normalising with
     # their running statistics, which the programs keep frozen).
-    built.update({name.replace("_train", "_eval"): built[name]
-                  for name in TORCHVISION_TRAIN})
+    built.update({name: built[of] for name, of in EVAL_EXPORTS.items()})
     return built
 
 
@@ -604,9 +609,16 @@ def write_training_reference(name, model, inputs, data_dir):
             shape = (STEPS * BATCH,) + data[f"field{i}"].shape[1:]
             data[f"field{i}"] = torch.randint(0, bag.num_embeddings, shape,
                                               generator=g)
-    (data_dir / "train").mkdir(exist_ok=True)
-    for input_name, value in data.items():
-        np.save(data_dir / "train" / f"{input_name}.npy", value.numpy())
+    if name in EVAL_EXPORTS:
+        # The same batches as the training export's (the same inputs and
+        # generator): link them instead of committing them twice.
+        link = data_dir / "train"
+        if not link.is_symlink():
+            link.symlink_to(pathlib.Path("..") / EVAL_EXPORTS[name] / "train")
+    else:
+        (data_dir / "train").mkdir(exist_ok=True)
+        for input_name, value in data.items():
+            np.save(data_dir / "train" / f"{input_name}.npy", value.numpy())
     # Buffers (batch-norm statistics) are initializers in the ONNX model:
     # in an eval-mode export the compiled program must keep them constant;
     # a training-mode export updates them itself.
