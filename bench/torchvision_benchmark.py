@@ -14,7 +14,8 @@ relative difference of the per-step losses (beside the difference between
 PyTorch's own float32 and float64 runs: where small batch statistics make
 a model chaotic, rounding alone moves the losses that much), the median
 step time of each (after the first step) and their ratio (parallax /
-PyTorch; <= 1.0 is faster), and parallax-compile's time. Constant initial tensors (fresh
+PyTorch; <= 1.0 is faster), parallax-compile's time, and each side's peak resident memory (PyTorch's
+in a process of its own running the same steps). Constant initial tensors (fresh
 batch-norm weights and statistics) are perturbed slightly first: the
 exporter would merge equal initializers into one shared variable. Never
 asserts timings.
@@ -92,10 +93,14 @@ def run(name, batch, steps, compile_tool, work, training, threads=1,
     metrics = work / f"{name}.jsonl"
     profile = ["--profile", str(profile_dir / f"{name}.profile.json")] \
         if profile_dir else []
-    subprocess.run([str(program), "--data", str(data), "--metrics", str(metrics),
-                    "--log-every", str(steps), "--threads", str(threads), *profile],
-                   check=True, env=ENV,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    parallax_kib = peak_kib([str(program), "--data", str(data), "--metrics",
+                             str(metrics), "--log-every", str(steps),
+                             "--threads", str(threads), *profile])
+    # PyTorch's peak in a process of its own, running the same steps.
+    pytorch_kib = peak_kib([sys.executable, __file__, "--models", name,
+                            "--batch", str(batch), "--threads", str(threads),
+                            "--mode", "train" if training else "eval",
+                            "--pytorch-only", str(data)])
     records = [json.loads(line) for line in metrics.read_text().splitlines()]
     ours = [r["loss"] for r in records]
     torch.set_num_threads(threads)
@@ -129,7 +134,33 @@ def run(name, batch, steps, compile_tool, work, training, threads=1,
     return {"model": name, "loss_rel_diff": relative(ours, theirs),
             "pytorch_f32_f64_diff": relative(theirs, exact),
             "parallax_s": statistics.median(r["time_s"] for r in records[1:]),
-            "pytorch_s": statistics.median(torch_times[1:]), "compile_s": compile_s}
+            "pytorch_s": statistics.median(torch_times[1:]), "compile_s": compile_s,
+            "parallax_mb": parallax_kib / 1024, "pytorch_mb": pytorch_kib / 1024}
+
+
+def peak_kib(command):
+    """Runs `command` and returns its peak resident memory in KiB. Through
+    a small interpreter (test/e2e/peak_rss.py): Linux carries the peak of
+    the forking process over to its child, and this one holds PyTorch."""
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = pathlib.Path(tmp) / "peak"
+        subprocess.run([sys.executable, str(ROOT / "test/e2e/peak_rss.py"),
+                        str(prefix), *command], check=True, env=ENV,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return int(pathlib.Path(f"{prefix}.0").read_text())
+
+
+def pytorch_steps(name, training, data, batch, threads):
+    """PyTorch's training steps alone on DATA (for its peak memory)."""
+    torch.set_num_threads(threads)
+    model = build(name, training)
+    images = torch.from_numpy(np.load(data / "images.npy"))
+    labels = torch.from_numpy(np.load(data / "labels.npy"))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for start in range(0, len(images), batch):
+        optimizer.zero_grad()
+        model(images[start:start + batch], labels[start:start + batch]).backward()
+        optimizer.step()
 
 
 def main():
@@ -143,12 +174,21 @@ def main():
                         help="Parallax's --threads and torch.set_num_threads")
     parser.add_argument("--profile", type=pathlib.Path,
                         help="write each Parallax run's --profile report here")
+    parser.add_argument("--pytorch-only", type=pathlib.Path, metavar="DATA",
+                        help="run only PyTorch's steps of the first model on "
+                        "DATA (images.npy, labels.npy): how its peak memory "
+                        "is measured")
     args = parser.parse_args()
+    if args.pytorch_only:
+        pytorch_steps(args.models[0], args.mode == "train", args.pytorch_only,
+                      args.batch, args.threads)
+        return
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
     compile_tool = str(args.build / "bin" / "parallax-compile")
     print(f"{'model':<18} {'loss diff':>10} {'f32/f64':>8} {'parallax s':>11} "
-          f"{'pytorch s':>10} {'ratio':>6} {'compile s':>10}", flush=True)
+          f"{'pytorch s':>10} {'ratio':>6} {'compile s':>10} "
+          f"{'parallax MB':>12} {'pytorch MB':>11}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
             r = run(name, args.batch, args.steps, compile_tool, pathlib.Path(tmp),
@@ -156,7 +196,8 @@ def main():
             print(f"{name:<18} {r['loss_rel_diff']:>10.1e} "
                   f"{r['pytorch_f32_f64_diff']:>8.1e} {r['parallax_s']:>11.3f} "
                   f"{r['pytorch_s']:>10.3f} {r['parallax_s'] / r['pytorch_s']:>6.2f} "
-                  f"{r['compile_s']:>10.1f}", flush=True)
+                  f"{r['compile_s']:>10.1f} {r['parallax_mb']:>12.0f} "
+                  f"{r['pytorch_mb']:>11.0f}", flush=True)
 
 
 if __name__ == "__main__":
