@@ -277,6 +277,24 @@ def cases():
                lambda d, b: torch.stack([d[b[i]:b[i + 1]].sum(0)
                                          for i in range(len(b) - 1)]),
                [rand(7, 2, 3)], [bounds])
+    # Overlapping windows in the other shapes the scatter meets: SqueezeNet's
+    # ceil-mode windows past the input, stride 1, a stride longer than the
+    # window, a rectangular window with unequal strides, three dimensions.
+    yield Case("pool_max_ceil",
+               "parallax.pool max {x0} kernel = [3, 3] strides = [2, 2] pads = [0, 0, 0, 0] ceil_mode : {t0}",
+               lambda x: F.max_pool2d(x, 3, 2, ceil_mode=True), [rand(2, 2, 8, 8)])
+    yield Case("pool_max_stride1",
+               "parallax.pool max {x0} kernel = [3, 3] strides = [1, 1] pads = [1, 1, 1, 1] : {t0}",
+               lambda x: F.max_pool2d(x, 3, 1, 1), [rand(1, 2, 5, 5)])
+    yield Case("pool_max_gapped",
+               "parallax.pool max {x0} kernel = [2, 2] strides = [3, 3] pads = [0, 0, 0, 0] : {t0}",
+               lambda x: F.max_pool2d(x, 2, 3), [rand(1, 2, 8, 8)])
+    yield Case("pool_average_rectangular",
+               "parallax.pool average {x0} kernel = [2, 3] strides = [1, 2] pads = [0, 1, 0, 1] count_include_pad : {t0}",
+               lambda x: F.avg_pool2d(x, (2, 3), (1, 2), (0, 1)), [rand(2, 3, 5, 7)])
+    yield Case("pool_max_3d",
+               "parallax.pool max {x0} kernel = [2, 2, 3] strides = [1, 2, 2] pads = [0, 0, 1, 0, 0, 1] : {t0}",
+               lambda x: F.max_pool3d(x, (2, 2, 3), (1, 2, 2), (0, 0, 1)), [rand(1, 2, 3, 5, 6)])
 
 
 def main():

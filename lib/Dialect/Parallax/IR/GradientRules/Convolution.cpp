@@ -113,6 +113,51 @@ LogicalResult ConvOp::buildGradients(OpBuilder &builder, ValueRange grads,
               });
 }
 
+/// The adjoint of taking, for each window offset `k` along `axis`, the
+/// strided slice `[k : k + (O - 1) * stride + 1 : stride]` of an extent
+/// `(O - 1) * stride + K`: sums `parts[k]` ([..., O, ...] each, K of them)
+/// into that extent. An extent element `q * stride + r` receives
+/// `parts[r + j * stride][q - j]`: per residue `r` the parts are shifted
+/// along the axis by padding and summed, and the residues are interleaved
+/// by stacking them on a new axis after `axis` and merging the two. Every
+/// op works on window-sized tensors; no zero-dilated copies of the input.
+static Value scatterWindowAxis(GradBuilder &g, ArrayRef<Value> parts,
+                               int64_t axis, int64_t stride) {
+  auto type = tensorType(parts.front());
+  int64_t rank = type.getRank(), windows = type.getDimSize(axis);
+  int64_t kernel = parts.size();
+  int64_t extent = (windows - 1) * stride + kernel;
+  int64_t rows = (extent + stride - 1) / stride;
+  int64_t residues = std::min(kernel, stride);
+  SmallVector<Value> byResidue;
+  for (int64_t r = 0; r < residues; ++r) {
+    Value sum;
+    for (int64_t k = r; k < kernel; k += stride) {
+      Shape low(rank, 0), high(rank, 0);
+      low[axis] = k / stride;
+      high[axis] = rows - windows - k / stride;
+      Value shifted = g.padOrCrop(parts[k], low, high);
+      sum = sum ? g.add(sum, shifted) : shifted;
+    }
+    Shape stacked(tensorType(sum).getShape());
+    stacked.insert(stacked.begin() + axis + 1, 1);
+    byResidue.push_back(g.reshape(sum, stacked));
+  }
+  Value interleaved =
+      byResidue.size() == 1
+          ? byResidue.front()
+          : Value(ConcatOp::create(g.b, g.loc, byResidue, axis + 1));
+  // Residues past the kernel (a stride longer than the window) get zeros.
+  Shape low(rank + 1, 0), high(rank + 1, 0);
+  high[axis + 1] = stride - residues;
+  interleaved = g.padOrCrop(interleaved, low, high);
+  Shape flat(type.getShape());
+  flat[axis] = rows * stride;
+  Shape cropLow(rank, 0), cropHigh(rank, 0);
+  cropHigh[axis] = extent - rows * stride;
+  return g.padOrCrop(g.reshape(interleaved, flat), cropLow, cropHigh);
+}
+
 /// Pooling whose windows overlap, are padded or do not tile the input:
 /// one strided slice of the (padded) input per kernel offset holds every
 /// window's element at that offset; each slice's share of dy is scattered
@@ -204,21 +249,16 @@ static Value generalPoolGradient(GradBuilder &g, PoolOp op, Value dy) {
     Value share = g.div(dy, divisor);
     shares.assign(offsets, share);
   }
-  // Scatter each offset's share back: the adjoint of its strided slice.
-  Value dxPadded;
-  for (int64_t k = 0; k < offsets; ++k) {
-    Shape at = offsetOf(k);
-    Value part = shares[k];
-    Shape lo(rank, 0), hi(rank, 0);
-    for (int64_t d = 0; d < spatial; ++d) {
-      part = g.dilate(part, d + 2, strides[d]);
-      int64_t extent = (yType.getDimSize(d + 2) - 1) * strides[d] + kernel[d];
-      lo[d + 2] = at[d + 2];
-      hi[d + 2] = extent - at[d + 2] - tensorType(part).getDimSize(d + 2);
-    }
-    part = g.padOrCrop(part, lo, hi);
-    dxPadded = dxPadded ? g.add(dxPadded, part) : part;
+  // Scatter the shares back, the last window dimension first: each pass
+  // sums one kernel dimension's shares into the windows' extent along it.
+  for (int64_t d = spatial - 1; d >= 0; --d) {
+    SmallVector<Value> merged;
+    for (size_t first = 0; first < shares.size(); first += kernel[d])
+      merged.push_back(scatterWindowAxis(
+          g, ArrayRef(shares).slice(first, kernel[d]), d + 2, strides[d]));
+    shares = std::move(merged);
   }
+  Value dxPadded = shares.front();
   Shape cropLow(rank, 0), cropHigh(rank, 0);
   for (int64_t d = 0; d < rank; ++d) {
     cropLow[d] = -low[d];
