@@ -14,11 +14,11 @@ relative difference of the per-step losses (beside the difference between
 PyTorch's own float32 and float64 runs: where small batch statistics make
 a model chaotic, rounding alone moves the losses that much), the median
 step time of each (after the first step) and their ratio (parallax /
-PyTorch; <= 1.0 is faster), parallax-compile's time, and each side's peak resident memory (PyTorch's
-in a process of its own running the same steps). Constant initial tensors (fresh
-batch-norm weights and statistics) are perturbed slightly first: the
-exporter would merge equal initializers into one shared variable. Never
-asserts timings.
+PyTorch; <= 1.0 is faster), parallax-compile's time, and each side's
+peak resident memory (PyTorch's in a process of its own running the same
+steps). Constant initial tensors (fresh batch-norm weights and
+statistics) are perturbed slightly first: the exporter would merge equal
+initializers into one shared variable. Never asserts timings.
 
 A model with dropout (mobilenet_v2's classifier) draws other masks than
 PyTorch, so its losses differ beyond the first step.
@@ -107,26 +107,8 @@ def run(name, batch, steps, compile_tool, work, training, threads=1,
     # PyTorch's own float32 run against float64: how far rounding alone
     # moves the losses (small batch statistics make some models chaotic).
     wide = copy.deepcopy(model).double()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    theirs, torch_times = [], []
-    for step in range(steps):
-        chunk = slice(step * batch, (step + 1) * batch)
-        begin = time.perf_counter()
-        optimizer.zero_grad()
-        loss = model(images[chunk], labels[chunk])
-        loss.backward()
-        optimizer.step()
-        torch_times.append(time.perf_counter() - begin)
-        theirs.append(loss.item())
-    wide_optimizer = torch.optim.SGD(wide.parameters(), lr=0.01)
-    exact = []
-    for step in range(steps):
-        chunk = slice(step * batch, (step + 1) * batch)
-        wide_optimizer.zero_grad()
-        loss = wide(images[chunk].double(), labels[chunk])
-        loss.backward()
-        wide_optimizer.step()
-        exact.append(loss.item())
+    theirs, torch_times = sgd_steps(model, images, labels, batch)
+    exact, _ = sgd_steps(wide, images.double(), labels, batch)
 
     def relative(xs, ys):
         return max(abs(a - b) / abs(b) for a, b in zip(xs, ys))
@@ -154,13 +136,25 @@ def pytorch_steps(name, training, data, batch, threads):
     """PyTorch's training steps alone on DATA (for its peak memory)."""
     torch.set_num_threads(threads)
     model = build(name, training)
-    images = torch.from_numpy(np.load(data / "images.npy"))
-    labels = torch.from_numpy(np.load(data / "labels.npy"))
+    sgd_steps(model, torch.from_numpy(np.load(data / "images.npy")),
+              torch.from_numpy(np.load(data / "labels.npy")), batch)
+
+
+def sgd_steps(model, images, labels, batch):
+    """SGD (lr 0.01) over the examples in batches: each step's loss and
+    time."""
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    losses, times = [], []
     for start in range(0, len(images), batch):
+        chunk = slice(start, start + batch)
+        begin = time.perf_counter()
         optimizer.zero_grad()
-        model(images[start:start + batch], labels[start:start + batch]).backward()
+        loss = model(images[chunk], labels[chunk])
+        loss.backward()
         optimizer.step()
+        times.append(time.perf_counter() - begin)
+        losses.append(loss.item())
+    return losses, times
 
 
 def main():
