@@ -99,6 +99,7 @@ static void addCPUTensorPasses(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createParallaxReassociateReductions());
   pm.addPass(createParallaxSplitShortReductions());
+  pm.addPass(createParallaxReduceInProducers());
   pm.addPass(createParallaxUnshareFills());
   addBufferizePass(pm);
 }

@@ -198,6 +198,47 @@ def ParallaxSplitShortReductions
   ];
 }
 
+def ParallaxReduceInProducers : Pass<"parallax-reduce-in-producers"> {
+  let summary = "Compute a reduction of an elementwise op's result in the "
+                "elementwise op's own loop nest, as a second result";
+  let description = [{
+    A softmax writes `e = exp(x - max)` and then sums each row of `e` in
+    a pass of its own over a tensor that was just written: on a language
+    model's 320 x 100,000 logits, 3 ms of a 185 ms step. This pass makes
+    the sum a second result of the op that writes the tensor:
+
+    ```
+    e, s = linalg.generic {iterator_types = [parallel, reduction]}
+             ins(x, max) outs(empty, zeros) {
+               v = exp(x - max); yield v, s + v }
+    ```
+
+    It applies to a `linalg.generic` reduction R on tensors whose loops
+    are parallel ones and then reductions (each result element is summed
+    by the innermost loops, in a register), with one input, read through
+    the identity map, that is the only result of a `linalg.generic` P on
+    tensors whose loops are all parallel, whose output map is the
+    identity, whose loop ranges are R's, and whose result has other users
+    besides R (with R its only user, elementwise fusion applies instead).
+    Column sums (a reduction loop outside a parallel one) are left alone:
+    fused, their row of partial sums competes for the cache with the
+    producer's stream of writes, and the bias gradient of those logits
+    took 8.6 ms instead of 3.9 + 3.9 ms as two passes.
+
+    The fused op takes R's iterator types, P's inputs, and P's and R's
+    inits; it computes P's value once per point and R's combiner on it, in
+    R's loop order: every element of both results gets the same value,
+    summed in the same order, as before. R's init, when it is defined
+    after P (a `linalg.fill` of a `tensor.empty`), is copied before P.
+
+    Precondition: linalg on tensors, after the passes that reshape single
+    ops (`--parallax-split-short-reductions`; they expect one output).
+    Postcondition: no reduction meeting those conditions remains; P's
+    users read the fused op's first result, R's its second.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def ParallaxUnshareFills : Pass<"parallax-unshare-fills"> {
   let summary = "Give every op that accumulates into a filled tensor a fill "
                 "of its own";
