@@ -84,12 +84,13 @@ TEST_P(BlasTest, TilesGiveTheProductOnAnyThreadCount) {
 }
 
 // Single tiles, tiles along one edge, a grid of tiles with ragged edges,
-// and transposed operands.
+// transposed operands, and a product large enough for 512-wide tiles.
 INSTANTIATE_TEST_SUITE_P(Shapes, BlasTest,
                          testing::Values(Shape{1, 1, 1, false, false},
                                          Shape{64, 2048, 576, false, false},
                                          Shape{300, 5000, 40, false, true},
                                          Shape{700, 900, 300, true, false},
-                                         Shape{1000, 1100, 200, true, true}));
+                                         Shape{1000, 1100, 200, true, true},
+                                         Shape{2048, 2048, 16, false, true}));
 
 } // namespace
