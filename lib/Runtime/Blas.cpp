@@ -36,7 +36,7 @@ constexpr int64_t kTileWork = int64_t(1) << 22;
 /// packs its own panels of A and B, so small tiles repack the same
 /// operands over and over: with 64-wide tiles a 1024^3 product spent a
 /// fifth of its time packing; with 256-wide ones a 2048^3 product still
-/// ran at 89% of one sgemm call, and at 95% with 512-wide ones. Edges of
+/// ran at 89% of one sgemm call, and at 92-95% with 512-wide ones. Edges of
 /// kLargeEdge are taken where they still make kMinLargeTiles tiles, enough
 /// to share among threads; fewer, larger tiles made ResNet-18's and
 /// MobileNetV2's steps 9-12% slower on two threads.
