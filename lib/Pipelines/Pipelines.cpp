@@ -100,6 +100,7 @@ static void addCPUTensorPasses(OpPassManager &pm) {
   pm.addPass(createParallaxReassociateReductions());
   pm.addPass(createParallaxSplitShortReductions());
   pm.addPass(createParallaxReduceInProducers());
+  pm.addPass(createParallaxSplitOuterReductions());
   pm.addPass(createParallaxUnshareFills());
   addBufferizePass(pm);
 }
