@@ -93,4 +93,65 @@ INSTANTIATE_TEST_SUITE_P(Shapes, BlasTest,
                                          Shape{1000, 1100, 200, true, true},
                                          Shape{2048, 2048, 16, false, true}));
 
+/// C = A B + bias through parallax_rt_matmul_bias_f32, C holding garbage
+/// before (the call sets it), on `threads` threads.
+std::vector<float> biasedProduct(int64_t m, int64_t n, int64_t k,
+                                 const std::vector<float> &a,
+                                 const std::vector<float> &b,
+                                 const std::vector<float> &bias, int threads) {
+  std::vector<float> c(m * n, std::nanf(""));
+  float *pa = const_cast<float *>(a.data()),
+        *pb = const_cast<float *>(b.data()),
+        *pbias = const_cast<float *>(bias.data());
+  StridedMemRefType<float, 2> A{pa, pa, 0, {m, k}, {k, 1}};
+  StridedMemRefType<float, 2> B{pb, pb, 0, {k, n}, {n, 1}};
+  StridedMemRefType<float, 1> Bias{pbias, pbias, 0, {n}, {1}};
+  StridedMemRefType<float, 2> C{c.data(), c.data(), 0, {m, n}, {n, 1}};
+  configureThreads(threads);
+  parallax_rt_matmul_bias_f32(2, &A, 2, &B, 1, &Bias, 2, &C);
+  configureThreads(0);
+  return c;
+}
+
+class BlasBiasTest : public testing::TestWithParam<Shape> {
+protected:
+  void SetUp() override {
+    if (!blasLibrary().error.empty())
+      GTEST_SKIP() << blasLibrary().error;
+  }
+};
+
+TEST_P(BlasBiasTest, SetsEachTileToTheBiasThenMultiplies) {
+  const Shape &s = GetParam();
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<float> a(s.m * s.k), b(s.k * s.n), bias(s.n);
+  for (float &x : a)
+    x = value(rng);
+  for (float &x : b)
+    x = value(rng);
+  for (float &x : bias)
+    x = value(rng);
+  std::vector<float> one = biasedProduct(s.m, s.n, s.k, a, b, bias, 1);
+  std::vector<float> three = biasedProduct(s.m, s.n, s.k, a, b, bias, 3);
+  EXPECT_EQ(std::memcmp(one.data(), three.data(), one.size() * sizeof(float)),
+            0);
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t j = 0; j < s.n; ++j) {
+      double want = bias[j];
+      for (int64_t p = 0; p < s.k; ++p)
+        want += double(a[i * s.k + p]) * double(b[p * s.n + j]);
+      ASSERT_NEAR(one[i * s.n + j], want, 1e-4 * std::sqrt(double(s.k)))
+          << "element (" << i << ", " << j << ")";
+    }
+}
+
+// One tile; a wide product whose 400 x 672 tiles are cut along the
+// columns to stay in the cache (to 400 x 400, as the LM's logits are); a
+// tall one whose 512 x 400 tiles are cut along the rows (to 400 x 400).
+INSTANTIATE_TEST_SUITE_P(Shapes, BlasBiasTest,
+                         testing::Values(Shape{3, 5, 7, false, false},
+                                         Shape{400, 20000, 16, false, false},
+                                         Shape{8192, 400, 32, false, false}));
+
 } // namespace

@@ -227,3 +227,85 @@ func.func @decoder(%x: memref<4x8xf32>, %w: memref<3x8xf32>, %y: memref<4x3xf32>
   linalg.copy ins(%g : memref<3x8xf32>) outs(%dw : memref<3x8xf32>)
   return
 }
+
+// A fully connected layer's bias, broadcast into the rows of the output
+// before the product accumulates into it (--parallax-fold-bias-into-
+// products): the product sets each tile of its output to the bias itself
+// (matmul_bias_f32) and the broadcast goes, even with an op on other
+// buffers between them. cuBLAS keeps the broadcast.
+// CHECK-LABEL: func.func @bias_init
+// CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[W:.*]]: memref<8x3xf32>, %[[BIAS:.*]]: memref<3xf32>, %[[Y:.*]]: memref<4x3xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.fill
+// CHECK-NOT: linalg.generic
+// CHECK-DAG: %[[UX:.*]] = memref.cast %[[X]] : memref<4x8xf32> to memref<*xf32>
+// CHECK-DAG: %[[UW:.*]] = memref.cast %[[W]] : memref<8x3xf32> to memref<*xf32>
+// CHECK-DAG: %[[UB:.*]] = memref.cast %[[BIAS]] : memref<3xf32> to memref<*xf32>
+// CHECK-DAG: %[[UY:.*]] = memref.cast %[[Y]] : memref<4x3xf32> to memref<*xf32>
+// CHECK: call @parallax_rt_matmul_bias_f32(%[[UX]], %[[UW]], %[[UB]], %[[UY]])
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// CUBLAS-LABEL: func.func @bias_init
+// CUBLAS: linalg.generic
+// CUBLAS: call @parallax_rt_cuda_matmul_f32
+// CUBLAS-NOT: matmul_bias
+#columns = affine_map<(d0, d1) -> (d1)>
+#rows = affine_map<(d0, d1) -> (d0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @bias_init(%x: memref<4x8xf32>, %w: memref<8x3xf32>, %bias: memref<3xf32>, %y: memref<4x3xf32>, %other: memref<5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#columns, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<3xf32>) outs(%y : memref<4x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%other : memref<5xf32>)
+  linalg.matmul ins(%x, %w : memref<4x8xf32>, memref<8x3xf32>) outs(%y : memref<4x3xf32>)
+  return
+}
+
+// Kept as a broadcast and an accumulating product: the output read
+// between them, a call between them (it may write the bias), a broadcast
+// along the other dimension, and a broadcast that adds to what the output
+// held.
+// CHECK-LABEL: func.func @bias_init_kept
+// CHECK-NOT: matmul_bias
+// CHECK-COUNT-4: call @parallax_rt_matmul_f32
+// CHECK-NOT: matmul_bias
+// CHECK: return
+func.func @bias_init_kept(%x: memref<4x8xf32>, %w: memref<8x3xf32>, %bias: memref<3xf32>, %rowbias: memref<4xf32>,
+                          %y: memref<4x3xf32>, %copy: memref<4x3xf32>) {
+  linalg.generic {indexing_maps = [#columns, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<3xf32>) outs(%y : memref<4x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.copy ins(%y : memref<4x3xf32>) outs(%copy : memref<4x3xf32>)
+  linalg.matmul ins(%x, %w : memref<4x8xf32>, memref<8x3xf32>) outs(%y : memref<4x3xf32>)
+
+  linalg.generic {indexing_maps = [#columns, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<3xf32>) outs(%y : memref<4x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %cast = memref.cast %bias : memref<3xf32> to memref<*xf32>
+  call @writes(%cast) : (memref<*xf32>) -> ()
+  linalg.matmul ins(%x, %w : memref<4x8xf32>, memref<8x3xf32>) outs(%y : memref<4x3xf32>)
+
+  linalg.generic {indexing_maps = [#rows, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%rowbias : memref<4xf32>) outs(%y : memref<4x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.matmul ins(%x, %w : memref<4x8xf32>, memref<8x3xf32>) outs(%y : memref<4x3xf32>)
+
+  linalg.generic {indexing_maps = [#columns, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<3xf32>) outs(%y : memref<4x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  }
+  linalg.matmul ins(%x, %w : memref<4x8xf32>, memref<8x3xf32>) outs(%y : memref<4x3xf32>)
+  return
+}
+func.func private @writes(memref<*xf32>)
