@@ -114,6 +114,8 @@ constexpr int64_t kSetTileBytes = int64_t(640) << 10;
 /// where that fits).
 std::vector<Tile> setTilesOf(const Matrices &C, int64_t depth) {
   std::vector<Tile> tiles = tilesOf(C, depth);
+  if (tiles.empty())
+    return tiles;
   int64_t rowEdge = tiles.front().rows, colEdge = tiles.front().cols;
   if (rowEdge * colEdge * int64_t(sizeof(float)) <= kSetTileBytes)
     return tiles;
@@ -126,9 +128,9 @@ std::vector<Tile> setTilesOf(const Matrices &C, int64_t depth) {
   return gridOf(C, rowEdge, colEdge);
 }
 
-/// Runs C (+)= A B tile by tile on the worker's threads; `prepare(t,
-/// cTile)`, where given, sets a tile of C just before it is multiplied
-/// into, and then sgemm accumulates into it.
+/// Runs C += A B tile by tile on the worker's threads, `prepare(tile,
+/// cTile, leading)` right before each tile's sgemm: where the call sets C
+/// (`setsC`), it sets the tile, in tiles small enough to stay cached.
 template <typename Prepare>
 void multiplyTiles(int64_t rankA, void *a, int64_t rankB, void *b,
                    int64_t rankC, void *c, bool setsC, Prepare prepare) {
@@ -167,12 +169,13 @@ extern "C" void parallax_rt_matmul_bias_f32(int64_t rankA, void *a,
                                             int64_t rankB, void *b,
                                             int64_t rankBias, void *bias,
                                             int64_t rankC, void *c) {
+  if (rankBias != 1 || rankC != 2)
+    die("internal error: matmul_bias_f32 takes a 1-D bias and a 2-D C");
   StridedView v = viewDescriptor(rankBias, bias, sizeof(float));
   Matrices C = viewMatrices(rankC, c);
-  if (rankBias != 1 || v.sizes[0] != C.cols || v.strides[0] != 1 ||
-      rankC != 2 || C.transposed)
+  if (v.sizes[0] != C.cols || v.strides[0] != 1 || C.transposed)
     die("internal error: matmul_bias_f32 takes a contiguous bias of C's " +
-        std::to_string(C.cols) + " columns and a row-major 2-D C");
+        std::to_string(C.cols) + " columns and a row-major C");
   const float *row = reinterpret_cast<const float *>(v.data);
   multiplyTiles(rankA, a, rankB, b, rankC, c, /*setsC=*/true,
                 [&](const Tile &t, float *cTile, int64_t leading) {

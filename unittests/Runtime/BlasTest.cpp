@@ -113,13 +113,7 @@ std::vector<float> biasedProduct(int64_t m, int64_t n, int64_t k,
   return c;
 }
 
-class BlasBiasTest : public testing::TestWithParam<Shape> {
-protected:
-  void SetUp() override {
-    if (!blasLibrary().error.empty())
-      GTEST_SKIP() << blasLibrary().error;
-  }
-};
+class BlasBiasTest : public BlasTest {};
 
 TEST_P(BlasBiasTest, SetsEachTileToTheBiasThenMultiplies) {
   const Shape &s = GetParam();
