@@ -19,7 +19,6 @@
 #include "Support.h"
 #include "Threads.h"
 
-#include <cstring>
 #include <vector>
 
 using namespace parallax::runtime;
@@ -80,8 +79,14 @@ TileEdges edgesOf(const Matrices &C, int64_t wanted, int64_t minEdge) {
   return best;
 }
 
-/// The tiles of C in a grid of `rowEdge` x `colEdge` (ragged at the ends).
-std::vector<Tile> gridOf(const Matrices &C, int64_t rowEdge, int64_t colEdge) {
+/// Tiles of C, from the shapes alone (never the thread count).
+std::vector<Tile> tilesOf(const Matrices &C, int64_t depth) {
+  int64_t work = C.rows * C.cols * depth;
+  int64_t wanted = std::clamp(work / kTileWork, int64_t(1), kMaxTiles);
+  TileEdges edges = edgesOf(C, wanted, kLargeEdge);
+  if (edges.count < kMinLargeTiles)
+    edges = edgesOf(C, wanted, kMinEdge);
+  int64_t rowEdge = edges.rows, colEdge = edges.cols;
   std::vector<Tile> tiles;
   for (int64_t b = 0; b < C.batch; ++b)
     for (int64_t row = 0; row < C.rows; row += rowEdge)
@@ -91,53 +96,14 @@ std::vector<Tile> gridOf(const Matrices &C, int64_t rowEdge, int64_t colEdge) {
   return tiles;
 }
 
-/// Tiles of C, from the shapes alone (never the thread count).
-std::vector<Tile> tilesOf(const Matrices &C, int64_t depth) {
-  int64_t work = C.rows * C.cols * depth;
-  int64_t wanted = std::clamp(work / kTileWork, int64_t(1), kMaxTiles);
-  TileEdges edges = edgesOf(C, wanted, kLargeEdge);
-  if (edges.count < kMinLargeTiles)
-    edges = edgesOf(C, wanted, kMinEdge);
-  return gridOf(C, edges.rows, edges.cols);
-}
+} // namespace
 
-/// The most bytes of C a tile may have where the call sets C itself before
-/// multiplying: the tile is still in the L2 cache (1 MiB per core on the
-/// machines measured) when sgemm reads it back. A 320 x 100000 product
-/// with a bias (K = 128) took 46.5 ms with 320 x 512 tiles, 48.6 with
-/// 320 x 256 and 49.5 with 320 x 1024, against 50.5 ms setting all of C
-/// first and multiplying in 320 x 1568 tiles.
-constexpr int64_t kSetTileBytes = int64_t(640) << 10;
-
-/// Tiles of C for a call that sets C: tilesOf's, with the longer edge cut
-/// so that a tile has at most kSetTileBytes (a multiple of kEdgeMultiple
-/// where that fits).
-std::vector<Tile> setTilesOf(const Matrices &C, int64_t depth) {
-  std::vector<Tile> tiles = tilesOf(C, depth);
-  if (tiles.empty())
-    return tiles;
-  int64_t rowEdge = tiles.front().rows, colEdge = tiles.front().cols;
-  if (rowEdge * colEdge * int64_t(sizeof(float)) <= kSetTileBytes)
-    return tiles;
-  int64_t &longer = colEdge >= rowEdge ? colEdge : rowEdge;
-  int64_t other = colEdge >= rowEdge ? rowEdge : colEdge;
-  int64_t most = kSetTileBytes / (other * int64_t(sizeof(float)));
-  if (most >= kEdgeMultiple)
-    most = most / kEdgeMultiple * kEdgeMultiple;
-  longer = std::clamp<int64_t>(most, 1, longer);
-  return gridOf(C, rowEdge, colEdge);
-}
-
-/// Runs C += A B tile by tile on the worker's threads, `prepare(tile,
-/// cTile, leading)` right before each tile's sgemm: where the call sets C
-/// (`setsC`), it sets the tile, in tiles small enough to stay cached.
-template <typename Prepare>
-void multiplyTiles(int64_t rankA, void *a, int64_t rankB, void *b,
-                   int64_t rankC, void *c, bool setsC, Prepare prepare) {
+extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
+                                       void *b, int64_t rankC, void *c) {
   static const SgemmFn sgemm = requireBlasLibrary().sgemm;
   Matrices A = viewMatrices(rankA, a), B = viewMatrices(rankB, b),
            C = viewMatrices(rankC, c);
-  std::vector<Tile> tiles = setsC ? setTilesOf(C, A.cols) : tilesOf(C, A.cols);
+  std::vector<Tile> tiles = tilesOf(C, A.cols);
   auto multiply = [&](const Tile &t) {
     // A is [rows, depth] (stored transposed: [depth, rows]), B is
     // [depth, cols] (stored transposed: [cols, depth]).
@@ -146,7 +112,6 @@ void multiplyTiles(int64_t rankA, void *a, int64_t rankB, void *b,
     const float *bTile = B.data + t.batch * B.batchStride +
                          t.col * (B.transposed ? B.leading : 1);
     float *cTile = C.data + t.batch * C.batchStride + t.row * C.leading + t.col;
-    prepare(t, cTile, C.leading);
     sgemm(CblasRowMajor, transposeOf(A), transposeOf(B), t.rows, t.cols, A.cols,
           1.0f, aTile, A.leading, bTile, B.leading, 1.0f, cTile, C.leading);
   };
@@ -155,32 +120,4 @@ void multiplyTiles(int64_t rankA, void *a, int64_t rankB, void *b,
                    for (int64_t i = begin; i < end; ++i)
                      multiply(tiles[i]);
                  });
-}
-
-} // namespace
-
-extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
-                                       void *b, int64_t rankC, void *c) {
-  multiplyTiles(rankA, a, rankB, b, rankC, c, /*setsC=*/false,
-                [](const Tile &, float *, int64_t) {});
-}
-
-extern "C" void parallax_rt_matmul_bias_f32(int64_t rankA, void *a,
-                                            int64_t rankB, void *b,
-                                            int64_t rankBias, void *bias,
-                                            int64_t rankC, void *c) {
-  if (rankBias != 1 || rankC != 2)
-    die("internal error: matmul_bias_f32 takes a 1-D bias and a 2-D C");
-  StridedView v = viewDescriptor(rankBias, bias, sizeof(float));
-  Matrices C = viewMatrices(rankC, c);
-  if (v.sizes[0] != C.cols || v.strides[0] != 1 || C.transposed)
-    die("internal error: matmul_bias_f32 takes a contiguous bias of C's " +
-        std::to_string(C.cols) + " columns and a row-major C");
-  const float *row = reinterpret_cast<const float *>(v.data);
-  multiplyTiles(rankA, a, rankB, b, rankC, c, /*setsC=*/true,
-                [&](const Tile &t, float *cTile, int64_t leading) {
-                  for (int64_t i = 0; i < t.rows; ++i)
-                    std::memcpy(cTile + i * leading, row + t.col,
-                                t.cols * sizeof(float));
-                });
 }

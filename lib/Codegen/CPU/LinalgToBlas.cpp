@@ -217,68 +217,6 @@ std::optional<TransposedOutput> transposedOutputOf(linalg::LinalgOp product) {
   return found;
 }
 
-/// Whether `op` or an op nested in it has an operand in buffer `root`.
-bool touches(Operation *op, Value root) {
-  WalkResult result = op->walk([&](Operation *nested) {
-    for (Value operand : nested->getOperands())
-      if (isa<BaseMemRefType>(operand.getType()) && rootBuffer(operand) == root)
-        return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return result.wasInterrupted();
-}
-
-/// Whether `op` copies its only input, a vector, into every row of its
-/// 2-D output: `out[i, j] = bias[j]`.
-bool broadcastsRows(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != 2 || op.getNumParallelLoops() != 2)
-    return false;
-  MLIRContext *ctx = op.getContext();
-  AffineMap columns = AffineMap::get(2, 0, getAffineDimExpr(1, ctx));
-  if (op.getIndexingMapsArray() !=
-      SmallVector<AffineMap>{columns,
-                             AffineMap::getMultiDimIdentityMap(2, ctx)})
-    return false;
-  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
-  return yield.getNumOperands() == 1 &&
-         yield.getOperand(0) == op.getBlock()->getArgument(0);
-}
-
-/// A 2-D product whose output was last set by a broadcast of a bias vector
-/// into its rows (--parallax-fold-bias-into-products' init), with nothing
-/// else touching the output, or writing the bias, in between: the product
-/// can set each tile of its output to the bias itself, while the tile is
-/// in the cache, instead of after a pass over the whole output.
-struct BiasInit {
-  linalg::GenericOp broadcast;
-  Value bias;
-};
-
-std::optional<BiasInit> biasInitOf(linalg::LinalgOp product) {
-  if (!isa<linalg::MatmulOp>(product))
-    return std::nullopt;
-  Value output = product.getDpsInits().front();
-  Value root = rootBuffer(output);
-  for (Operation *op = product->getPrevNode(); op; op = op->getPrevNode()) {
-    if (!touches(op, root)) {
-      if (isa<CallOpInterface>(op))
-        return std::nullopt;
-      continue;
-    }
-    auto broadcast = dyn_cast<linalg::GenericOp>(op);
-    if (!broadcast || !broadcast.hasPureBufferSemantics() ||
-        !broadcastsRows(broadcast) || broadcast.getDpsInits()[0] != output)
-      return std::nullopt;
-    Value bias = broadcast.getDpsInputs()[0];
-    if (!hasContiguousRows(bias) ||
-        mayWriteBetween(broadcast, product, rootBuffer(bias)))
-      return std::nullopt;
-    return BiasInit{broadcast, bias};
-  }
-  return std::nullopt;
-}
-
 struct LinalgToBlasPass
     : parallax::impl::ParallaxLinalgToBlasBase<LinalgToBlasPass> {
   using Base::Base;
@@ -310,7 +248,6 @@ struct LinalgToBlasPass
       OpBuilder builder(op);
       std::optional<TransposedOutput> transposed =
           cublas ? std::nullopt : transposedOutputOf(op);
-      std::optional<BiasInit> bias = cublas ? std::nullopt : biasInitOf(op);
       SmallVector<Value> operands;
       for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
         Value view;
@@ -330,19 +267,13 @@ struct LinalgToBlasPass
             transposed->destination.getResult());
         transposed->transpose->erase();
       }
-      parallax::abi::Function callee =
-          cublas ? parallax::abi::Function::cuda_matmul_f32
-                 : parallax::abi::Function::matmul_f32;
-      if (bias) {
-        // C = A B + bias, each tile of C set to the bias by the call.
-        operands.insert(operands.begin() + 2, bias->bias);
-        callee = parallax::abi::Function::matmul_bias_f32;
-        bias->broadcast->erase();
-      }
       for (Value &operand : operands)
         operand =
             memref::CastOp::create(builder, op.getLoc(), unranked, operand);
-      parallax::callRuntime(builder, module, op.getLoc(), callee, operands);
+      parallax::callRuntime(builder, module, op.getLoc(),
+                            cublas ? parallax::abi::Function::cuda_matmul_f32
+                                   : parallax::abi::Function::matmul_f32,
+                            operands);
       auto output = op.getDpsInits().front().getDefiningOp<memref::AllocOp>();
       op->erase();
       if (output && output->use_empty()) // written transposed instead

@@ -138,23 +138,3 @@ func.func private @offsets.k1.copy(%c: memref<?xf32>, %d: memref<?xf32>) {
   linalg.copy ins(%c : memref<?xf32>) outs(%d : memref<?xf32>)
   return
 }
-
-// -----
-
-// A product that sets its output to a bias first: the product's FLOPs,
-// its four operands' bytes (8192 + 4096 + 32 + 2048 floats).
-// CHECK-LABEL: func.func @biased(
-// CHECK: call @parallax_rt_profile_begin
-// CHECK-NEXT: call @parallax_rt_matmul_bias_f32(
-// CHECK-NEXT: call @parallax_rt_profile_end
-// CHECK: llvm.mlir.global external constant @parallax_profile_sites
-// CHECK-SAME: "matrix product (BLAS)\09524288\0957472\09/fc/Gemm\09matmul_bias_f32\0A\00"
-func.func private @parallax_rt_matmul_bias_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>)
-func.func @biased(%a: memref<64x128xf32>, %b: memref<128x32xf32>, %bias: memref<32xf32>, %c: memref<64x32xf32>) {
-  %ua = memref.cast %a : memref<64x128xf32> to memref<*xf32>
-  %ub = memref.cast %b : memref<128x32xf32> to memref<*xf32>
-  %ubias = memref.cast %bias : memref<32xf32> to memref<*xf32>
-  %uc = memref.cast %c : memref<64x32xf32> to memref<*xf32>
-  call @parallax_rt_matmul_bias_f32(%ua, %ub, %ubias, %uc) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) -> () loc("/fc/Gemm")
-  return
-}

@@ -562,16 +562,6 @@ def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
     where the output was: the transpose, a full pass over the gradient,
     goes.
 
-    A 2-D product whose output was last set by a `linalg.generic` that
-    copies a bias vector into each of its rows (the init
-    `--parallax-fold-bias-into-products` makes), with no op touching the
-    output or calling out between them, calls
-    `parallax_rt_matmul_bias_f32(A, B, bias, C)` instead, and the
-    broadcast goes: the runtime sets each tile of C to the bias just
-    before it multiplies into it, while the tile is in the cache, in tiles
-    of at most 640 KiB. The LSTM LM's 320 x 100,000 logits: the product
-    and its bias 55.5 -> 49.2 ms (`--profile`, one thread).
-
     With `cublas`, the call is `parallax_rt_cuda_matmul_f32` instead,
     which runs cuBLAS's `cublasSgemm` on the GPU (--target cuda; the GPU
     pipeline runs this pass before it maps the remaining linalg ops to
