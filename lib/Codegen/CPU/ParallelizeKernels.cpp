@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parallax/Codegen/CPU/Kernels.h"
 #include "parallax/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -49,10 +50,6 @@ struct SharedLoop {
   int64_t extent;
 };
 
-/// Points a shared loop inside reductions must have within it, so that
-/// each chunk's pass reads runs of memory rather than single elements.
-constexpr int64_t kMinInnerPoints = 16;
-
 /// `op`'s shared loop, when its whole nest is static and has at least
 /// `minIterations` points.
 std::optional<SharedLoop> sharedLoopOf(linalg::LinalgOp op,
@@ -78,7 +75,7 @@ std::optional<SharedLoop> sharedLoopOf(linalg::LinalgOp op,
         AffineMap map = op.getMatchingIndexingMap(&o);
         return map.isProjectedPermutation() && map.isFunctionOfDim(position);
       });
-      if (!disjoint || inner < kMinInnerPoints)
+      if (!disjoint || inner < kMinPointsInsideSharedLoop)
         return std::nullopt;
     }
     return SharedLoop{static_cast<unsigned>(position), ranges[position]};

@@ -35,10 +35,10 @@ func.func @bias_gradient(%dy: tensor<320x1000xf32>, %init: tensor<1000xf32>) -> 
 
 // -----
 
-// A column maximum over 100 rows: 10 groups of 10 (16 and 11-15 do not
-// divide it), the partial maxima starting from -inf.
+// A column maximum over 100 rows: 5 groups of 20 (6 groups would have
+// fewer than 16 rows), the partial maxima starting from -inf.
 // CHECK-LABEL: func.func @column_max
-// CHECK: output_shape [10, 10, 512]
+// CHECK: output_shape [5, 20, 512]
 // CHECK: arith.constant 0xFF800000 : f32
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]
 // CHECK: arith.maximumf
@@ -59,13 +59,16 @@ func.func @column_max(%x: tensor<100x512xf32>, %init: tensor<512xf32>) -> tensor
 // -----
 
 // Left alone: a row sum (its reduction is inside its parallel loop), a
-// column sum under min-iterations, one over a prime number of rows, a
+// column sum under min-iterations, one over a prime number of rows, one
+// over too few rows for two groups of 16, one that
+// --parallax-parallelize-kernels shares out by its channel loop already
+// (64 points inside it), a
 // sum over two reduction loops, one with a dynamic size, one whose
 // combiner splitReduction does not know, and a sum that may not be
 // reassociated.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: tensor.expand_shape
-// CHECK-COUNT-7: linalg.generic
+// CHECK-COUNT-9: linalg.generic
 // CHECK-NOT: linalg.generic
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -76,9 +79,10 @@ func.func @left_alone(%a: tensor<320x1000xf32>, %rows: tensor<320xf32>,
                       %small: tensor<64x256xf32>, %cols: tensor<256xf32>,
                       %prime: tensor<331x1000xf32>, %wide: tensor<1000xf32>,
                       %x: tensor<32x64x8x8xf32>, %channels: tensor<64xf32>,
-                      %d: tensor<?x1000xf32>)
+                      %d: tensor<?x1000xf32>, %few: tensor<24x4096xf32>, %long: tensor<4096xf32>,
+                      %nchw: tensor<32x96x64xf32>, %chw: tensor<96x64xf32>)
     -> (tensor<320xf32>, tensor<256xf32>, tensor<1000xf32>, tensor<64xf32>,
-        tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>) {
+        tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<4096xf32>, tensor<96x64xf32>) {
   %0 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%a : tensor<320x1000xf32>) outs(%rows : tensor<320xf32>) {
   ^bb0(%v: f32, %acc: f32):
@@ -122,5 +126,18 @@ func.func @left_alone(%a: tensor<320x1000xf32>, %rows: tensor<320xf32>,
     %s = arith.addf %v, %acc : f32
     linalg.yield %s : f32
   } -> tensor<1000xf32>
-  return %0, %1, %2, %3, %4, %5, %6 : tensor<320xf32>, tensor<256xf32>, tensor<1000xf32>, tensor<64xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>
+  %7 = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%few : tensor<24x4096xf32>) outs(%long : tensor<4096xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  } -> tensor<4096xf32>
+  %8 = linalg.generic {indexing_maps = [affine_map<(n, c, p) -> (n, c, p)>, affine_map<(n, c, p) -> (c, p)>],
+                       iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%nchw : tensor<32x96x64xf32>) outs(%chw : tensor<96x64xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  } -> tensor<96x64xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<320xf32>, tensor<256xf32>, tensor<1000xf32>, tensor<64xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<4096xf32>, tensor<96x64xf32>
 }

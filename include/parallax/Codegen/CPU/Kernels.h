@@ -19,6 +19,12 @@ namespace mlir::parallax {
 /// one (outlining leaves linalg ops in kernels only).
 linalg::LinalgOp kernelOpOf(func::FuncOp function);
 
+/// Points a loop that --parallax-parallelize-kernels shares out inside
+/// reductions must have within it, so that each chunk's pass reads runs of
+/// memory rather than single elements (a column sum has one: it is left
+/// to --parallax-split-outer-reductions).
+constexpr int64_t kMinPointsInsideSharedLoop = 16;
+
 /// A symbol-safe rendering of the ONNX node a location comes from, or "".
 std::string nodeNameOf(Location loc);
 

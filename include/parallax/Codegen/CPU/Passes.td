@@ -223,7 +223,7 @@ def ParallaxSplitOuterReductions
 
     The first op's outermost loop is parallel, and each group reads its
     rows as one run of memory; the second reads `G` rows of partial sums.
-    `G` is the most groups up to `max-groups`, of at least 4 rows each,
+    `G` is the most groups up to `max-groups`, of at least 16 rows each,
     that divide the reduction evenly; it depends on the shape alone, so
     the sums do not depend on the thread count. They are reassociated
     (rows summed per group, then the groups), as the ops'
@@ -232,8 +232,10 @@ def ParallaxSplitOuterReductions
     It applies to a `linalg.generic` on tensors with one output, a static
     iteration space of at least `min-iterations` points, one reduction loop
     before all its parallel loops of more than one iteration (and at least
-    one of those), and a combiner `linalg::splitReduction` knows (a sum,
-    product, maximum or minimum).
+    one of those, with fewer than 16 points inside the first: with more,
+    `--parallax-parallelize-kernels` shares it out already, as a batch
+    norm's per-channel sums), and a combiner `linalg::splitReduction` knows
+    (a sum, product, maximum or minimum).
 
     Precondition: after `--parallax-reassociate-reductions`, before
     bufferization. Postcondition: every such op whose reduction has a
