@@ -208,7 +208,8 @@ def ParallaxSplitOuterReductions
     over i of dy[i, j]`. `--parallax-parallelize-kernels` shares out only
     a parallel loop outside the reductions (or one with runs of memory
     within it), so such a sum ran on one thread (the LSTM LM's 320 x
-    100,000 bias gradient: 4.2 ms, 9% of the step's generated code). Its
+    100,000 bias gradient: 4.2 ms, 11% of the step outside its matrix
+    products). Its
     columns cannot be shared out instead: chunks of columns read every row
     in short strided runs, slower on one thread than the whole rows (5.0
     ms in 250 chunks, 6.7 ms in 32).
@@ -234,8 +235,8 @@ def ParallaxSplitOuterReductions
     before all its parallel loops of more than one iteration (and at least
     one of those, with fewer than 16 points inside the first: with more,
     `--parallax-parallelize-kernels` shares it out already, as a batch
-    norm's per-channel sums), and a combiner `linalg::splitReduction` knows
-    (a sum, product, maximum or minimum).
+    norm's per-channel sums), and a combiner `linalg::splitReduction` knows:
+    a sum or product that carries `reassoc`, a maximum or a minimum.
 
     Precondition: after `--parallax-reassociate-reductions`, before
     bufferization. Postcondition: every such op whose reduction has a
