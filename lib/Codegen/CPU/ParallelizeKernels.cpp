@@ -33,14 +33,6 @@ constexpr int64_t kChunks = 256;
 /// Equal chunks are preferred down to this many (or the extent, if less).
 constexpr int64_t kMinEqualChunks = 16;
 
-/// The most chunks, up to kChunks, that divide `extent` evenly.
-int64_t equalChunks(int64_t extent) {
-  for (int64_t chunks = std::min(extent, kChunks); chunks > 1; --chunks)
-    if (extent % chunks == 0)
-      return chunks;
-  return 1;
-}
-
 /// The loop a kernel shares out: the outermost parallel loop of more than
 /// one iteration. Reduction loops around it (a batch norm's sums over N
 /// of NCHW) then run inside each chunk: a chunk writes only the outputs of
@@ -132,7 +124,7 @@ struct ParallelizeKernelsPass
     Location loc = op.getLoc();
     IRRewriter rewriter(&getContext());
     Type indexType = rewriter.getIndexType();
-    int64_t chunks = equalChunks(loop.extent);
+    int64_t chunks = mostEqualParts(loop.extent, kChunks);
     bool equal = chunks >= std::min<int64_t>(loop.extent, kMinEqualChunks);
     if (!equal)
       chunks =

@@ -26,16 +26,6 @@ namespace {
 /// 1.6% slower).
 constexpr int64_t kMinGroupRows = 16;
 
-/// The most groups, up to `maxGroups`, of at least kMinGroupRows that
-/// divide `extent` evenly; 1 where none do.
-int64_t groupsOf(int64_t extent, int64_t maxGroups) {
-  for (int64_t groups = std::min(maxGroups, extent / kMinGroupRows); groups > 1;
-       --groups)
-    if (extent % groups == 0)
-      return groups;
-  return 1;
-}
-
 /// Whether a float sum or product yielded by `op` may be reassociated
 /// (`--parallax-reassociate-reductions` marks them): splitting adds in
 /// another order. Maxima and minima, and ops that yield no such
@@ -64,14 +54,14 @@ struct SplitOuterReductionsPass
     IRRewriter rewriter(&getContext());
     for (auto [op, groups] : work) {
       rewriter.setInsertionPoint(op);
-      int64_t ratio = groups;
       // The groups' loop takes the reduction's place (outermost), its
       // partial sums the first dimension of their tensor; ops whose
       // combiner splitReduction does not know are left as they are.
-      (void)linalg::splitReduction(rewriter, op, [&](linalg::LinalgOp) {
-        return linalg::SplitReductionOptions{ratio, /*index=*/0,
-                                             /*innerParallel=*/false};
-      });
+      (void)linalg::splitReduction(
+          rewriter, op, [ratio = groups](linalg::LinalgOp) {
+            return linalg::SplitReductionOptions{ratio, /*index=*/0,
+                                                 /*innerParallel=*/false};
+          });
     }
   }
 
@@ -109,7 +99,9 @@ struct SplitOuterReductionsPass
           ArrayRef<int64_t>(ranges).drop_front(position + 1));
       if (inside >= kMinPointsInsideSharedLoop)
         return 1;
-      return groupsOf(extent, maxGroups);
+      // The most groups of at least kMinGroupRows rows.
+      return mostEqualParts(
+          extent, std::min<int64_t>(maxGroups, extent / kMinGroupRows));
     }
     return 1;
   }

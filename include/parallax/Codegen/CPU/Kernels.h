@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
+#include <algorithm>
 #include <string>
 
 namespace mlir::parallax {
@@ -24,6 +25,15 @@ linalg::LinalgOp kernelOpOf(func::FuncOp function);
 /// memory rather than single elements (a column sum has one: it is left
 /// to --parallax-split-outer-reductions).
 constexpr int64_t kMinPointsInsideSharedLoop = 16;
+
+/// The most equal parts, up to `most`, that `extent` divides into; 1 where
+/// no more than one does. Parts fixed by the shape, never the thread count.
+inline int64_t mostEqualParts(int64_t extent, int64_t most) {
+  for (int64_t parts = std::min(extent, most); parts > 1; --parts)
+    if (extent % parts == 0)
+      return parts;
+  return 1;
+}
 
 /// A symbol-safe rendering of the ONNX node a location comes from, or "".
 std::string nodeNameOf(Location loc);
