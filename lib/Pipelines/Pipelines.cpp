@@ -29,13 +29,13 @@ using namespace mlir::parallax;
 //===----------------------------------------------------------------------===//
 
 /// Compute ops to linalg, variables and collectives to runtime calls
-/// (dense updates to loops, for targets that run them as kernels).
+/// (optimizer updates to loops, for targets that run them as kernels).
 static void addParallaxToLinalgPasses(OpPassManager &pm,
-                                      bool denseUpdatesAsLoops = false) {
+                                      bool updatesAsLoops = false) {
   pm.addPass(createConvertParallaxCollectives());
   pm.addPass(createConvertParallaxToLinalg());
   ConvertParallaxVariablesOptions variables;
-  variables.denseUpdatesAsLoops = denseUpdatesAsLoops;
+  variables.updatesAsLoops = updatesAsLoops;
   pm.addPass(createConvertParallaxVariables(variables));
   pm.addPass(createCanonicalizerPass());
   // The backward pass recomputes forward values (a softmax's statistics

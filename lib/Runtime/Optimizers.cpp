@@ -102,13 +102,16 @@ void updateSparse(Kernel kernel, const char *name, int64_t rankW, void *w,
                   int64_t rankV, void *values, const Hyper &h) {
   int64_t width = rowWidth(rankW, w);
   const int64_t *first = rowIds(rankI, ids);
+  // Rows, not raw ids: a negative id and its row from the start sum too.
+  int64_t rows = leadingRows(rankW, w);
   std::vector<int64_t> index(first, first + elementCount(rankI, ids));
+  for (int64_t &id : index)
+    id = rowIndex(name, id, rows);
   const float *rowValues = contiguousF32(name, "gradient rows", rankV, values);
   std::vector<float> summed(rowValues, rowValues + index.size() * width);
   int64_t k = sumRepeatedRows(index, summed, width);
-  applyRows(kernel, name, slotsOf(name, rankW, w, states, state),
-            leadingRows(rankW, w), width, index.data(), k, summed.data(), 1.0f,
-            h);
+  applyRows(kernel, name, slotsOf(name, rankW, w, states, state), rows, width,
+            index.data(), k, summed.data(), 1.0f, h);
 }
 
 void pushDense(Kernel kernel, const char *name, int64_t partitions,
@@ -278,6 +281,36 @@ void parallax::runtime::applyRows(Kernel kernel, const std::string &name,
   }
 
 extern "C" {
+int64_t parallax_rt_row_segments(const char *name, int64_t rows, int64_t rankI,
+                                 void *ids, int64_t rankO, void *order,
+                                 int64_t rankS, void *starts, int64_t rankT,
+                                 void *targets) {
+  int64_t k = elementCount(rankI, ids);
+  if (elementCount(rankO, order) != k || elementCount(rankS, starts) != k + 1 ||
+      elementCount(rankT, targets) != k)
+    die(std::string("internal error: the row segments of '") + name +
+        "' do not match its " + std::to_string(k) + " ids");
+  const int64_t *id = rowIds(rankI, ids);
+  std::vector<int64_t> row(k);
+  for (int64_t i = 0; i < k; ++i)
+    row[i] = rowIndex(name, id[i], rows);
+  auto *positions = const_cast<int64_t *>(rowIds(rankO, order));
+  auto *begins = const_cast<int64_t *>(rowIds(rankS, starts));
+  auto *distinct = const_cast<int64_t *>(rowIds(rankT, targets));
+  std::iota(positions, positions + k, int64_t{0});
+  std::stable_sort(positions, positions + k,
+                   [&](int64_t a, int64_t b) { return row[a] < row[b]; });
+  int64_t count = 0;
+  for (int64_t i = 0; i < k; ++i) {
+    if (i > 0 && row[positions[i]] == row[positions[i - 1]])
+      continue;
+    begins[count] = i;
+    distinct[count++] = row[positions[i]];
+  }
+  begins[count] = k;
+  return count;
+}
+
 PARALLAX_OPTIMIZER_ENTRY_POINTS(sgd, sgdKernel, 0)
 PARALLAX_OPTIMIZER_ENTRY_POINTS(momentum, momentumKernel, 1)
 PARALLAX_OPTIMIZER_ENTRY_POINTS(adagrad, adagradKernel, 1)

@@ -2,10 +2,13 @@
 """Trains an example model with the same flags for two targets and
 compares every step's loss and every saved parameter (1e-5 relative,
 1e-7 absolute): the GPU pipeline (cuda-sim) against the CPU one, for the
-update rules PyTorch's reference runs do not cover. Standard library only.
+update rules PyTorch's reference runs do not cover. With `--workers N`
+among the flags, each program gets 1/N of the reference batch per worker
+and runs under mpirun. Standard library only.
 
 Usage: compare_targets.py MODEL WORKDIR TARGET_A TARGET_B [FLAG ...]
-  (parallax-compile on PATH, PARALLAX_SRC naming the source tree)
+  (parallax-compile on PATH, and mpirun for --workers; PARALLAX_SRC naming
+  the source tree)
 """
 
 import json
@@ -15,6 +18,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from check_training import mpirun  # noqa: E402
 from npy_close import parameter_mismatches  # noqa: E402
 
 
@@ -27,11 +31,13 @@ def train(src, model, work, target, flags):
     config = json.loads((data / "reference" / "sgd" / "config.json").read_text())
     program = work / f"program.{target}"
     freeze = ["--freeze", ",".join(config["freeze"])] if config["freeze"] else []
+    workers = int(flags[flags.index("--workers") + 1]) if "--workers" in flags else 1
     subprocess.run(["parallax-compile", str(src / "examples" / "models" / f"{model}.onnx"),
-                    "--batch-size", str(config["batch_size"]), "--target", target,
+                    "--batch-size", str(config["batch_size"] // workers), "--target", target,
                     *freeze, *flags, "-o", str(program)], check=True)
     metrics, saved = work / f"metrics.{target}.jsonl", work / f"saved.{target}"
-    subprocess.run([str(program), "--data", str(data / "train"), "--steps",
+    launcher = mpirun(workers) if workers > 1 else []
+    subprocess.run(launcher + [str(program), "--data", str(data / "train"), "--steps",
                     str(config["steps"]), "--metrics", str(metrics), "--save", str(saved)],
                    check=True, stdout=subprocess.DEVNULL)
     losses = [json.loads(line)["loss"] for line in metrics.read_text().splitlines()]

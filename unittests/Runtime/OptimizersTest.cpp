@@ -139,6 +139,47 @@ TEST(OptimizersTest, LazyAdamLeavesRowsWithoutGradientAlone) {
   EXPECT_EQ(v[1], 0.25f);
 }
 
+TEST(OptimizersTest, NegativeIdIsItsRowFromTheEndAndSumsWithIt) {
+  // Ids -1 and 1 of a 2-row table are one row: Adagrad sees the summed
+  // gradient once, as a dense update by the same gradient would.
+  std::vector<float> w{1, 2}, sum(2, 0.0f), wDense = w, sumDense = sum;
+  std::vector<int64_t> ids{-1, 1};
+  std::vector<float> rows{0.5f, 0.25f}, dense{0.0f, 0.75f};
+  Memref2D<float> wd(w, 2, 1), sd(sum, 2, 1), rd(rows, 2, 1);
+  Memref1D<int64_t> idd(ids);
+  Memref1D<float> wdd(wDense), sdd(sumDense), gd(dense);
+  Hyper h;
+  parallax_rt_update_adagrad_sparse_f32("emb", 2, &wd, 2, &sd, 1, &idd, 2, &rd,
+                                        &h);
+  parallax_rt_update_adagrad_f32("emb", 1, &wdd, 1, &sdd, 1, &gd, &h);
+  EXPECT_EQ(w, wDense);
+  EXPECT_EQ(sum, sumDense);
+}
+
+TEST(OptimizersTest, RowSegmentsSortStablyByRow) {
+  // Rows of ids {2, -4, 2, 3, 0} in a 4-row table: 2, 0, 2, 3, 0.
+  std::vector<int64_t> ids{2, -4, 2, 3, 0}, order(5, -1), starts(6, -1),
+      targets(5, -1);
+  Memref1D<int64_t> idd(ids), od(order), sd(starts), td(targets);
+  int64_t count =
+      parallax_rt_row_segments("emb", 4, 1, &idd, 1, &od, 1, &sd, 1, &td);
+  EXPECT_EQ(count, 3);
+  EXPECT_EQ(order, (std::vector<int64_t>{1, 4, 0, 2, 3}));
+  EXPECT_EQ(std::vector<int64_t>(targets.begin(), targets.begin() + 3),
+            (std::vector<int64_t>{0, 2, 3}));
+  EXPECT_EQ(std::vector<int64_t>(starts.begin(), starts.begin() + 4),
+            (std::vector<int64_t>{0, 2, 4, 5}));
+}
+
+TEST(OptimizersDeathTest, RowSegmentsNameTheVariableOfABadId) {
+  std::vector<int64_t> ids{1, -3}, order(2), starts(3), targets(2);
+  Memref1D<int64_t> idd(ids), od(order), sd(starts), td(targets);
+  EXPECT_EXIT(
+      parallax_rt_row_segments("emb", 2, 1, &idd, 1, &od, 1, &sd, 1, &td),
+      ::testing::ExitedWithCode(1),
+      "row index -3 is out of range for 'emb', which has 2 rows");
+}
+
 TEST(OptimizersDeathTest, OutOfRangeRowNamesTheVariable) {
   std::vector<float> w(4, 0.0f), sum(4, 0.0f), rows{1, 1};
   std::vector<int64_t> ids{5};

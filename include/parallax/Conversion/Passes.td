@@ -71,7 +71,9 @@ def ConvertParallaxVariables : Pass<"convert-parallax-variables",
     * `parallax.update` becomes a call of the runtime's in-place update
       `parallax_rt_update_<optimizer>[_sparse]_f32`, with the gradient's
       buffer (read-only) or, for a row-sparse gradient, its index and row
-      buffers; the runtime sums repeated rows and updates only those rows;
+      buffers; the runtime sums repeated rows and updates only those rows
+      (with `updates-as-loops`, generated loops do the same, for targets
+      that run them as kernels);
     * `parallax.push` becomes `parallax_rt_push_<optimizer>[_sparse]_f32`
       with the variable's partitions and first server (its
       `parallax.shards`, chosen here: variables by decreasing size, each
@@ -102,11 +104,14 @@ def ConvertParallaxVariables : Pass<"convert-parallax-variables",
     remains.
   }];
   let options = [
-    Option<"denseUpdatesAsLoops", "dense-updates-as-loops", "bool",
+    Option<"updatesAsLoops", "updates-as-loops", "bool",
            /*default=*/"false",
-           "A dense update of an f32 variable is a linalg.generic over the "
-           "variable, its state and the gradient instead of a runtime call "
-           "(the GPU targets: the update runs as a kernel)">,
+           "An update of an f32 variable is generated loops instead of a "
+           "runtime call (the GPU targets: the update runs as a kernel): a "
+           "dense one a linalg.generic over the variable, its state and the "
+           "gradient; a row-sparse one parallax_rt_row_segments, then an "
+           "scf.parallel over the distinct rows that sums each one's "
+           "gradient rows and updates it once">,
   ];
   let dependentDialects = [
     "::mlir::bufferization::BufferizationDialect",

@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parallax/Conversion/ParallaxToRuntime/DenseUpdates.h"
 #include "parallax/Conversion/ParallaxToRuntime/RandomNumbers.h"
 #include "parallax/Conversion/ParallaxToRuntime/RuntimeCalls.h"
+#include "parallax/Conversion/ParallaxToRuntime/UpdateLoops.h"
 
 #include "parallax/Conversion/Passes.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
@@ -132,7 +132,7 @@ struct Lowering {
   ModuleOp module;
   SymbolTable &globals;
   const llvm::StringMap<Shards> &shards;
-  bool denseUpdatesAsLoops = false;
+  bool updatesAsLoops = false;
 
   Value globalBuffer(OpBuilder &b, Location loc, StringRef name) const {
     auto global = globals.lookup<memref::GlobalOp>(name);
@@ -285,22 +285,29 @@ struct RandomUniformLowering : LoweringPattern<RandomUniformOp> {
   }
 };
 
-/// A replica's own update: the runtime's in-place update of the global.
+/// A replica's own update: the runtime's in-place update of the global, or
+/// with updates-as-loops generated loops that do the same.
 struct UpdateLowering : LoweringPattern<UpdateOp> {
   using LoweringPattern::LoweringPattern;
   LogicalResult
   matchAndRewrite(UpdateOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (lowering.denseUpdatesAsLoops && adaptor.getGradient().size() == 1) {
+    if (lowering.updatesAsLoops) {
+      Location loc = op.getLoc();
       SmallVector<Value> state;
       if (ArrayAttr names = op.getStateAttr())
         for (auto name : names.getAsRange<FlatSymbolRefAttr>())
           state.push_back(
-              lowering.globalBuffer(rewriter, op.getLoc(), name.getValue()));
-      emitDenseUpdateLoop(
-          rewriter, lowering.module, op.getLoc(), op.getOptimizer(),
-          lowering.globalBuffer(rewriter, op.getLoc(), op.getVariable()), state,
-          adaptor.getGradient().front());
+              lowering.globalBuffer(rewriter, loc, name.getValue()));
+      Value weights = lowering.globalBuffer(rewriter, loc, op.getVariable());
+      ValueRange gradient = adaptor.getGradient();
+      if (gradient.size() == 1)
+        emitDenseUpdateLoop(rewriter, lowering.module, loc, op.getOptimizer(),
+                            weights, state, gradient.front());
+      else
+        emitSparseUpdateLoop(rewriter, lowering.module, loc, op.getVariable(),
+                             op.getOptimizer(), weights, state, gradient[0],
+                             gradient[1]);
       rewriter.eraseOp(op);
       return success();
     }
@@ -450,7 +457,7 @@ struct ConvertParallaxVariablesPass
       return signalPassFailure();
     lowerVariables(module, shards);
     SymbolTable globals(module);
-    Lowering lowering{module, globals, shards, denseUpdatesAsLoops};
+    Lowering lowering{module, globals, shards, updatesAsLoops};
 
     RowSparseTypeConverter converter;
     RewritePatternSet patterns(ctx);
