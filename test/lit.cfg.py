@@ -61,6 +61,19 @@ def _can_make_namespaces():
     return True
 if _can_make_namespaces():
     config.available_features.add("netns")
+# OpenBLAS's Haswell kernels (PARALLAX_BLAS_CORE=Haswell) need AVX2 and FMA.
+def _cpu_runs_haswell_kernels():
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return {"avx2", "fma"} <= flags
+    except OSError:
+        pass
+    return False
+if _cpu_runs_haswell_kernels():
+    config.available_features.add("blas-haswell")
 # --target cuda builds kernels with the CUDA toolkit's ptxas and
 # fatbinary: only where Parallax was configured with one. Running them
 # needs a GPU, which these tests never do (scripts/gpu-check.sh does).
