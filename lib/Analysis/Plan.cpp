@@ -35,15 +35,20 @@ static bool fewerBytes(const Transfer &a, const Transfer &b) {
 /// Dense gradients always AllReduce (balanced PS moves the same bytes with
 /// a server hot spot). A sparse gradient goes to AllReduce only when that
 /// moves strictly fewer bytes, as AllReduce densifies it and updates every
-/// row: at a tie (one worker, where nothing moves) PS keeps the row-wise
-/// update.
-static Placement choose(const VariablePlan &v, Strategy strategy) {
+/// row. On one worker, where nothing moves, a sparse gradient is gathered
+/// (from that worker alone: the distribution then adds no collective) and
+/// the worker updates its rows in place, with no parameter store to pull
+/// rows from and push them to.
+static Placement choose(const VariablePlan &v, Strategy strategy,
+                        const Cluster &cluster) {
   if (strategy == Strategy::AllReduce)
     return Placement::AllReduce;
   if (strategy == Strategy::PS)
     return Placement::PS;
   if (!v.sparse)
     return Placement::AllReduce;
+  if (cluster.workers() == 1)
+    return Placement::AllGather;
   if (fewerBytes(v.allReduce, v.ps) && fewerBytes(v.allReduce, v.allGather))
     return Placement::AllReduce;
   bool allGather =
@@ -68,7 +73,7 @@ double Plan::bytes() const {
 double Plan::bytesUnder(Strategy other) const {
   double total = batchStatistics.bytes;
   for (const VariablePlan &v : variables)
-    total += transferOf(v, choose(v, other)).bytes;
+    total += transferOf(v, choose(v, other, cluster)).bytes;
   return total;
 }
 
@@ -82,7 +87,7 @@ int64_t Plan::roundsUnder(Strategy other) const {
   double allReduceBytes = 0;
   int64_t rows = 0, whole = 0, allGather = 0;
   for (const VariablePlan &v : variables) {
-    Placement p = choose(v, other);
+    Placement p = choose(v, other, cluster);
     const Transfer &t = transferOf(v, p);
     if (p == Placement::AllReduce)
       allReduceBytes += v.bytes;
@@ -142,7 +147,7 @@ FailureOr<Plan> mlir::parallax::planDistribution(ModuleOp module,
     v.ps = psTransfer(cluster, v.bytes, v.machineAlpha, v.partitions, v.sparse,
                       idRows);
     v.allGather = allGatherTransfer(cluster, v.bytes, v.machineAlpha, idRows);
-    v.placement = choose(v, strategy);
+    v.placement = choose(v, strategy, cluster);
     if (v.placement != Placement::PS)
       v.partitions = 1;
     plan.variables.push_back(std::move(v));
@@ -242,6 +247,10 @@ void mlir::parallax::printPlan(const Plan &plan, llvm::raw_ostream &os) {
                        static_cast<long long>(plan.batchStatisticsValues),
                        static_cast<long long>(plan.batchStatistics.rounds),
                        plan.batchStatistics.bytes);
+  if (plan.cluster.workers() == 1)
+    os << "one worker: nothing is exchanged; the program has no collectives "
+          "(allreduce: the gradient itself; allgather: the worker's own rows, "
+          "updated in place)\n";
   for (Strategy s : {Strategy::Hybrid, Strategy::AllReduce, Strategy::PS})
     os << llvm::format("total %-10s %14.0f bytes/step  %10.6f s/step  %3lld "
                        "rounds/step\n",

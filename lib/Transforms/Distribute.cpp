@@ -65,6 +65,9 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
           DistributionAttr::get(ctx, v.placement, v.partitions));
     }
 
+    // A plan for one worker has nothing to exchange: its gradients, rows
+    // and batch sums are the worker's own, without collectives.
+    bool alone = !workersAtRunTime && n == 1;
     SmallVector<ApplyGradientOp> applies;
     module.walk([&](ApplyGradientOp op) { applies.push_back(op); });
     for (ApplyGradientOp apply : applies) {
@@ -73,10 +76,11 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
         continue; // not trained, or planned elsewhere
       switch (v->placement) {
       case Placement::AllReduce:
-        averageDense(apply);
+        averageDense(apply, alone);
         break;
       case Placement::AllGather:
-        gatherSparse(apply, n);
+        if (!alone)
+          gatherSparse(apply, n);
         break;
       case Placement::PS:
         pushToServers(apply);
@@ -86,7 +90,7 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
     pullFromServers(module, symbols);
     if (failed(checkBatchSumDevices(module, n)))
       return signalPassFailure();
-    distributeBatchSums(module);
+    distributeBatchSums(module, alone);
   }
 
   /// Each batch_sum's `min_devices` against how the batch is split: `n`
@@ -118,10 +122,10 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
   }
 
   /// The sums over the global batch: one allreduce per batch_sum, or, with
-  /// local statistics, each worker's own partial values.
-  void distributeBatchSums(ModuleOp module) {
+  /// local statistics or one worker, each worker's own partial values.
+  void distributeBatchSums(ModuleOp module, bool alone) {
     module.walk([&](BatchSumOp sum) {
-      if (localBatchStatistics) {
+      if (localBatchStatistics || alone) {
         sum.replaceAllUsesWith(sum.getInputs());
       } else {
         OpBuilder builder(sum);
@@ -202,13 +206,16 @@ struct DistributePass : parallax::impl::ParallaxDistributeBase<DistributePass> {
     return result;
   }
 
-  /// g -> allreduce mean g, where g is computed.
-  void averageDense(ApplyGradientOp apply) {
+  /// g -> allreduce mean g, where g is computed (`alone`: g itself, dense).
+  void averageDense(ApplyGradientOp apply, bool alone) {
     Value gradient = apply.getGradient();
     if (isa<RowSparseType>(gradient.getType())) {
       OpBuilder builder = builderAfter(gradient);
       gradient = RowSparseToDenseOp::create(builder, apply.getLoc(), gradient);
+      apply.getGradientMutable().assign(gradient);
     }
+    if (alone)
+      return;
     OpBuilder builder = builderAfter(gradient);
     auto allreduce = AllReduceOp::create(
         builder, apply.getLoc(), ReductionKind::Mean, ValueRange{gradient},

@@ -2,6 +2,7 @@
 // RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=2 --parallax-distribute=workers=2 | FileCheck %s --check-prefix=GLOBAL
 // RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=2 --parallax-distribute="workers=2 local-batch-statistics" | FileCheck %s --check-prefix=LOCAL
 // RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis --parallax-distribute="workers-at-run-time" | FileCheck %s --check-prefix=GLOBAL
+// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=1 --parallax-distribute=workers=1 | FileCheck %s --check-prefix=ONE
 
 // The shape of a training-mode BatchNorm's import: per-channel sums and an
 // example count summed over the batch, the running mean assigned.
@@ -49,3 +50,9 @@ func.func @forward(%x: tensor<4x4xf32>) -> tensor<f32> {
 // LOCAL-NOT: parallax.batch_sum
 // LOCAL-NOT: parallax.allreduce sum
 // LOCAL: parallax.allreduce mean %{{.*}} for ["w"]
+
+// One worker: its own sums and its own gradient, no collective at all.
+// ONE-LABEL: func.func @train_step
+// ONE-NOT: parallax.batch_sum
+// ONE-NOT: parallax.allreduce
+// ONE: parallax.apply_gradient @w

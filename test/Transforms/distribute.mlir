@@ -2,6 +2,8 @@
 // RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=4 --parallax-distribute="workers=4 strategy=allreduce" --parallax-bucket-allreduce --parallax-async-allreduce | FileCheck %s --check-prefix=ALLREDUCE
 // RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=4 --parallax-distribute="workers=4 strategy=ps" --parallax-bucket-allreduce --parallax-async-allreduce | FileCheck %s --check-prefix=PS
 // RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=2 --parallax-distribute=workers=2 --parallax-bucket-allreduce --parallax-async-allreduce | FileCheck %s --check-prefix=ALLGATHER
+// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=1 --parallax-distribute=workers=1 --parallax-bucket-allreduce --parallax-async-allreduce | FileCheck %s --check-prefix=ONE
+// RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=1 --parallax-distribute="workers=1 strategy=allreduce" | FileCheck %s --check-prefix=ONE-ALLREDUCE
 // RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=4 --parallax-distribute=workers=4 --parallax-optimizer="optimizer=adagrad lr=0.1" --parallax-bucket-allreduce --parallax-async-allreduce | FileCheck %s --check-prefix=OPTIMIZER
 // RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis --parallax-distribute="workers-at-run-time workers-at-run-time-servers=2" --parallax-bucket-allreduce --parallax-async-allreduce | FileCheck %s --check-prefix=RUNTIME
 // RUN: parallax-opt %s --parallax-autodiff --parallax-sparsity-analysis=workers=2 --parallax-distribute="workers-at-run-time workers-at-run-time-servers=2" --parallax-bucket-allreduce --parallax-async-allreduce --parallax-partition | FileCheck %s --check-prefix=RUNTIME
@@ -86,3 +88,28 @@ func.func @forward(%ids: tensor<4x2xi64>) -> tensor<f32> {
 // OPTIMIZER: parallax.variable state @emb.sum
 // OPTIMIZER: parallax.push @emb, %{{.*}} optimizer = <adagrad, lr = 1.000000e-01, epsilon = 1.000000e-10> state = [@emb.sum]
 // OPTIMIZER: parallax.update @w1
+
+// One worker: nothing to exchange. The table is gathered from that worker
+// alone (updated in place, no parameter store), the dense gradients go
+// straight to their updates: no collective, no push or pull.
+// ONE: module attributes {parallax.world = #parallax.world<workers = 1>}
+// ONE: @emb {{.*}}distribution = #parallax.distribution<allgather, partitions = 1>
+// ONE: @w1 {{.*}}distribution = #parallax.distribution<allreduce, partitions = 1>
+// ONE-LABEL: func.func @train_step
+// ONE-NOT: parallax.allreduce
+// ONE-NOT: parallax.allgather
+// ONE-NOT: parallax.push
+// ONE-NOT: parallax.pull
+// ONE: %[[G:.*]] = parallax.row_sparse.pack
+// ONE-NOT: parallax.allreduce
+// ONE: parallax.apply_gradient @emb, %[[G]] : !parallax.row_sparse<tensor<1000x8xf32>, rows = 8>
+// ONE-NOT: parallax.allreduce
+// ONE-NOT: parallax.allgather
+
+// Forced AllReduce on one worker: the table's gradient is densified, and
+// still not reduced.
+// ONE-ALLREDUCE: @emb {{.*}}distribution = #parallax.distribution<allreduce, partitions = 1>
+// ONE-ALLREDUCE-LABEL: func.func @train_step
+// ONE-ALLREDUCE: %[[D:.*]] = parallax.row_sparse.to_dense
+// ONE-ALLREDUCE-NOT: parallax.allreduce
+// ONE-ALLREDUCE: parallax.apply_gradient @emb, %[[D]]

@@ -229,6 +229,12 @@ def ParallaxDistribute : Pass<"parallax-distribute", "::mlir::ModuleOp"> {
     gradients: AllReduce); `allreduce` / `ps` force one for all, for
     ablations.
 
+    For one worker (`workers=1`) nothing is exchanged: `hybrid` gives
+    row-sparse gradients `allgather` (the worker updates its rows in
+    place, no parameter store), and no collective is added (an AllReduce
+    or AllGather of one worker is its input; batch sums are the worker's
+    own).
+
     With `workers-at-run-time` the number of workers is left to the
     program (`mpirun -np N`): the module's world is
     `#parallax.world<workers = 0>`, and the
