@@ -149,18 +149,56 @@ void reduceInto(float *into, const float *from, int64_t count,
 }
 
 /// One ring step: receives `receiveCount` floats from the left neighbour
-/// into `into` while sending `sendCount` from `from` to the right one.
+/// into `into` while sending `sendCount` from `from` to the right one, in
+/// segments of kRingSegmentFloats with at most two in flight each way, and
+/// calls `received(offset, count)` for each segment that arrived: a
+/// segment is reduced while the next one travels, and little of a bucket
+/// is queued on the connection at a time (docs/distributed.md has the
+/// measurements).
+template <typename Received>
 void ringStep(float *into, int64_t receiveCount, const float *from,
               int64_t sendCount, int left, int right, MPI_Comm comm,
-              const char *what) {
-  MPI_Request requests[2];
-  checkMPI(MPI_Irecv(into, mpiCount(receiveCount, "an AllReduce chunk"),
-                     MPI_FLOAT, left, 0, comm, &requests[0]),
-           "MPI_Irecv (AllReduce ring)");
-  checkMPI(MPI_Isend(from, mpiCount(sendCount, "an AllReduce chunk"), MPI_FLOAT,
-                     right, 0, comm, &requests[1]),
-           "MPI_Isend (AllReduce ring)");
-  pollCommRequests(2, requests, what);
+              const char *what, Received received) {
+  auto segments = [](int64_t count) {
+    return std::max<int64_t>(1, (count + kRingSegmentFloats - 1) /
+                                    kRingSegmentFloats);
+  };
+  auto extent = [](int64_t count, int64_t k) {
+    int64_t begin = k * kRingSegmentFloats;
+    return std::pair<int64_t, int64_t>{
+        begin, std::min(count, begin + kRingSegmentFloats) - begin};
+  };
+  int64_t receives = segments(receiveCount), sends = segments(sendCount);
+  // Slot k % 2 holds segment k's receive and send.
+  MPI_Request requests[2][2] = {{MPI_REQUEST_NULL, MPI_REQUEST_NULL},
+                                {MPI_REQUEST_NULL, MPI_REQUEST_NULL}};
+  auto finish = [&](int64_t k) {
+    pollCommRequests(2, requests[k % 2], what);
+    if (k < receives) {
+      auto [offset, count] = extent(receiveCount, k);
+      received(offset, count);
+    }
+  };
+  int64_t total = std::max(receives, sends);
+  for (int64_t k = 0; k < total; ++k) {
+    if (k >= 2)
+      finish(k - 2);
+    MPI_Request *slot = requests[k % 2];
+    if (k < receives) {
+      auto [offset, count] = extent(receiveCount, k);
+      checkMPI(MPI_Irecv(into + offset, mpiCount(count, "an AllReduce chunk"),
+                         MPI_FLOAT, left, 0, comm, &slot[0]),
+               "MPI_Irecv (AllReduce ring)");
+    }
+    if (k < sends) {
+      auto [offset, count] = extent(sendCount, k);
+      checkMPI(MPI_Isend(from + offset, mpiCount(count, "an AllReduce chunk"),
+                         MPI_FLOAT, right, 0, comm, &slot[1]),
+               "MPI_Isend (AllReduce ring)");
+    }
+  }
+  for (int64_t k = std::max<int64_t>(0, total - 2); k < total; ++k)
+    finish(k);
 }
 
 void ringAllreduce(float *data, int64_t count, int32_t reduction, MPI_Comm comm,
@@ -178,9 +216,11 @@ void ringAllreduce(float *data, int64_t count, int32_t reduction, MPI_Comm comm,
     int send = (rank - s + 2 * size) % size;
     int receive = (rank - s - 1 + 2 * size) % size;
     ringStep(scratch.data(), length(receive), data + begin(send), length(send),
-             left, right, comm, "the AllReduce ring (reduce-scatter)");
-    reduceInto(data + begin(receive), scratch.data(), length(receive),
-               reduction);
+             left, right, comm, "the AllReduce ring (reduce-scatter)",
+             [&](int64_t offset, int64_t count) {
+               reduceInto(data + begin(receive) + offset,
+                          scratch.data() + offset, count, reduction);
+             });
   }
   // Allgather: the reduced chunks travel once around the ring, so every
   // rank ends with the bits their reducing rank computed.
@@ -188,7 +228,8 @@ void ringAllreduce(float *data, int64_t count, int32_t reduction, MPI_Comm comm,
     int send = (rank + 1 - s + 2 * size) % size;
     int receive = (rank - s + 2 * size) % size;
     ringStep(data + begin(receive), length(receive), data + begin(send),
-             length(send), left, right, comm, "the AllReduce ring (allgather)");
+             length(send), left, right, comm, "the AllReduce ring (allgather)",
+             [](int64_t, int64_t) {});
   }
 }
 

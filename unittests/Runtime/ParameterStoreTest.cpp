@@ -340,17 +340,20 @@ float elementOf(int rank, int64_t i) {
 }
 
 /// Buckets below and above the ring's threshold, with counts that do not
-/// divide among the ranks, every reduction, several buckets in flight at
+/// divide among the ranks, chunks of several ring segments (one chunk a
+/// segment longer than the others: a rank then sends more segments than
+/// it receives, or fewer), every reduction, several buckets in flight at
 /// once and waited for out of order: each result equals what one worker
 /// computes from every rank's values.
 TEST(CollectivesTest, BucketsOfEverySizeAndReduction) {
   const World &wld = world();
-  const int64_t counts[] = {1,
-                            5,
-                            kRingMinBytes / 4 - 1,
-                            kRingMinBytes / 4,
-                            kRingMinBytes / 4 * 3 + 1,
-                            1 << 20};
+  const std::vector<int64_t> counts = {1,
+                                       5,
+                                       kRingMinBytes / 4 - 1,
+                                       kRingMinBytes / 4,
+                                       kRingMinBytes / 4 * 3 + 1,
+                                       1 << 20,
+                                       2 * kRingSegmentFloats * wld.size + 1};
   for (int32_t reduction : {PARALLAX_RT_REDUCE_SUM, PARALLAX_RT_REDUCE_MEAN,
                             PARALLAX_RT_REDUCE_MAX, PARALLAX_RT_REDUCE_MIN}) {
     std::vector<std::vector<float>> in, out;
