@@ -8,7 +8,9 @@
 `prepare` builds, with build/bin/parallax-compile --target cuda:
 - the training program of every example model, as PyTorch's reference run
   was made (test/e2e/check_training.py --print-compile), with the
-  reference data and PyTorch 1.13's losses and final parameters;
+  reference data and PyTorch 1.13's losses and final parameters; the
+  models with embeddings also compiled for one worker (`--workers 1`: no
+  parameter store, their row-sparse updates as kernels);
 - inference programs of a sample of the ONNX conformance models that the
   CPU and cuda-sim targets pass (one per op family), with their inputs and
   expected outputs as .npy;
@@ -42,6 +44,13 @@ HERE = pathlib.Path(__file__).resolve().parent
 OPTIMIZERS = {"lstm_lm": "adagrad", "gru_lm": "sgd", "transformer_lm": "adagrad",
               "wide_deep": "sgd", "cnn": "sgd", "mobile_cnn": "sgd",
               "cnn_train": "sgd", "mobile_cnn_train": "sgd"}
+# Models whose tables a program compiled without --workers keeps on a
+# parameter server on the host: also built for one worker, where the
+# tables' updates are kernels.
+ONE_WORKER = ("lstm_lm", "wide_deep")
+# (model, optimizer, program suffix, extra check_training.py flags)
+TRAINING = [(m, o, "", []) for m, o in OPTIMIZERS.items()] + \
+    [(m, OPTIMIZERS[m], ".one", ["--workers", "1"]) for m in ONE_WORKER]
 # One conformance model per op family the example models use (their kernels
 # are the ones a real model's step is made of), all passing on the CPU.
 CONFORMANCE = [
@@ -82,16 +91,17 @@ def prepare(bundle, target):
     for model in OPTIMIZERS:
         shutil.copy(root / "examples" / "models" / f"{model}.onnx", bundle / "models")
     programs = []
-    for model, optimizer in OPTIMIZERS.items():
+    for model, optimizer, suffix, flags in TRAINING:
         data = root / "examples" / "models" / "data" / model
         copy = bundle / "examples" / "models" / "data" / model
-        shutil.copytree(data / "train", copy / "train")
-        shutil.copytree(data / "reference" / optimizer, copy / "reference" / optimizer)
-        program = bundle / "programs" / f"{model}.{optimizer}"
+        if not copy.exists():
+            shutil.copytree(data / "train", copy / "train")
+            shutil.copytree(data / "reference" / optimizer, copy / "reference" / optimizer)
+        program = bundle / "programs" / f"{model}.{optimizer}{suffix}"
         command = subprocess.run(
             [sys.executable, str(root / "test" / "e2e" / "check_training.py"), model,
-             optimizer, str(bundle / "unused"), "--target", target, "--print-compile"],
-            env=env, check=True, capture_output=True, text=True).stdout.split()
+             optimizer, str(bundle / "unused"), "--target", target, "--print-compile",
+             *flags], env=env, check=True, capture_output=True, text=True).stdout.split()
         command[0] = str(compile_tool)
         command[command.index("-o") + 1] = str(program)
         print(f"building {program.name}", flush=True)
@@ -105,8 +115,10 @@ def prepare(bundle, target):
 
 
 def prepare_benchmark(bundle, compile_tool, programs, target):
-    """Programs at BENCH_BATCH and their data (the reference batches
-    repeated), for the step-time comparison with PyTorch."""
+    """Programs at BENCH_BATCH for one GPU (`--workers 1`: nothing on the
+    host but the batch and a sparse update's ids) and their data (the
+    reference batches repeated), for the step-time comparison with
+    PyTorch."""
     import numpy as np
     root = HERE.parent
     for model in OPTIMIZERS:
@@ -125,7 +137,8 @@ def prepare_benchmark(bundle, compile_tool, programs, target):
         subprocess.run([str(compile_tool), str(root / "examples" / "models" / f"{model}.onnx"),
                         "--batch-size", str(BENCH_BATCH), "--optimizer", "sgd", "--lr", "0.01",
                         *(["--freeze", ",".join(config["freeze"])] if config["freeze"] else []),
-                        "--target", target, "-o", str(program)], check=True)
+                        "--workers", "1", "--target", target, "-o", str(program)],
+                       check=True)
         programs.append(program)
 
 
@@ -203,24 +216,26 @@ def run(bundle):
         print("no nvidia-smi on PATH", flush=True)
     work = bundle / "work"
     failures = 0
-    for model, optimizer in OPTIMIZERS.items():
-        program = bundle / "programs" / f"{model}.{optimizer}"
+    for model, optimizer, suffix, _ in TRAINING:
+        program = bundle / "programs" / f"{model}.{optimizer}{suffix}"
         started = time.monotonic()
         result = subprocess.run(
             [sys.executable, str(bundle / "check_training.py"), model, optimizer,
-             str(work / model), "--program", str(program),
+             str(work / (model + suffix)), "--program", str(program),
              "--init", str(bundle / "models" / f"{model}.onnx")],
             env=env, capture_output=True, text=True)
         elapsed = time.monotonic() - started
         lines = (result.stdout + result.stderr).strip().splitlines() or ["no output"]
         ok = result.returncode == 0
         failures += not ok
-        steps = [json.loads(l)["time_s"] for l in (work / model / "metrics.jsonl")
-                 .read_text().splitlines()] if (work / model / "metrics.jsonl").exists() else []
+        metrics = work / (model + suffix) / "metrics.jsonl"
+        steps = [json.loads(l)["time_s"] for l in metrics.read_text().splitlines()] \
+            if metrics.exists() else []
         step = f", steps after the first {1e3 * sum(steps[1:]) / max(1, len(steps) - 1):.2f} ms" \
             if len(steps) > 1 else ""
         errors = [l for l in lines if "error:" in l or "mismatch" in l] or lines[-3:]
-        print(f"{'PASS' if ok else 'FAIL'} training {model} {optimizer} ({elapsed:.1f} s{step}): "
+        print(f"{'PASS' if ok else 'FAIL'} training {model} {optimizer}{suffix} "
+              f"({elapsed:.1f} s{step}): "
               + (lines[-1] if ok else " | ".join(errors[-4:])), flush=True)
     sys.path.insert(0, str(bundle))
     from npy_close import load
