@@ -101,12 +101,10 @@ void updateSparse(Kernel kernel, const char *name, int64_t rankW, void *w,
                   int states, void *const *state, int64_t rankI, void *ids,
                   int64_t rankV, void *values, const Hyper &h) {
   int64_t width = rowWidth(rankW, w);
-  const int64_t *first = rowIds(rankI, ids);
   // Rows, not raw ids: a negative id and its row from the start sum too.
   int64_t rows = leadingRows(rankW, w);
-  std::vector<int64_t> index(first, first + elementCount(rankI, ids));
-  for (int64_t &id : index)
-    id = rowIndex(name, id, rows);
+  std::vector<int64_t> index =
+      rowIdsOf(name, rowIds(rankI, ids), elementCount(rankI, ids), rows);
   const float *rowValues = contiguousF32(name, "gradient rows", rankV, values);
   std::vector<float> summed(rowValues, rowValues + index.size() * width);
   int64_t k = sumRepeatedRows(index, summed, width);
@@ -213,6 +211,15 @@ int64_t parallax::runtime::rowIndex(const std::string &name, int64_t id,
   return row;
 }
 
+std::vector<int64_t> parallax::runtime::rowIdsOf(const char *name,
+                                                 const int64_t *ids, int64_t k,
+                                                 int64_t rows) {
+  std::vector<int64_t> result(ids, ids + k);
+  for (int64_t &id : result)
+    id = rowIndex(name, id, rows);
+  return result;
+}
+
 void parallax::runtime::applyRows(Kernel kernel, const std::string &name,
                                   const Slots &base, int64_t rows,
                                   int64_t width, const int64_t *ids, int64_t k,
@@ -290,13 +297,15 @@ int64_t parallax_rt_row_segments(const char *name, int64_t rows, int64_t rankI,
       elementCount(rankT, targets) != k)
     die(std::string("internal error: the row segments of '") + name +
         "' do not match its " + std::to_string(k) + " ids");
-  const int64_t *id = rowIds(rankI, ids);
-  std::vector<int64_t> row(k);
-  for (int64_t i = 0; i < k; ++i)
-    row[i] = rowIndex(name, id[i], rows);
-  auto *positions = const_cast<int64_t *>(rowIds(rankO, order));
-  auto *begins = const_cast<int64_t *>(rowIds(rankS, starts));
-  auto *distinct = const_cast<int64_t *>(rowIds(rankT, targets));
+  std::vector<int64_t> row = rowIdsOf(name, rowIds(rankI, ids), k, rows);
+  // The outputs: fresh, contiguous buffers of the generated code.
+  auto written = [](int64_t rank, void *descriptor) {
+    return reinterpret_cast<int64_t *>(
+        viewDescriptor(rank, descriptor, sizeof(int64_t)).data);
+  };
+  int64_t *positions = written(rankO, order);
+  int64_t *begins = written(rankS, starts);
+  int64_t *distinct = written(rankT, targets);
   std::iota(positions, positions + k, int64_t{0});
   std::stable_sort(positions, positions + k,
                    [&](int64_t a, int64_t b) { return row[a] < row[b]; });

@@ -63,6 +63,11 @@ int64_t sumRepeatedRows(std::vector<int64_t> &ids, std::vector<float> &values,
 /// from the end (as the gather it comes from allows); dies on any other.
 int64_t rowIndex(const std::string &name, int64_t id, int64_t rows);
 
+/// The rows of the `k` ids `ids` of a variable of `rows` rows (rowIndex of
+/// each).
+std::vector<int64_t> rowIdsOf(const char *name, const int64_t *ids, int64_t k,
+                              int64_t rows);
+
 /// Applies `kernel` to rows `ids[i]` (distinct) of `base`, a variable of
 /// `rows` rows of `width` floats, with gradient rows `values[i]` times
 /// `scale`. Each id goes through rowIndex.

@@ -87,15 +87,6 @@ std::vector<char> allToAll(const std::vector<char> &send,
   return received;
 }
 
-/// The row ids `ids` of a variable of `rows` rows (rowIndex of each).
-std::vector<int64_t> rowIdsOf(const char *name, const int64_t *ids, int64_t k,
-                              int64_t rows) {
-  std::vector<int64_t> result(ids, ids + k);
-  for (int64_t &id : result)
-    id = rowIndex(name, id, rows);
-  return result;
-}
-
 /// What one rank sends another for one variable: row ids, row values, or
 /// both.
 struct Parcel {

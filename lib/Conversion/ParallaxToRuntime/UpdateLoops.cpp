@@ -117,13 +117,6 @@ struct UpdateRule {
   }
 };
 
-Value readOnlyView(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-      /*read_only=*/true);
-}
-
 } // namespace
 
 void mlir::parallax::emitDenseUpdateLoop(OpBuilder &b, ModuleOp module,

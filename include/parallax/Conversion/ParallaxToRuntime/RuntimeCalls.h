@@ -136,13 +136,17 @@ inline Value unrankedMemRef(OpBuilder &builder, Location loc, Value value) {
       builder, loc, UnrankedMemRefType::get(type.getElementType(), 0), value);
 }
 
-/// The buffer of a tensor, for a runtime call that only reads it.
-inline Value readOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
+/// The buffer of a tensor (identity layout), for code that only reads it.
+inline Value readOnlyView(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
-  Value buffer = bufferization::ToBufferOp::create(
+  return bufferization::ToBufferOp::create(
       b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
       /*read_only=*/true);
-  return unrankedMemRef(b, loc, buffer);
+}
+
+/// The buffer of a tensor, for a runtime call that only reads it.
+inline Value readOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
+  return unrankedMemRef(b, loc, readOnlyView(b, loc, tensor));
 }
 
 /// A fresh, 64-byte aligned buffer shaped as `type`, for a runtime call to
