@@ -49,6 +49,12 @@ only output and has a symbolic batch dimension ("batch"):
                   (sum, mean and max over bags of 3, 5 and 2 ids) and dense
                   features -> MLP, binary cross-entropy; exported for
                   training (PyTorch writes each bag as a Loop)
+  ctr_offsets     ctr_bag's model fed as CTR pipelines feed it: each field
+                  1-D ids with offsets (bags of 0-4 ids; field 0 a weighted
+                  sum with per-sample weights, field 1 a mean, field 2 a
+                  max), tables of 50, 40 and 30 rows; exported for
+                  training. Its ids (and weights0) have their own symbolic
+                  lengths "ids0", "ids1" and "ids2" (DYNAMIC_AXES below)
 
 Parameters keep their PyTorch names (export without constant folding).
 The eval-mode CNNs' batch norms are exported in inference form: their
@@ -59,17 +65,22 @@ exports they are state the step updates, and the references record them.
 Writes MODEL.onnx (opset 17) and MODEL.opset14.onnx, plus the reference
 run: data/MODEL/inputs/*.npy (a batch of 4), data/MODEL/loss.npy
 (PyTorch's loss on it) and data/MODEL/driver.mlir (an MLIR @main feeding
-those inputs to the imported @forward, used by test/e2e/examples.test),
+those inputs to the imported @forward, used by test/e2e/examples.test;
+none for ctr_offsets, whose inference program training-embedding-bag.test
+checks on them),
 and PyTorch's reference training run: data/MODEL/train/*.npy (8 batches
-of 4 examples, the training-program data layout) and, per optimizer,
-data/MODEL/reference/OPTIMIZER/ with losses.npy (the loss of each of the
-8 steps) and PARAMETER.npy (every parameter after the 8 steps):
-SGD for every model, Adagrad for the language models (TRAINING below),
-with config.json saying how to build the same run with parallax-compile
-(test/e2e/training.test compares). The small files are committed,
-so tests need no PyTorch. `--large` writes realistic table sizes
-(vocabulary 100,000; CTR id spaces 1,000,000) into large/ for benchmarks;
-those are generated, not committed.
+of 4 examples, the training-program data layout: examples along the
+first dimension; ctr_offsets' ids, weights0 and offsets are ragged, see
+RAGGED below) and, per optimizer, data/MODEL/reference/OPTIMIZER/ with
+losses.npy (the loss of each of the 8 steps) and PARAMETER.npy (every
+parameter after the 8 steps): SGD for every model, Adagrad for the
+language models (TRAINING below), with config.json saying how to build
+the same run with parallax-compile (test/e2e/training.test compares; for
+ctr_offsets its "bind" gives each ids length's bound, the most ids of a
+field in one step's batch). The small files are committed, so tests need
+no PyTorch. `--large` writes realistic table sizes (vocabulary 100,000;
+CTR id spaces 1,000,000) into large/ for benchmarks; those are
+generated, not committed.
 
 Run with Debian's interpreter: /usr/bin/python3 examples/models/export.py
 """
@@ -104,6 +115,7 @@ TRAINING = {
                                     "initial_accumulator_value": 0.1})],
     "wide_deep": [("sgd", {"lr": 0.1})],
     "ctr_bag": [("sgd", {"lr": 0.1}), ("adagrad", {"lr": 0.05})],
+    "ctr_offsets": [("sgd", {"lr": 0.1}), ("adagrad", {"lr": 0.05})],
     "shufflenet_train": [("sgd", {"lr": 0.01})],
     "mobilenet_v3_train": [("sgd", {"lr": 0.05})],
     "cnn": [("sgd", {"lr": 0.1})],
@@ -123,7 +135,26 @@ TRAINING = {
 # statistics, as in model.train(); the reference runs train that way.
 TRAINING_MODE = {"cnn_train", "mobile_cnn_train", "transformer_train",
                  "transformer_lm_train",
-                 "ctr_bag", "shufflenet_train", "mobilenet_v3_train"}
+                 "ctr_bag", "shufflenet_train", "mobilenet_v3_train",
+                 "ctr_offsets"}
+# Each input's symbolic dimensions, where not {0: "batch"} for every input.
+DYNAMIC_AXES = {
+    "ctr_offsets": {"ids0": {0: "ids0"}, "offsets0": {0: "batch"},
+                    "weights0": {0: "ids0"}, "ids1": {0: "ids1"},
+                    "offsets1": {0: "batch"}, "ids2": {0: "ids2"},
+                    "offsets2": {0: "batch"}, "dense": {0: "batch"},
+                    "clicked": {0: "batch"}},
+}
+# Ragged training data: model -> offsets input -> the inputs it indexes
+# (ids, and per-sample weights of the same length). In data/MODEL/train
+# offsetsK.npy holds one offset per example (int64, the first 0, never
+# decreasing) into the whole data set's idsK.npy: example e's bag is
+# idsK[offsetsK[e]:offsetsK[e + 1]], the last example's runs to the end.
+# A step's batch of examples [b, b + BATCH) takes the ids
+# idsK[offsetsK[b]:offsetsK[b + BATCH] (or the end)] and the offsets
+# offsetsK[b:b + BATCH] - offsetsK[b] (step_batch below).
+RAGGED = {"ctr_offsets": {"offsets0": ("ids0", "weights0"),
+                          "offsets1": ("ids1",), "offsets2": ("ids2",)}}
 
 
 class LanguageModel(nn.Module):
@@ -199,6 +230,54 @@ class BagCTR(nn.Module):
         pooled = [bag(f) for bag, f in zip(self.bags, fields)]
         return F.binary_cross_entropy_with_logits(
             self.mlp(torch.cat(pooled + [dense], dim=1)), clicked)
+
+
+class OffsetsCTR(BagCTR):
+    """BagCTR with each field's bags as 1-D ids and offsets (PyTorch's
+    bag(ids, offsets), include_last_offset=False), field 0's sum weighted
+    by one per-sample weight per id."""
+
+    def forward(self, ids0, offsets0, weights0, ids1, offsets1, ids2,
+                offsets2, dense, clicked):
+        pooled = [self.bags[0](ids0, offsets0, per_sample_weights=weights0),
+                  self.bags[1](ids1, offsets1),
+                  self.bags[2](ids2, offsets2)]
+        return F.binary_cross_entropy_with_logits(
+            self.mlp(torch.cat(pooled + [dense], dim=1)), clicked)
+
+
+def offsets_ctr_data(rows, examples, generator):
+    """`examples` examples of OffsetsCTR's inputs with tables of `rows`,
+    in its forward's order, offsets from 0 over all of them. Bags hold 0-4
+    ids, uniform over the table's rows; field 0's weights are uniform in
+    [0, 1). Every example has ids in fields 0 and 2 (the sum and the max);
+    field 1's mean bags may be empty, but never both of examples 2k and
+    2k + 1, so at 1 and 2 workers every worker's batch has field-1 ids
+    (at 4 workers, 1 example each, a worker may see a field-1 batch with
+    no ids at all)."""
+    data = {}
+    for field, n in enumerate(rows):
+        sizes = torch.randint(0 if field == 1 else 1, 5, (examples,),
+                              generator=generator)
+        if field == 1:
+            for k in range(0, examples - 1, 2):
+                while sizes[k] == 0 and sizes[k + 1] == 0:
+                    sizes[k:k + 2] = torch.randint(0, 5, (2,),
+                                                   generator=generator)
+        offsets = torch.cat([torch.zeros(1, dtype=torch.int64),
+                             torch.cumsum(sizes, 0)[:-1]])
+        data[f"ids{field}"] = torch.randint(0, n, (int(sizes.sum()),),
+                                            generator=generator)
+        data[f"offsets{field}"] = offsets
+        if field == 0:
+            data["weights0"] = torch.rand(int(sizes.sum()),
+                                          generator=generator)
+    data["dense"] = torch.randn(examples, 4, generator=generator)
+    data["clicked"] = torch.randint(0, 2, (examples, 1),
+                                    generator=generator).float()
+    return {name: data[name] for name in
+            ("ids0", "offsets0", "weights0", "ids1", "offsets1", "ids2",
+             "offsets2", "dense", "clicked")}
 
 
 class Classifier(nn.Module):
@@ -468,6 +547,11 @@ def models(large):
     # The same modules exported in eval mode (batch norms normalising with
     # their running statistics, which the programs keep frozen).
     built.update({name: built[of] for name, of in EVAL_EXPORTS.items()})
+    # Built last, so every other model keeps its initial values and inputs.
+    # Its inputs: one batch, offsets from 0 into that batch's ids.
+    bag_rows = ids if large else [50, 40, 30]
+    built["ctr_offsets"] = (OffsetsCTR(bag_rows, 8, 4, 32),
+                            offsets_ctr_data(bag_rows, batch, g))
     return built
 
 
@@ -527,7 +611,8 @@ def export(name, model, inputs, out_dir, opset, suffix):
         copy.deepcopy(model) if training else model, tuple(inputs.values()),
         str(path),
         input_names=names, output_names=["loss"], opset_version=opset,
-        dynamic_axes={n: {0: "batch"} for n in names},
+        dynamic_axes=DYNAMIC_AXES.get(name,
+                                      {n: {0: "batch"} for n in names}),
         # Keep parameters as PyTorch names them (no folding of weight
         # reorderings or of batch norm into convolutions): the importer
         # folds what is constant itself.
@@ -571,7 +656,22 @@ def training_data(inputs, generator):
     return data
 
 
-def reference_training(model, data, optimizer, kwargs, training):
+def step_batch(data, step, ragged):
+    """The inputs of step `step`: examples [step * BATCH, (step + 1) *
+    BATCH) of `data`, ragged inputs (RAGGED's) sliced by their offsets."""
+    lo, hi = step * BATCH, (step + 1) * BATCH
+    batch = {name: value[lo:hi] for name, value in data.items()}
+    for offsets_name, names in ragged.items():
+        offsets = data[offsets_name]
+        start = int(offsets[lo])
+        end = int(offsets[hi]) if hi < len(offsets) else len(data[names[0]])
+        batch[offsets_name] = offsets[lo:hi] - start
+        for name in names:
+            batch[name] = data[name][start:end]
+    return batch
+
+
+def reference_training(model, data, optimizer, kwargs, training, ragged):
     """PyTorch's run: the model in the mode it was exported in (eval: no
     dropout, batch norm with its running statistics), STEPS steps of BATCH
     examples."""
@@ -581,7 +681,7 @@ def reference_training(model, data, optimizer, kwargs, training):
     opt = make(model.parameters(), **kwargs)
     losses = []
     for step in range(STEPS):
-        batch = [v[step * BATCH:(step + 1) * BATCH] for v in data.values()]
+        batch = step_batch(data, step, ragged).values()
         opt.zero_grad()
         loss = model(*batch)
         loss.backward()
@@ -597,7 +697,12 @@ def reference_training(model, data, optimizer, kwargs, training):
 
 def write_training_reference(name, model, inputs, data_dir):
     g = torch.Generator().manual_seed(1)
-    data = training_data(inputs, g)
+    if name == "ctr_offsets":
+        data = offsets_ctr_data([bag.num_embeddings for bag in model.bags],
+                                STEPS * BATCH, g)
+    else:
+        data = training_data(inputs, g)
+    ragged = RAGGED.get(name, {})
     if name == "wide_deep":
         # Each categorical column has its own id space.
         ids = [int(t.num_embeddings) for t in model.wide]
@@ -627,7 +732,7 @@ def write_training_reference(name, model, inputs, data_dir):
         n for n, b in model.named_buffers() if b.is_floating_point()]
     for optimizer, kwargs in TRAINING[name]:
         losses, parameters = reference_training(model, data, optimizer, kwargs,
-                                                training)
+                                                training, ragged)
         out = data_dir / "reference" / optimizer
         out.mkdir(parents=True, exist_ok=True)
         np.save(out / "losses.npy", losses)
@@ -635,6 +740,12 @@ def write_training_reference(name, model, inputs, data_dir):
         config = {"optimizer": optimizer, "batch_size": BATCH,
                   "steps": STEPS, "freeze": frozen,
                   **kwargs}
+        if ragged:
+            # Each ids length's bound: the most ids of a field in one step.
+            config["bind"] = {
+                names[0]: max(len(step_batch(data, s, ragged)[names[0]])
+                              for s in range(STEPS))
+                for names in ragged.values()}
         (out / "config.json").write_text(json.dumps(config, indent=1) + "\n")
         for param_name, value in parameters.items():
             np.save(out / f"{param_name}.npy", value)
@@ -669,7 +780,8 @@ def main():
             # A copy: a training-mode forward moves the running statistics.
             loss = copy.deepcopy(model)(*inputs.values()).numpy()
         np.save(data / "loss.npy", loss)
-        write_driver(data / "driver.mlir", name, inputs, float(loss))
+        if name not in RAGGED:  # its program takes its bags' ends too
+            write_driver(data / "driver.mlir", name, inputs, float(loss))
         print(f"{name}: loss {float(loss):.6f}")
         write_training_reference(name, model, inputs, data)
 

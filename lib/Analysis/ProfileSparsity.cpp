@@ -7,6 +7,7 @@
 #include "parallax/Analysis/ProfileSparsity.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 #include "parallax/Support/Npy.h"
+#include "parallax/Support/Segments.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
@@ -24,11 +25,22 @@ namespace {
 /// is a constant holding the batch's examples, and every op between it and
 /// the ids folds on its operands' constants. The constants live as long as
 /// the context: a few per op on the ids' path, of one batch's size.
+/// How a graph input's file holds a batch (docs/training.md).
+struct InputLayout {
+  enum Kind { Examples, BagElements, BagCount } kind = Examples;
+  // BagElements, BagCount: the argument of the offsets; Examples: whether
+  // the input is offsets (its values count from the batch's first element).
+  int offsets = -1;
+  bool isOffsets = false;
+};
+
 class IdEvaluator {
 public:
   IdEvaluator(ArrayRef<::parallax::runtime::NpyArray> files,
-              int64_t firstExample)
-      : files(files), firstExample(firstExample) {}
+              ArrayRef<InputLayout> layouts, int64_t firstExample,
+              int64_t batch)
+      : files(files), layouts(layouts), firstExample(firstExample),
+        batch(batch) {}
 
   FailureOr<DenseElementsAttr> eval(Value value) {
     auto it = memo.find(value);
@@ -42,8 +54,52 @@ public:
 
 private:
   ArrayRef<::parallax::runtime::NpyArray> files;
-  int64_t firstExample;
+  ArrayRef<InputLayout> layouts;
+  int64_t firstExample, batch;
   DenseMap<Value, DenseElementsAttr> memo;
+
+  /// Where the elements of this batch's bags started by argument
+  /// `offsets` lie in the elements' file `elements`.
+  ::parallax::runtime::SegmentRange bagRange(int offsets,
+                                             int64_t elements) const {
+    const ::parallax::runtime::NpyArray &file = files[offsets];
+    return ::parallax::runtime::segmentRange(
+        reinterpret_cast<const int64_t *>(file.data.data()), file.shape.front(),
+        elements, firstExample, batch);
+  }
+
+  /// The batch's view of argument `arg` whose file is not one example per
+  /// row: a bag's elements, padded, or their number.
+  FailureOr<DenseElementsAttr> bagInput(BlockArgument arg,
+                                        RankedTensorType type) {
+    const InputLayout &layout = layouts[arg.getArgNumber()];
+    int64_t elements = -1;
+    for (auto [i, other] : llvm::enumerate(layouts))
+      if (other.kind == InputLayout::BagElements &&
+          other.offsets == layout.offsets)
+        elements = files[i].shape.front();
+    ::parallax::runtime::SegmentRange range =
+        bagRange(layout.offsets, elements);
+    if (layout.kind == InputLayout::BagCount)
+      return DenseElementsAttr::get(type, range.size());
+    if (range.size() > type.getNumElements())
+      return emitError(arg.getLoc())
+             << "--profile-data: the bags of examples [" << firstExample << ", "
+             << firstExample + batch << ") hold " << range.size()
+             << " elements, more than the " << type.getNumElements()
+             << " of graph input '"
+             << cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                    .getArgAttrOfType<StringAttr>(
+                        arg.getArgNumber(), ParallaxDialect::getNameAttrName())
+                    .getValue()
+             << "' (bind its dimension to at least that many)";
+    int64_t width = type.getElementTypeBitWidth() / CHAR_BIT;
+    std::vector<char> bytes(type.getNumElements() * width);
+    ::parallax::runtime::copySegment(bytes.data(), type.getNumElements(),
+                                     files[arg.getArgNumber()].data.data(),
+                                     range, width);
+    return DenseElementsAttr::getFromRawBuffer(type, bytes);
+  }
 
   FailureOr<DenseElementsAttr> compute(Value value) {
     auto type = cast<RankedTensorType>(value.getType());
@@ -60,11 +116,21 @@ private:
                << "cannot compute row ids from the profile data: graph input "
                << arg.getArgNumber() << " is " << type << ", its file holds "
                << file.dtype;
+      const InputLayout &layout = layouts[arg.getArgNumber()];
+      if (layout.kind != InputLayout::Examples)
+        return bagInput(arg, type);
       int64_t bytes =
           type.getNumElements() * (type.getElementTypeBitWidth() / CHAR_BIT);
       int64_t first = firstExample * (bytes / type.getDimSize(0));
-      return DenseElementsAttr::getFromRawBuffer(
+      auto batchOf = DenseElementsAttr::getFromRawBuffer(
           type, ArrayRef<char>(file.data.data() + first, bytes));
+      if (!layout.isOffsets)
+        return batchOf;
+      // Offsets into the batch's elements, not the file's.
+      SmallVector<int64_t> offsets(batchOf.getValues<int64_t>());
+      for (int64_t &offset : llvm::reverse(offsets))
+        offset -= offsets.front();
+      return DenseElementsAttr::get(type, ArrayRef<int64_t>(offsets));
     }
     Operation *op = value.getDefiningOp();
     Attribute constant;
@@ -126,13 +192,42 @@ LogicalResult mlir::parallax::measureSparsity(ModuleOp module,
   if (sparse.empty())
     return success();
 
-  // Every graph input's data; the batch is the inputs' leading dimension.
+  // Every graph input's data; the batch is the inputs' leading dimension,
+  // but for the elements of bags (docs/training.md).
+  SmallVector<InputLayout> layouts(step.getNumArguments());
+  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    StringAttr bags;
+    InputLayout::Kind kind = InputLayout::Examples;
+    if ((bags = step.getArgAttrOfType<StringAttr>(
+             i, ParallaxDialect::getSegmentedByAttrName())))
+      kind = InputLayout::BagElements;
+    else if ((bags = step.getArgAttrOfType<StringAttr>(
+                  i, ParallaxDialect::getSegmentCountAttrName())))
+      kind = InputLayout::BagCount;
+    if (!bags)
+      continue;
+    layouts[i].kind = kind;
+    for (unsigned j = 0; j < step.getNumArguments(); ++j)
+      if (step.getArgAttrOfType<StringAttr>(
+              j, ParallaxDialect::getNameAttrName()) == bags) {
+        layouts[i].offsets = j;
+        layouts[j].isOffsets = true;
+      }
+    if (layouts[i].offsets < 0)
+      return module.emitError()
+             << "argument " << i << "'s bags start at '" << bags.getValue()
+             << "', which no argument is named";
+  }
   SmallVector<::parallax::runtime::NpyArray> files;
   int64_t batch = 0, examples = -1;
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
     auto name = step.getArgAttrOfType<StringAttr>(
         i, ParallaxDialect::getNameAttrName());
     auto type = cast<RankedTensorType>(step.getArgumentTypes()[i]);
+    if (layouts[i].kind == InputLayout::BagCount) {
+      files.emplace_back(); // computed from the offsets
+      continue;
+    }
     std::string path =
         (dataDir + "/" + (name ? name.getValue() : "") + ".npy").str();
     ::parallax::runtime::NpyArray array;
@@ -143,6 +238,19 @@ LogicalResult mlir::parallax::measureSparsity(ModuleOp module,
     std::string dtype = type.getElementType().isInteger(64)   ? "<i8"
                         : type.getElementType().isInteger(32) ? "<i4"
                                                               : array.dtype;
+    bool elements = layouts[i].kind == InputLayout::BagElements;
+    if (elements && (array.dtype != dtype || array.shape.size() != 1))
+      return module.emitError()
+             << "--profile-data: '" << path << "' holds "
+             << ::parallax::runtime::shapeString(array.shape) << " "
+             << array.dtype << ", graph input '"
+             << (name ? name.getValue() : "") << "' needs (N) of "
+             << type.getElementType()
+             << ": the elements of every bag, one after another";
+    if (elements) {
+      files.push_back(std::move(array));
+      continue;
+    }
     if (array.shape.empty() || array.dtype != dtype ||
         ArrayRef<int64_t>(array.shape).drop_front() !=
             ArrayRef<int64_t>(expected).drop_front())
@@ -156,6 +264,24 @@ LogicalResult mlir::parallax::measureSparsity(ModuleOp module,
     examples = examples < 0 ? array.shape.front()
                             : std::min<int64_t>(examples, array.shape.front());
     files.push_back(std::move(array));
+  }
+  for (auto [i, layout] : llvm::enumerate(layouts)) {
+    if (layout.kind != InputLayout::BagElements)
+      continue;
+    const ::parallax::runtime::NpyArray &offsets = files[layout.offsets];
+    std::string error =
+        offsets.dtype != "<i8"
+            ? std::string("the offsets of bags must be int64")
+            : ::parallax::runtime::checkSegmentOffsets(
+                  reinterpret_cast<const int64_t *>(offsets.data.data()),
+                  offsets.shape.front(), files[i].shape.front());
+    if (!error.empty())
+      return module.emitError()
+             << "--profile-data: the offsets of '"
+             << step.getArgAttrOfType<StringAttr>(
+                        i, ParallaxDialect::getNameAttrName())
+                    .getValue()
+             << "': " << error;
   }
   int64_t global = batch * workers;
   int64_t steps = global ? examples / global : 0;
@@ -172,7 +298,7 @@ LogicalResult mlir::parallax::measureSparsity(ModuleOp module,
     for (int64_t s = 0; s < steps; ++s) {
       llvm::DenseSet<int64_t> seen;
       for (int64_t r = 0; r < workers; ++r) {
-        IdEvaluator evaluator(files, (s * workers + r) * batch);
+        IdEvaluator evaluator(files, layouts, (s * workers + r) * batch, batch);
         FailureOr<DenseElementsAttr> values = evaluator.eval(ids);
         if (failed(values))
           return failure();

@@ -12,13 +12,16 @@
 #include "Support.h"
 #include "Threads.h"
 #include "parallax/Support/FileNames.h"
+#include "parallax/Support/Segments.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -70,6 +73,16 @@ struct InputRange {
   }
 };
 std::map<std::string, std::vector<InputRange>> inputRanges;
+
+std::deque<SegmentGroup> segmentGroups; // stable addresses
+
+SegmentGroup &segmentGroup(const std::string &offsets) {
+  if (SegmentGroup *group = segmentGroupStartedBy(offsets))
+    return *group;
+  segmentGroups.push_back({});
+  segmentGroups.back().offsets = offsets;
+  return segmentGroups.back();
+}
 
 constexpr const char *kOutputsManifest = "outputs.json";
 std::vector<std::pair<std::string, std::string>> writtenOutputs;
@@ -199,6 +212,36 @@ void parallax::runtime::checkInputValues(const std::string &name,
     checkFinite<double>(path, array, examples);
 }
 
+SegmentGroup *parallax::runtime::segmentGroupOf(const std::string &input) {
+  for (SegmentGroup &group : segmentGroups)
+    if (std::find(group.members.begin(), group.members.end(), input) !=
+        group.members.end())
+      return &group;
+  return nullptr;
+}
+
+SegmentGroup *
+parallax::runtime::segmentGroupStartedBy(const std::string &offsets) {
+  for (SegmentGroup &group : segmentGroups)
+    if (group.offsets == offsets)
+      return &group;
+  return nullptr;
+}
+
+extern "C" void parallax_rt_segment_input(const char *name,
+                                          const char *offsets) {
+  segmentGroup(offsets).members.push_back(name);
+}
+
+extern "C" void parallax_rt_segment_count(const char *offsets, int64_t rank,
+                                          void *descriptor) {
+  StridedView d = viewDescriptor(rank, descriptor, sizeof(int64_t));
+  SegmentGroup &group = segmentGroup(offsets);
+  group.count = reinterpret_cast<int64_t *>(d.data);
+  if (group.read >= 0)
+    *group.count = group.read;
+}
+
 extern "C" void parallax_rt_declare_input_range(const char *name, int64_t low,
                                                 int64_t high,
                                                 int32_t hasIgnored,
@@ -263,6 +306,11 @@ void parallax::runtime::copyBuffer(void *to, const void *from, size_t bytes) {
   if (exitHandler)
     exitHandler(1);
   std::exit(1);
+}
+
+void parallax::runtime::warn(const std::string &message) {
+  std::fprintf(stderr, "%s: warning: %s%s\n", programName,
+               messagePrefix.c_str(), message.c_str());
 }
 
 void parallax::runtime::setExitHandler(ExitHandler handler,
@@ -391,6 +439,33 @@ extern "C" void parallax_rt_init(int32_t argc, char **argv) {
   writeOutputsManifest();
 }
 
+/// The elements of the bags of one batch: up to the buffer's length, the
+/// rest padded.
+static void readSegmentedInput(SegmentGroup &group, const std::string &name,
+                               const std::string &path, const NpyArray &array,
+                               const StridedView &d) {
+  int64_t capacity = d.sizes.front();
+  if (array.shape.size() != 1 || array.shape.front() > capacity)
+    die("'" + path + "' has shape " + shapeString(array.shape) + ", input '" +
+        name + "' holds the elements of the bags '" + group.offsets +
+        "' starts: 1-D, at most " + std::to_string(capacity) +
+        " (the program's length)");
+  int64_t count = array.shape.front();
+  if (group.read >= 0 && group.read != count)
+    die("'" + path + "' holds " + std::to_string(count) + " elements, but '" +
+        group.readFrom + "' holds " + std::to_string(group.read) +
+        ": the inputs of the bags '" + group.offsets +
+        "' starts must hold as many");
+  checkInputValues(name, path, array, /*examples=*/false, /*finite=*/false,
+                   /*batch=*/0);
+  copySegment(d.data, capacity, array.data.data(), {0, count},
+              dtypeSize(array.dtype));
+  group.read = count;
+  group.readFrom = path;
+  if (group.count)
+    *group.count = count;
+}
+
 static void readInput(const char *name, const char *dtype, int64_t rank,
                       void *descriptor) {
   std::string path = inputDir + "/" + encodeFileName(name) + ".npy";
@@ -404,6 +479,10 @@ static void readInput(const char *name, const char *dtype, int64_t rank,
   if (array.dtype != dtype)
     die("'" + path + "' holds " + dtypeName(array.dtype) + ", input '" + name +
         "' must be " + dtypeName(dtype) + " of shape " + shapeString(d.sizes));
+  if (SegmentGroup *group = segmentGroupOf(name)) {
+    readSegmentedInput(*group, name, path, array, d);
+    return;
+  }
   if (array.shape != d.sizes)
     die("'" + path + "' has shape " + shapeString(array.shape) + ", input '" +
         name + "' must have shape " + shapeString(d.sizes));

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace parallax::runtime {
 
@@ -20,6 +21,9 @@ void setProgramName(const char *name);
 /// Prints "PROGRAM: error: MESSAGE" on stderr and exits with status 1
 /// (through the exit handler).
 [[noreturn]] void die(const std::string &message);
+
+/// Prints "PROGRAM: warning: MESSAGE" on stderr.
+void warn(const std::string &message);
 
 /// How die() ends the process, and a prefix for its messages: the MPI
 /// layer aborts the whole job and names the rank.
@@ -49,6 +53,23 @@ void checkReplaceableFile(const std::string &flag, const std::string &path,
                           const std::string &signature, bool streamed);
 
 struct NpyArray;
+
+/// Graph inputs holding bags of varying size (parallax_rt_segment_input):
+/// the offsets input, its members, and the program's count scalar.
+struct SegmentGroup {
+  std::string offsets;
+  std::vector<std::string> members;
+  int64_t *count = nullptr; // parallax_rt_segment_count's buffer
+  // Inference: the elements the members read hold, and which file said so.
+  int64_t read = -1;
+  std::string readFrom;
+};
+
+/// The group `input` is a member of, or null.
+SegmentGroup *segmentGroupOf(const std::string &input);
+
+/// The group whose offsets input is `offsets`, or null.
+SegmentGroup *segmentGroupStartedBy(const std::string &offsets);
 
 /// Checks the values of graph input `name`, read from `path`: integers
 /// against the ranges the program declared for it

@@ -27,7 +27,9 @@
 #include "Threads.h"
 #include "Trace.h"
 #include "parallax/Support/FileNames.h"
+#include "parallax/Support/Segments.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -49,6 +51,18 @@ namespace {
 struct Input : Buffer {
   NpyArray file;
   int64_t exampleBytes = 0;
+  // Bags of varying size (docs/training.md): the index in `bagGroups` of
+  // the group whose elements this input holds, or whose offsets.
+  int bags = -1;
+  bool holdsElements = false;
+};
+
+/// Inputs holding bags of varying size, as the data holds them.
+struct Bags {
+  SegmentGroup *group = nullptr;
+  Input *offsets = nullptr;        // each example's first element
+  const Input *elements = nullptr; // the first member; its length
+  int64_t capacity = 0;            // the elements one batch may hold
 };
 
 struct Options {
@@ -62,6 +76,7 @@ struct Options {
 
 Options options;
 std::vector<Input> inputs;
+std::vector<Bags> bagGroups;
 std::vector<Variable> variables;
 int64_t firstStep = 0, endStep = 0, currentStep = 1, batch = 0;
 // The global index of the first example of this worker's batch (random draws).
@@ -140,6 +155,129 @@ uint64_t fingerprint(const NpyArray &array) {
       std::string_view(reinterpret_cast<const char *>(array.shape.data()),
                        array.shape.size() * sizeof(int64_t)),
       hash);
+}
+
+/// Where the elements of worker slice `slice`'s bags lie in the data.
+SegmentRange bagRange(const Bags &bags, int64_t slice) {
+  const NpyArray &offsets = bags.offsets->file;
+  return segmentRange(reinterpret_cast<const int64_t *>(offsets.data.data()),
+                      offsets.shape.front(), bags.elements->file.shape.front(),
+                      slice * batch, batch);
+}
+
+/// Reads a file of bag elements: 1-D, any length.
+void readBagElements(Input &input, const std::string &path,
+                     const SegmentGroup &group) {
+  std::string expected = dtypeName(input.dtype) +
+                         " of shape (N,): the elements of every bag '" +
+                         group.offsets + "' starts, one bag after another";
+  std::string error;
+  if (!readNpy(path, input.file, error))
+    die(error + " (graph input '" + input.name + "' must be " + expected + ")");
+  if (input.file.dtype != input.dtype || input.file.shape.size() != 1)
+    die("'" + path + "' holds " + dtypeName(input.file.dtype) + " of shape " +
+        shapeString(input.file.shape) + ", graph input '" + input.name +
+        "' must be " + expected);
+  checkInputValues(input.name, path, input.file, /*examples=*/false,
+                   /*finite=*/true, /*batch=*/0);
+}
+
+/// Groups the bag inputs and checks their data: members of a group hold
+/// as many elements, the offsets are int64, start at 0, never decrease
+/// and stay within the elements.
+void checkBagData() {
+  auto pathOf = [](const Input &input) {
+    return options.data + "/" + encodeFileName(input.name) + ".npy";
+  };
+  for (Input &input : inputs) {
+    SegmentGroup *group = segmentGroupOf(input.name);
+    if (!group)
+      continue;
+    auto it = std::find_if(bagGroups.begin(), bagGroups.end(),
+                           [&](const Bags &b) { return b.group == group; });
+    if (it == bagGroups.end()) {
+      Bags bags;
+      bags.group = group;
+      bags.elements = &input;
+      bags.capacity = input.shape.front();
+      for (Input &other : inputs)
+        if (other.name == group->offsets)
+          bags.offsets = &other;
+      if (!bags.offsets)
+        die("internal error: the offsets input '" + group->offsets + "' of '" +
+            input.name + "' is not registered");
+      bagGroups.push_back(bags);
+      it = std::prev(bagGroups.end());
+    }
+    input.bags = it - bagGroups.begin();
+    const Input &first = *it->elements;
+    if (input.file.shape != first.file.shape)
+      die("'" + pathOf(input) + "' holds " +
+          std::to_string(input.file.shape.front()) + " elements, but '" +
+          pathOf(first) + "' holds " +
+          std::to_string(first.file.shape.front()) +
+          ": the inputs of the bags '" + group->offsets +
+          "' starts must hold as many");
+  }
+  for (size_t i = 0; i < bagGroups.size(); ++i) {
+    const Bags &bags = bagGroups[i];
+    Input &offsets = *bags.offsets;
+    offsets.bags = i;
+    if (offsets.dtype != "<i8")
+      die("graph input '" + offsets.name +
+          "' holds where bags start, so it must be int64, not " +
+          dtypeName(offsets.dtype));
+    std::string error = checkSegmentOffsets(
+        reinterpret_cast<const int64_t *>(offsets.file.data.data()),
+        offsets.file.shape.front(), bags.elements->file.shape.front());
+    if (!error.empty())
+      die("'" + pathOf(offsets) + "' " + error + " (the bags' elements are '" +
+          pathOf(*bags.elements) + "')");
+  }
+}
+
+/// Every batch of bags the steps before `endStep` load fits the program's
+/// buffers; a warning when a batch has no elements at all.
+void checkBagCapacity() {
+  const World &w = world();
+  for (const Bags &bags : bagGroups) {
+    int64_t most = -1, mostSlice = 0, emptySlice = -1;
+    for (int64_t slice = 0; slice < endStep * w.size; ++slice) {
+      int64_t size = bagRange(bags, slice).size();
+      if (size > most) {
+        most = size;
+        mostSlice = slice;
+      }
+      if (size == 0 && emptySlice < 0)
+        emptySlice = slice;
+    }
+    auto where = [&](int64_t slice) {
+      return "step " + std::to_string(slice / w.size) +
+             (w.size > 1 ? ", worker " + std::to_string(slice % w.size) : "");
+    };
+    const std::string &name = bags.elements->name;
+    if (most > bags.capacity)
+      dieTogether(
+          "the bags '" + bags.group->offsets + "' starts hold " +
+          std::to_string(most) + " elements in one batch (" + where(mostSlice) +
+          "), more than the " + std::to_string(bags.capacity) +
+          " the program holds: "
+          "compile it with the dimension of '" +
+          name + "' bound to at least " + std::to_string(most) +
+          " (parallax-compile --bind DIM=" + std::to_string(most) + ")");
+    if (emptySlice >= 0 && w.rank == 0)
+      warn("the bags '" + bags.group->offsets +
+           "' starts hold no elements "
+           "in a batch (" +
+           where(emptySlice) +
+           "): its padding is element 0 "
+           "of '" +
+           name +
+           "', and a table those ids index gets a "
+           "zero-gradient update of row 0 (no change with SGD or Adagrad; "
+           "with momentum, Adam or weight decay the row moves as if it "
+           "were in the batch)");
+  }
 }
 
 /// Worker 0 stops the job when another worker's data differs from its own.
@@ -398,6 +536,11 @@ extern "C" int64_t parallax_rt_begin() {
   std::string examplesFrom;
   for (Input &input : inputs) {
     std::string path = options.data + "/" + encodeFileName(input.name) + ".npy";
+    if (const SegmentGroup *group = segmentGroupOf(input.name)) {
+      input.holdsElements = true;
+      readBagElements(input, path, *group);
+      continue;
+    }
     std::vector<int64_t> perExample(input.shape.begin() + 1, input.shape.end());
     std::string expected = dtypeName(input.dtype) + " of shape (N";
     for (int64_t size : perExample)
@@ -427,6 +570,7 @@ extern "C" int64_t parallax_rt_begin() {
     checkInputValues(input.name, path, input.file, /*examples=*/true,
                      /*finite=*/true, batch);
   }
+  checkBagData();
   checkSameDataOnEveryWorker();
   const World &w = world();
   int64_t globalBatch = batch * w.size;
@@ -462,6 +606,7 @@ extern "C" int64_t parallax_rt_begin() {
   if (firstStep > endStep)
     die("the checkpoint is at step " + std::to_string(firstStep) +
         ", after --steps " + std::to_string(endStep));
+  checkBagCapacity();
   if (!options.metrics.empty() && w.rank == 0)
     metricsFile = openMetrics(options.metrics);
   if (options.metricsAllRanks)
@@ -488,9 +633,25 @@ extern "C" void parallax_rt_load_batch(int64_t step) {
     currentStep = step + 1;
     int64_t slice = step * world().size + world().rank;
     firstExample = slice * batch;
-    for (Input &input : inputs)
+    for (Input &input : inputs) {
+      if (input.holdsElements) {
+        copySegment(input.data, input.shape.front(), input.file.data.data(),
+                    bagRange(bagGroups[input.bags], slice),
+                    dtypeSize(input.dtype));
+        continue;
+      }
       std::memcpy(input.data, input.file.data.data() + slice * input.bytes,
                   input.bytes);
+      if (input.bags < 0)
+        continue;
+      // Offsets into the batch's elements, not the file's.
+      auto *offsets = reinterpret_cast<int64_t *>(input.data);
+      for (int64_t e = batch; e-- > 0;)
+        offsets[e] -= offsets[0];
+    }
+    for (const Bags &bags : bagGroups)
+      if (bags.group->count)
+        *bags.group->count = bagRange(bags, slice).size();
   }
   computeStart = tracing() ? parallax_rt_now() : 0;
 }

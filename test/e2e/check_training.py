@@ -95,6 +95,9 @@ def main():
                         repr(config["initial_accumulator_value"])]
     if config["freeze"]:
         compile_cmd += ["--freeze", ",".join(config["freeze"])]
+    if "bind" in config:
+        compile_cmd += ["--bind", ",".join(f"{name}={value}" for name, value
+                                           in config["bind"].items())]
     if args.workers:
         compile_cmd += ["--workers", str(args.workers), "--strategy", args.strategy]
     elif args.launch:

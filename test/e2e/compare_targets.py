@@ -31,6 +31,8 @@ def train(src, model, work, target, flags):
     config = json.loads((data / "reference" / "sgd" / "config.json").read_text())
     program = work / f"program.{target}"
     freeze = ["--freeze", ",".join(config["freeze"])] if config["freeze"] else []
+    if "bind" in config:  # bags of varying size: the most ids a batch holds
+        freeze += ["--bind", ",".join(f"{k}={v}" for k, v in config["bind"].items())]
     workers = int(flags[flags.index("--workers") + 1]) if "--workers" in flags else 1
     subprocess.run(["parallax-compile", str(src / "examples" / "models" / f"{model}.onnx"),
                     "--batch-size", str(config["batch_size"] // workers), "--target", target,

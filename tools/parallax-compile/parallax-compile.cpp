@@ -97,7 +97,8 @@ cl::opt<bool> dumpPipeline("dump-pipeline", cl::cat(category),
                            cl::desc("Print the MLIR pass pipeline"));
 cl::opt<int64_t> batchSize("batch-size", cl::cat(category), cl::value_desc("B"),
                            cl::desc("Bind the leading dimension of every "
-                                    "graph input to B"));
+                                    "graph input to B (unless --bind names "
+                                    "it)"));
 cl::list<std::string> bind("bind", cl::CommaSeparated, cl::cat(category),
                            cl::value_desc("NAME=VALUE"),
                            cl::desc("Bind a symbolic dimension"));

@@ -88,11 +88,19 @@ struct GenerateInferenceMainPass
       if (!memrefType)
         return emitBadSignature(target, "argument", i, type);
       Value buffer = memref::AllocOp::create(builder, loc, memrefType);
+      arguments.push_back(buffer);
+      if (auto offsets = target.getArgAttrOfType<StringAttr>(
+              i, ParallaxDialect::getSegmentCountAttrName())) {
+        call(builder, abi::Function::segment_count,
+             {cString(builder, offsets.getValue()),
+              unrankedMemRef(builder, loc, buffer)});
+        continue;
+      }
       std::string name = nameOf(target.getArgAttrDict(i), "input", i);
       declareInputRanges(builder, module, loc, target, i, name);
+      declareSegmentedInput(builder, module, loc, target, i, name);
       if (failed(io(buffer, "argument", i, name, true)))
         return signalPassFailure();
-      arguments.push_back(buffer);
     }
     // The model's own time, reported by the runtime when PARALLAX_TIMING
     // is set (benchmarks time compute apart from .npy I/O). With --repeat N

@@ -98,6 +98,16 @@ struct GenerateTrainingMainPass
     SmallVector<Value> buffers;
     for (auto [i, type] : llvm::enumerate(step.getArgumentTypes())) {
       auto memrefType = dyn_cast<MemRefType>(type);
+      if (auto offsets = step.getArgAttrOfType<StringAttr>(
+              i, ParallaxDialect::getSegmentCountAttrName());
+          offsets && memrefType) {
+        Value buffer = memref::AllocOp::create(builder, loc, memrefType);
+        call(abi::Function::segment_count,
+             {runtimeString(builder, module, loc, offsets.getValue()),
+              unrankedMemRef(builder, loc, buffer)});
+        buffers.push_back(buffer);
+        continue;
+      }
       std::optional<abi::Function> registerInput;
       if (memrefType)
         registerInput = abi::registerInput(memrefType.getElementType());
@@ -114,6 +124,7 @@ struct GenerateTrainingMainPass
               i, ParallaxDialect::getNameAttrName()))
         name = attr.getValue().str();
       declareInputRanges(builder, module, loc, step, i, name);
+      declareSegmentedInput(builder, module, loc, step, i, name);
       Value buffer = memref::AllocOp::create(builder, loc, memrefType);
       call(*registerInput, {runtimeString(builder, module, loc, name),
                             unrankedMemRef(builder, loc, buffer)});

@@ -14,6 +14,7 @@
 #include "Importer.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::parallax;
@@ -315,10 +316,33 @@ static LogicalResult importEmbeddingBag(GraphImporter &importer,
       createInferred<GatherOp>(ctx, table, ids, static_cast<uint64_t>(0));
   if (!rows)
     return failure();
-  if (!bag.weights.empty()) {
-    Value weights = importer.lookupValue(bag.weights, ctx.loc);
-    if (!weights)
+  Value weights;
+  if (!bag.weights.empty() &&
+      !(weights = importer.lookupValue(bag.weights, ctx.loc)))
+    return failure();
+  // Ids and offsets from graph inputs, the bags ending at the ids' end:
+  // a batch's bags hold a varying number of ids, so the end is the
+  // number the runtime loaded for this batch, and the ids' length only
+  // the most a batch may hold.
+  auto idsInput = dyn_cast<BlockArgument>(ids);
+  auto concat = bounds.getDefiningOp<ConcatOp>();
+  DenseIntElementsAttr end;
+  if (idsInput && concat && concat->getNumOperands() == 2 &&
+      isa<BlockArgument>(concat->getOperand(0)) &&
+      matchPattern(concat->getOperand(1), m_Constant(&end)) &&
+      end.getNumElements() == 1 &&
+      end.getValues<APInt>()[0].getSExtValue() == idsType.getDimSize(0)) {
+    auto offsets = cast<BlockArgument>(concat->getOperand(0));
+    Value count = importer.segmentCount(offsets, idsInput);
+    if (auto weightsInput = dyn_cast_or_null<BlockArgument>(weights))
+      importer.segmentCount(offsets, weightsInput);
+    bounds = createInferred<ConcatOp>(
+        ctx, ValueRange{offsets, reshape(ctx, count, {1})},
+        static_cast<uint64_t>(0));
+    if (!bounds)
       return failure();
+  }
+  if (weights) {
     auto weightsType = cast<RankedTensorType>(weights.getType());
     if (weightsType.getRank() != 1 ||
         weightsType.getDimSize(0) != idsType.getDimSize(0))

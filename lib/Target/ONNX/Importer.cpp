@@ -336,7 +336,11 @@ LogicalResult GraphImporter::bindInputShapes(onnx::GraphProto &graph) {
     auto *shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
     for (int d = 0; d < shape->dim_size(); ++d) {
       onnx::TensorShapeProto::Dimension *dim = shape->mutable_dim(d);
-      if (d == 0 && options.batchSize) {
+      // A dimension --bind names keeps its binding (a bag's ids along
+      // dimension 0 are not the batch).
+      if (d == 0 && options.batchSize &&
+          !(dim->has_dim_param() &&
+            options.dimensionBindings.count(dim->dim_param()))) {
         dim->set_dim_value(*options.batchSize);
         continue;
       }
@@ -546,12 +550,42 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
     if (!isa<ReadOp>(op) && isOpTriviallyDead(&op))
       op.erase();
-  function.setType(
-      builder.getFunctionType(inputTypes, ValueRange(results).getTypes()));
+  function.setType(builder.getFunctionType(body->getArgumentTypes(),
+                                           ValueRange(results).getTypes()));
   for (auto [i, output] : llvm::enumerate(graph.output()))
     function.setResultAttr(i, ParallaxDialect::getNameAttrName(),
                            builder.getStringAttr(output.name()));
+  nameSegmentArguments();
   return success();
+}
+
+Value GraphImporter::segmentCount(BlockArgument offsets, BlockArgument member) {
+  if (!llvm::is_contained(segmentMembers, std::pair{member, offsets}))
+    segmentMembers.push_back({member, offsets});
+  BlockArgument &count = segmentCounts[offsets];
+  if (!count)
+    count = function.front().addArgument(
+        RankedTensorType::get({}, builder.getI64Type()), offsets.getLoc());
+  return count;
+}
+
+void GraphImporter::nameSegmentArguments() {
+  auto nameOf = [&](BlockArgument argument) {
+    return function.getArgAttrOfType<StringAttr>(
+        argument.getArgNumber(), ParallaxDialect::getNameAttrName());
+  };
+  for (auto [offsets, count] : segmentCounts) {
+    function.setArgAttr(
+        count.getArgNumber(), ParallaxDialect::getNameAttrName(),
+        builder.getStringAttr(nameOf(offsets).getValue() + ":count"));
+    function.setArgAttr(count.getArgNumber(),
+                        ParallaxDialect::getSegmentCountAttrName(),
+                        nameOf(offsets));
+  }
+  for (auto [member, offsets] : segmentMembers)
+    function.setArgAttr(member.getArgNumber(),
+                        ParallaxDialect::getSegmentedByAttrName(),
+                        nameOf(offsets));
 }
 
 LogicalResult

@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/MapVector.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -231,6 +232,12 @@ public:
   /// assignAfterGraph), in node order.
   SmallVector<std::pair<parallax::VariableOp, Value>> finalAssignments;
   ModuleOp getModule() const { return module; }
+
+  /// The i64 scalar argument (added on first use, named "OFFSETS:count")
+  /// holding how many elements the bags that graph input `offsets` starts
+  /// have in this batch; `member`, a 1-D graph input, holds those elements
+  /// (docs/training.md, bags of varying size).
+  Value segmentCount(BlockArgument offsets, BlockArgument member);
   /// Random streams handed out so far, in import order.
   int64_t randomStreams = 0;
 
@@ -281,6 +288,12 @@ private:
   /// The node defining each value imported so far (patterns over nodes
   /// look back through it).
   std::unordered_map<std::string, const onnx::NodeProto *> producers;
+  /// segmentCount's arguments by offsets argument, and the members.
+  llvm::MapVector<BlockArgument, BlockArgument> segmentCounts;
+  SmallVector<std::pair<BlockArgument, BlockArgument>> segmentMembers;
+  /// Sets the names and segment attributes of the arguments segmentCount
+  /// added, once the function has its final type.
+  void nameSegmentArguments();
 
   friend class NodeContext;
   friend FailureOr<Const> readTensorConst(GraphImporter &,

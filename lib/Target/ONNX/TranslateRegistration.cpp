@@ -29,7 +29,7 @@ struct ImportOptions {
       "batch-size", llvm::cl::init(0), llvm::cl::cat(category),
       llvm::cl::value_desc("B"),
       llvm::cl::desc("Bind the leading (batch) dimension of every graph "
-                     "input to B, symbolic or not")};
+                     "input to B, symbolic or not, unless --bind names it")};
   llvm::cl::list<std::string> freeze{
       "freeze", llvm::cl::CommaSeparated, llvm::cl::cat(category),
       llvm::cl::value_desc("NAME[,NAME...]"),

@@ -469,3 +469,22 @@ module attributes {parallax.model = "/m.onnx"} {
 func.func @f() attributes {parallax.model = "/m.onnx"} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'parallax.segmented_by' must name the offsets input, got 1 : i64}}
+func.func private @bags(tensor<4xi64> {parallax.segmented_by = 1 : i64})
+
+// -----
+
+// expected-error @+1 {{'parallax.segmented_by' is on argument 0, which is not 1-D}}
+func.func @bags(%ids: tensor<2x2xi64> {parallax.segmented_by = "offsets"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'parallax.segment_count' is on argument 1, which is not an i64 scalar}}
+func.func @count(%ids: tensor<4xi64> {parallax.segmented_by = "offsets"}, %count: tensor<1xi64> {parallax.segment_count = "offsets"}) {
+  return
+}

@@ -250,11 +250,26 @@ inline void declareInputRanges(OpBuilder &builder, ModuleOp module,
   }
 }
 
+/// Tells the runtime that argument `index` of `step`, graph input `name`,
+/// holds the elements of bags (`parallax.segmented_by`), before it is read.
+inline void declareSegmentedInput(OpBuilder &builder, ModuleOp module,
+                                  Location loc, func::FuncOp step,
+                                  unsigned index, StringRef name) {
+  auto offsets = step.getArgAttrOfType<StringAttr>(
+      index, ParallaxDialect::getSegmentedByAttrName());
+  if (offsets)
+    callRuntime(builder, module, loc, abi::Function::segment_input,
+                {runtimeString(builder, module, loc, name),
+                 runtimeString(builder, module, loc, offsets.getValue())});
+}
+
 /// Drops the argument and result attributes that only the generated entry
-/// point needed (names, index ranges): LLVM has no use for them.
+/// point needed (names, index ranges, bags): LLVM has no use for them.
 inline void dropEntryAttributes(func::FuncOp step) {
   for (StringRef attr : {ParallaxDialect::getNameAttrName(),
-                         ParallaxDialect::getIndexRangesAttrName()}) {
+                         ParallaxDialect::getIndexRangesAttrName(),
+                         ParallaxDialect::getSegmentedByAttrName(),
+                         ParallaxDialect::getSegmentCountAttrName()}) {
     for (unsigned i = 0; i < step.getNumArguments(); ++i)
       step.removeArgAttr(i, attr);
     for (unsigned i = 0; i < step.getNumResults(); ++i)

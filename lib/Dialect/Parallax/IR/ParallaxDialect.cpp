@@ -137,6 +137,14 @@ static LogicalResult verifyNameAttr(Operation *op, NamedAttribute attr) {
                              << "' must be a unit attribute";
     return success();
   }
+  if (attr.getName() == ParallaxDialect::getSegmentedByAttrName() ||
+      attr.getName() == ParallaxDialect::getSegmentCountAttrName()) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << attr.getName().getValue()
+             << "' must name the offsets input, got " << attr.getValue();
+    return success();
+  }
   if (attr.getName() != ParallaxDialect::getNameAttrName())
     return op->emitError() << "unknown Parallax argument or result attribute '"
                            << attr.getName().getValue() << "'";
@@ -146,10 +154,29 @@ static LogicalResult verifyNameAttr(Operation *op, NamedAttribute attr) {
   return success();
 }
 
-LogicalResult ParallaxDialect::verifyRegionArgAttribute(Operation *op, unsigned,
-                                                        unsigned,
+LogicalResult ParallaxDialect::verifyRegionArgAttribute(Operation *op,
+                                                        unsigned region,
+                                                        unsigned argument,
                                                         NamedAttribute attr) {
-  return verifyNameAttr(op, attr);
+  if (failed(verifyNameAttr(op, attr)))
+    return failure();
+  if (region >= op->getNumRegions() || op->getRegion(region).empty())
+    return success();
+  // A bag's elements are 1-D; their count is an i64 scalar.
+  auto type = dyn_cast<ShapedType>(
+      op->getRegion(region).getArgument(argument).getType());
+  if (attr.getName() == getSegmentedByAttrName() &&
+      (!type || !type.hasRank() || type.getRank() != 1))
+    return op->emitError() << "'" << getSegmentedByAttrName()
+                           << "' is on argument " << argument
+                           << ", which is not 1-D";
+  if (attr.getName() == getSegmentCountAttrName() &&
+      (!type || !type.hasRank() || type.getRank() != 0 ||
+       !type.getElementType().isInteger(64)))
+    return op->emitError() << "'" << getSegmentCountAttrName()
+                           << "' is on argument " << argument
+                           << ", which is not an i64 scalar";
+  return success();
 }
 
 LogicalResult

@@ -46,9 +46,9 @@ def Parallax_Dialect : Dialect {
   let hasRegionResultAttrVerify = 1;
 
   // The attributes the dialect attaches to ops of other dialects: a
-  // module's world, a function argument's or result's ONNX name and index
-  // ranges, a runtime parameter the runtime keeps, and the `memref.global`s
-  // variables are lowered to. Verified in
+  // module's world, a function argument's or result's ONNX name, index
+  // ranges and bags of varying size, a runtime parameter the runtime keeps,
+  // and the `memref.global`s variables are lowered to. Verified in
   // verifyOperationAttribute / verifyRegionArgAttribute.
   let discardableAttrs = (ins
     // The `#parallax.world` of a module.
@@ -57,6 +57,15 @@ def Parallax_Dialect : Dialect {
     "::mlir::StringAttr":$name,
     // The `#parallax.index_range`s an integer graph input must satisfy.
     "::mlir::ArrayAttr":$index_ranges,
+    // On a 1-D graph input holding the elements of bags (nn.EmbeddingBag's
+    // ids and per-sample weights with offsets): the name of the graph input
+    // holding each bag's first position. A batch holds up to the input's
+    // length of elements, and padding after them.
+    "::mlir::StringAttr":$segmented_by,
+    // On the i64 scalar argument the importer adds for such bags: the
+    // number of elements the inputs segmented by the named offsets input
+    // hold in this batch (the bags' end).
+    "::mlir::StringAttr":$segment_count,
     // The kind of a variable's `memref.global`: "trainable", "state" or
     // "statistics" (registered for checkpoints).
     "::mlir::StringAttr":$variable,
@@ -92,6 +101,12 @@ def Parallax_Dialect : Dialect {
     }
     static constexpr ::llvm::StringLiteral getIndexRangesAttrName() {
       return IndexRangesAttrHelper::getNameStr();
+    }
+    static constexpr ::llvm::StringLiteral getSegmentedByAttrName() {
+      return SegmentedByAttrHelper::getNameStr();
+    }
+    static constexpr ::llvm::StringLiteral getSegmentCountAttrName() {
+      return SegmentCountAttrHelper::getNameStr();
     }
     static constexpr ::llvm::StringLiteral getVariableAttrName() {
       return VariableAttrHelper::getNameStr();
