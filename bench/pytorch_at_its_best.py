@@ -163,8 +163,9 @@ def prepare_parallax(name, steps, work, compile_tool):
     for key, value in inputs.items():
         np.save(data / f"{key}.npy", value.numpy())
     program = work / name
+    # One worker's program: no collectives, tables updated in place.
     subprocess.run([compile_tool, str(onnx_path), "-O3", "--batch-size", str(batch),
-                    "--lr", "0.01", "-o", str(program)], check=True,
+                    "--lr", "0.01", "--workers", "1", "-o", str(program)], check=True,
                    env=base_environment())
     return program, data
 
