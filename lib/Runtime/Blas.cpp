@@ -98,9 +98,8 @@ std::vector<Tile> tilesOf(const Matrices &C, int64_t depth) {
 
 } // namespace
 
-/// C = A @ B + beta C, tile by tile.
-static void matmul(int64_t rankA, void *a, int64_t rankB, void *b,
-                   int64_t rankC, void *c, float beta) {
+extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
+                                       void *b, int64_t rankC, void *c) {
   static const SgemmFn sgemm = requireBlasLibrary().sgemm;
   Matrices A = viewMatrices(rankA, a), B = viewMatrices(rankB, b),
            C = viewMatrices(rankC, c);
@@ -114,22 +113,11 @@ static void matmul(int64_t rankA, void *a, int64_t rankB, void *b,
                          t.col * (B.transposed ? B.leading : 1);
     float *cTile = C.data + t.batch * C.batchStride + t.row * C.leading + t.col;
     sgemm(CblasRowMajor, transposeOf(A), transposeOf(B), t.rows, t.cols, A.cols,
-          1.0f, aTile, A.leading, bTile, B.leading, beta, cTile, C.leading);
+          1.0f, aTile, A.leading, bTile, B.leading, 1.0f, cTile, C.leading);
   };
   parallelChunks(static_cast<int64_t>(tiles.size()), 1,
                  [&](int64_t begin, int64_t end) {
                    for (int64_t i = begin; i < end; ++i)
                      multiply(tiles[i]);
                  });
-}
-
-extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
-                                       void *b, int64_t rankC, void *c) {
-  matmul(rankA, a, rankB, b, rankC, c, 1.0f);
-}
-
-extern "C" void parallax_rt_matmul_overwrite_f32(int64_t rankA, void *a,
-                                                 int64_t rankB, void *b,
-                                                 int64_t rankC, void *c) {
-  matmul(rankA, a, rankB, b, rankC, c, 0.0f);
 }

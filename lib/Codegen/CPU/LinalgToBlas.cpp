@@ -217,40 +217,6 @@ std::optional<TransposedOutput> transposedOutputOf(linalg::LinalgOp product) {
   return found;
 }
 
-/// The zero fill of `output`, a fresh buffer, when `product` is the next
-/// op to touch the buffer after it: the product can overwrite the buffer
-/// instead of adding to its zeros. Null otherwise.
-linalg::FillOp zeroFillBefore(Operation *product, Value output) {
-  auto alloc = output.getDefiningOp<memref::AllocOp>();
-  Block *block = product->getBlock();
-  if (!alloc || alloc->getBlock() != block)
-    return {};
-  // Every op reaching the buffer, through views of it too, as the op of
-  // `block` it is in.
-  SmallVector<Value> values{alloc.getResult()};
-  Operation *last = nullptr;
-  while (!values.empty()) {
-    Value value = values.pop_back_val();
-    for (Operation *user : value.getUsers()) {
-      if (isa<ViewLikeOpInterface>(user)) {
-        llvm::append_range(values, user->getResults());
-        continue;
-      }
-      Operation *inBlock = block->findAncestorOpInBlock(*user);
-      if (!inBlock)
-        return {};
-      if (inBlock != product && inBlock->isBeforeInBlock(product) &&
-          (!last || last->isBeforeInBlock(inBlock)))
-        last = inBlock;
-    }
-  }
-  auto fill = dyn_cast_if_present<linalg::FillOp>(last);
-  if (!fill || fill.getOutputs().front() != output ||
-      !matchPattern(fill.getInputs().front(), m_AnyZeroFloat()))
-    return {};
-  return fill;
-}
-
 struct LinalgToBlasPass
     : parallax::impl::ParallaxLinalgToBlasBase<LinalgToBlasPass> {
   using Base::Base;
@@ -301,17 +267,13 @@ struct LinalgToBlasPass
             transposed->destination.getResult());
         transposed->transpose->erase();
       }
-      parallax::abi::Function callee = parallax::abi::Function::matmul_f32;
-      if (cublas) {
-        callee = parallax::abi::Function::cuda_matmul_f32;
-      } else if (linalg::FillOp fill = zeroFillBefore(op, operands[2])) {
-        fill->erase();
-        callee = parallax::abi::Function::matmul_overwrite_f32;
-      }
       for (Value &operand : operands)
         operand =
             memref::CastOp::create(builder, op.getLoc(), unranked, operand);
-      parallax::callRuntime(builder, module, op.getLoc(), callee, operands);
+      parallax::callRuntime(builder, module, op.getLoc(),
+                            cublas ? parallax::abi::Function::cuda_matmul_f32
+                                   : parallax::abi::Function::matmul_f32,
+                            operands);
       auto output = op.getDpsInits().front().getDefiningOp<memref::AllocOp>();
       op->erase();
       if (output && output->use_empty()) // written transposed instead

@@ -565,12 +565,6 @@ def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
     where the output was: the transpose, a full pass over the gradient,
     goes.
 
-    A product whose output is a fresh buffer that a zero fill wrote last
-    (nothing touching the buffer, or a view of it, in between) calls
-    `parallax_rt_matmul_overwrite_f32` instead (C = A B, `cblas_sgemm`
-    with beta 0, which clears each tile of C as it computes it) and the
-    fill goes: one pass over C less, the same values.
-
     With `cublas`, the call is `parallax_rt_cuda_matmul_f32` instead,
     which runs cuBLAS's `cublasSgemm` on the GPU (--target cuda; the GPU
     pipeline runs this pass before it maps the remaining linalg ops to
