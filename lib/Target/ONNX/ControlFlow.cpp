@@ -316,10 +316,22 @@ static LogicalResult importEmbeddingBag(GraphImporter &importer,
       createInferred<GatherOp>(ctx, table, ids, static_cast<uint64_t>(0));
   if (!rows)
     return failure();
-  Value weights;
-  if (!bag.weights.empty() &&
-      !(weights = importer.lookupValue(bag.weights, ctx.loc)))
-    return failure();
+  Operation *idsReader = rows.getDefiningOp();
+  Value weights, weightColumn;
+  if (!bag.weights.empty()) {
+    if (!(weights = importer.lookupValue(bag.weights, ctx.loc)))
+      return failure();
+    auto weightsType = cast<RankedTensorType>(weights.getType());
+    if (weightsType.getRank() != 1 ||
+        weightsType.getDimSize(0) != idsType.getDimSize(0))
+      return ctx.emitError() << "an embedding bag's per-sample weights ('"
+                             << bag.weights << "') must be 1-D with one "
+                             << "weight per id, got " << weightsType;
+    weightColumn = reshape(ctx, weights, {weightsType.getDimSize(0), 1});
+    rows = createInferred<MulOp>(ctx, rows, weightColumn);
+    if (!rows)
+      return failure();
+  }
   // Ids and offsets from graph inputs, the bags ending at the ids' end:
   // a batch's bags hold a varying number of ids, so the end is the
   // number the runtime loaded for this batch, and the ids' length only
@@ -333,25 +345,14 @@ static LogicalResult importEmbeddingBag(GraphImporter &importer,
       end.getNumElements() == 1 &&
       end.getValues<APInt>()[0].getSExtValue() == idsType.getDimSize(0)) {
     auto offsets = cast<BlockArgument>(concat->getOperand(0));
-    Value count = importer.segmentCount(offsets, idsInput);
+    Value count = importer.segmentCount(offsets, idsInput, idsReader);
     if (auto weightsInput = dyn_cast_or_null<BlockArgument>(weights))
-      importer.segmentCount(offsets, weightsInput);
+      importer.segmentCount(offsets, weightsInput,
+                            weightColumn.getDefiningOp());
     bounds = createInferred<ConcatOp>(
         ctx, ValueRange{offsets, reshape(ctx, count, {1})},
         static_cast<uint64_t>(0));
     if (!bounds)
-      return failure();
-  }
-  if (weights) {
-    auto weightsType = cast<RankedTensorType>(weights.getType());
-    if (weightsType.getRank() != 1 ||
-        weightsType.getDimSize(0) != idsType.getDimSize(0))
-      return ctx.emitError() << "an embedding bag's per-sample weights ('"
-                             << bag.weights << "') must be 1-D with one "
-                             << "weight per id, got " << weightsType;
-    rows = createInferred<MulOp>(
-        ctx, rows, reshape(ctx, weights, {weightsType.getDimSize(0), 1}));
-    if (!rows)
       return failure();
   }
   return result(ctx,

@@ -550,6 +550,7 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
     if (!isa<ReadOp>(op) && isOpTriviallyDead(&op))
       op.erase();
+  keepSegmentsOnlyWhereSafe();
   function.setType(builder.getFunctionType(body->getArgumentTypes(),
                                            ValueRange(results).getTypes()));
   for (auto [i, output] : llvm::enumerate(graph.output()))
@@ -559,14 +560,52 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   return success();
 }
 
-Value GraphImporter::segmentCount(BlockArgument offsets, BlockArgument member) {
-  if (!llvm::is_contained(segmentMembers, std::pair{member, offsets}))
-    segmentMembers.push_back({member, offsets});
+Value GraphImporter::segmentCount(BlockArgument offsets, BlockArgument member,
+                                  Operation *reader) {
+  SegmentMember &entry = segmentMembers[member];
+  entry.offsets = offsets;
+  entry.readers.push_back(reader);
   BlockArgument &count = segmentCounts[offsets];
   if (!count)
     count = function.front().addArgument(
         RankedTensorType::get({}, builder.getI64Type()), offsets.getLoc());
   return count;
+}
+
+void GraphImporter::keepSegmentsOnlyWhereSafe() {
+  // Groups with a member read elsewhere: their bags end at the elements'
+  // length, a constant, as when the ids are not graph inputs.
+  SmallVector<BlockArgument> unsafe;
+  for (auto &[member, entry] : segmentMembers)
+    for (Operation *user : member.getUsers())
+      if (!llvm::is_contained(entry.readers, user) &&
+          !llvm::is_contained(unsafe, entry.offsets))
+        unsafe.push_back(entry.offsets);
+  if (unsafe.empty())
+    return;
+  Block &body = function.front();
+  SmallVector<unsigned> erased;
+  for (BlockArgument offsets : unsafe) {
+    int64_t length = 0;
+    for (auto &[member, entry] : segmentMembers)
+      if (entry.offsets == offsets)
+        length = cast<RankedTensorType>(member.getType()).getDimSize(0);
+    BlockArgument count = segmentCounts.lookup(offsets);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&body);
+    count.replaceAllUsesWith(arith::ConstantOp::create(
+        builder, count.getLoc(),
+        DenseElementsAttr::get(cast<RankedTensorType>(count.getType()),
+                               APInt(64, length))));
+    erased.push_back(count.getArgNumber());
+    segmentCounts.erase(offsets);
+  }
+  segmentMembers.remove_if([&](const auto &entry) {
+    return llvm::is_contained(unsafe, entry.second.offsets);
+  });
+  llvm::sort(erased, std::greater<unsigned>());
+  for (unsigned index : erased)
+    body.eraseArgument(index);
 }
 
 void GraphImporter::nameSegmentArguments() {
@@ -582,10 +621,10 @@ void GraphImporter::nameSegmentArguments() {
                         ParallaxDialect::getSegmentCountAttrName(),
                         nameOf(offsets));
   }
-  for (auto [member, offsets] : segmentMembers)
+  for (auto &[member, entry] : segmentMembers)
     function.setArgAttr(member.getArgNumber(),
                         ParallaxDialect::getSegmentedByAttrName(),
-                        nameOf(offsets));
+                        nameOf(entry.offsets));
 }
 
 LogicalResult

@@ -236,8 +236,11 @@ public:
   /// The i64 scalar argument (added on first use, named "OFFSETS:count")
   /// holding how many elements the bags that graph input `offsets` starts
   /// have in this batch; `member`, a 1-D graph input, holds those elements
-  /// (docs/training.md, bags of varying size).
-  Value segmentCount(BlockArgument offsets, BlockArgument member);
+  /// and `reader` is the op reading them (docs/training.md, bags of varying
+  /// size). A member that another op reads too would see the padding: its
+  /// bags then end at the member's length, as without this.
+  Value segmentCount(BlockArgument offsets, BlockArgument member,
+                     Operation *reader);
   /// Random streams handed out so far, in import order.
   int64_t randomStreams = 0;
 
@@ -288,9 +291,17 @@ private:
   /// The node defining each value imported so far (patterns over nodes
   /// look back through it).
   std::unordered_map<std::string, const onnx::NodeProto *> producers;
-  /// segmentCount's arguments by offsets argument, and the members.
+  /// segmentCount's arguments by offsets argument, and each member's
+  /// offsets and readers.
   llvm::MapVector<BlockArgument, BlockArgument> segmentCounts;
-  SmallVector<std::pair<BlockArgument, BlockArgument>> segmentMembers;
+  struct SegmentMember {
+    BlockArgument offsets;
+    SmallVector<Operation *> readers;
+  };
+  llvm::MapVector<BlockArgument, SegmentMember> segmentMembers;
+  /// Ends the bags of a member that another op reads too at its length
+  /// (and drops its count argument), before the function gets its type.
+  void keepSegmentsOnlyWhereSafe();
   /// Sets the names and segment attributes of the arguments segmentCount
   /// added, once the function has its final type.
   void nameSegmentArguments();
