@@ -25,6 +25,18 @@ namespace {
 /// is a constant holding the batch's examples, and every op between it and
 /// the ids folds on its operands' constants. The constants live as long as
 /// the context: a few per op on the ids' path, of one batch's size.
+/// The values of a file of bag offsets, int64 or int32 (checked).
+SmallVector<int64_t> offsetsOf(const ::parallax::runtime::NpyArray &file) {
+  const char *data = file.data.data();
+  int64_t count = file.shape.front();
+  if (file.dtype == "<i4")
+    return SmallVector<int64_t>(reinterpret_cast<const int32_t *>(data),
+                                reinterpret_cast<const int32_t *>(data) +
+                                    count);
+  return SmallVector<int64_t>(reinterpret_cast<const int64_t *>(data),
+                              reinterpret_cast<const int64_t *>(data) + count);
+}
+
 /// How a graph input's file holds a batch (docs/training.md).
 struct InputLayout {
   enum Kind { Examples, BagElements, BagCount } kind = Examples;
@@ -32,6 +44,9 @@ struct InputLayout {
   // the input is offsets (its values count from the batch's first element).
   int offsets = -1;
   bool isOffsets = false;
+  // BagElements, BagCount: the offsets' values and the elements' number.
+  SmallVector<int64_t> starts;
+  int64_t elements = 0;
 };
 
 class IdEvaluator {
@@ -58,28 +73,14 @@ private:
   int64_t firstExample, batch;
   DenseMap<Value, DenseElementsAttr> memo;
 
-  /// Where the elements of this batch's bags started by argument
-  /// `offsets` lie in the elements' file `elements`.
-  ::parallax::runtime::SegmentRange bagRange(int offsets,
-                                             int64_t elements) const {
-    const ::parallax::runtime::NpyArray &file = files[offsets];
-    return ::parallax::runtime::segmentRange(
-        reinterpret_cast<const int64_t *>(file.data.data()), file.shape.front(),
-        elements, firstExample, batch);
-  }
-
   /// The batch's view of argument `arg` whose file is not one example per
   /// row: a bag's elements, padded, or their number.
   FailureOr<DenseElementsAttr> bagInput(BlockArgument arg,
                                         RankedTensorType type) {
     const InputLayout &layout = layouts[arg.getArgNumber()];
-    int64_t elements = -1;
-    for (auto [i, other] : llvm::enumerate(layouts))
-      if (other.kind == InputLayout::BagElements &&
-          other.offsets == layout.offsets)
-        elements = files[i].shape.front();
-    ::parallax::runtime::SegmentRange range =
-        bagRange(layout.offsets, elements);
+    ::parallax::runtime::SegmentRange range = ::parallax::runtime::segmentRange(
+        layout.starts.data(), layout.starts.size(), layout.elements,
+        firstExample, batch);
     if (layout.kind == InputLayout::BagCount)
       return DenseElementsAttr::get(type, range.size());
     if (range.size() > type.getNumElements())
@@ -127,10 +128,10 @@ private:
       if (!layout.isOffsets)
         return batchOf;
       // Offsets into the batch's elements, not the file's.
-      SmallVector<int64_t> offsets(batchOf.getValues<int64_t>());
-      for (int64_t &offset : llvm::reverse(offsets))
+      SmallVector<APInt> offsets(batchOf.getValues<APInt>());
+      for (APInt &offset : llvm::reverse(offsets))
         offset -= offsets.front();
-      return DenseElementsAttr::get(type, ArrayRef<int64_t>(offsets));
+      return DenseElementsAttr::get(type, offsets);
     }
     Operation *op = value.getDefiningOp();
     Attribute constant;
@@ -269,12 +270,19 @@ LogicalResult mlir::parallax::measureSparsity(ModuleOp module,
     if (layout.kind != InputLayout::BagElements)
       continue;
     const ::parallax::runtime::NpyArray &offsets = files[layout.offsets];
+    SmallVector<int64_t> starts = offsetsOf(offsets);
+    // The group's count reads the same offsets and elements.
+    for (InputLayout &other : layouts)
+      if (other.kind != InputLayout::Examples &&
+          other.offsets == layout.offsets) {
+        other.starts = starts;
+        other.elements = files[i].shape.front();
+      }
     std::string error =
-        offsets.dtype != "<i8"
-            ? std::string("the offsets of bags must be int64")
+        offsets.dtype != "<i8" && offsets.dtype != "<i4"
+            ? std::string("the offsets of bags must be int64 or int32")
             : ::parallax::runtime::checkSegmentOffsets(
-                  reinterpret_cast<const int64_t *>(offsets.data.data()),
-                  offsets.shape.front(), files[i].shape.front());
+                  starts.data(), starts.size(), files[i].shape.front());
     if (!error.empty())
       return module.emitError()
              << "--profile-data: the offsets of '"

@@ -61,6 +61,7 @@ struct Input : Buffer {
 struct Bags {
   SegmentGroup *group = nullptr;
   Input *offsets = nullptr;        // each example's first element
+  std::vector<int64_t> starts;     // its file's values (int32 or int64)
   const Input *elements = nullptr; // the first member; its length
   int64_t capacity = 0;            // the elements one batch may hold
 };
@@ -159,10 +160,15 @@ uint64_t fingerprint(const NpyArray &array) {
 
 /// Where the elements of worker slice `slice`'s bags lie in the data.
 SegmentRange bagRange(const Bags &bags, int64_t slice) {
-  const NpyArray &offsets = bags.offsets->file;
-  return segmentRange(reinterpret_cast<const int64_t *>(offsets.data.data()),
-                      offsets.shape.front(), bags.elements->file.shape.front(),
-                      slice * batch, batch);
+  return segmentRange(bags.starts.data(), bags.starts.size(),
+                      bags.elements->file.shape.front(), slice * batch, batch);
+}
+
+/// Counts the batch's `count` offsets at `data` from its first element.
+template <typename T> void rebase(char *data, int64_t count) {
+  T *offsets = reinterpret_cast<T *>(data);
+  for (int64_t e = count; e-- > 0;)
+    offsets[e] -= offsets[0];
 }
 
 /// Reads a file of bag elements: 1-D, any length.
@@ -220,16 +226,25 @@ void checkBagData() {
           "' starts must hold as many");
   }
   for (size_t i = 0; i < bagGroups.size(); ++i) {
-    const Bags &bags = bagGroups[i];
+    Bags &bags = bagGroups[i];
     Input &offsets = *bags.offsets;
     offsets.bags = i;
-    if (offsets.dtype != "<i8")
+    const char *data = offsets.file.data.data();
+    if (offsets.dtype == "<i8")
+      bags.starts.assign(reinterpret_cast<const int64_t *>(data),
+                         reinterpret_cast<const int64_t *>(data) +
+                             offsets.file.shape.front());
+    else if (offsets.dtype == "<i4")
+      bags.starts.assign(reinterpret_cast<const int32_t *>(data),
+                         reinterpret_cast<const int32_t *>(data) +
+                             offsets.file.shape.front());
+    else
       die("graph input '" + offsets.name +
-          "' holds where bags start, so it must be int64, not " +
+          "' holds where bags start, so it must be int64 or int32, not " +
           dtypeName(offsets.dtype));
-    std::string error = checkSegmentOffsets(
-        reinterpret_cast<const int64_t *>(offsets.file.data.data()),
-        offsets.file.shape.front(), bags.elements->file.shape.front());
+    std::string error =
+        checkSegmentOffsets(bags.starts.data(), bags.starts.size(),
+                            bags.elements->file.shape.front());
     if (!error.empty())
       die("'" + pathOf(offsets) + "' " + error + " (the bags' elements are '" +
           pathOf(*bags.elements) + "')");
@@ -645,9 +660,10 @@ extern "C" void parallax_rt_load_batch(int64_t step) {
       if (input.bags < 0)
         continue;
       // Offsets into the batch's elements, not the file's.
-      auto *offsets = reinterpret_cast<int64_t *>(input.data);
-      for (int64_t e = batch; e-- > 0;)
-        offsets[e] -= offsets[0];
+      if (input.dtype == "<i8")
+        rebase<int64_t>(input.data, batch);
+      else
+        rebase<int32_t>(input.data, batch);
     }
     for (const Bags &bags : bagGroups)
       if (bags.group->count)

@@ -336,21 +336,26 @@ static LogicalResult importEmbeddingBag(GraphImporter &importer,
   // a batch's bags hold a varying number of ids, so the end is the
   // number the runtime loaded for this batch, and the ids' length only
   // the most a batch may hold.
+  // (int32 offsets are cast to int64 first.)
   auto idsInput = dyn_cast<BlockArgument>(ids);
   auto concat = bounds.getDefiningOp<ConcatOp>();
+  Value starts = concat ? concat->getOperand(0) : Value();
+  if (auto cast = dyn_cast_if_present<CastOp>(starts ? starts.getDefiningOp()
+                                                     : nullptr))
+    starts = cast.getInput();
   DenseIntElementsAttr end;
   if (idsInput && concat && concat->getNumOperands() == 2 &&
-      isa<BlockArgument>(concat->getOperand(0)) &&
+      isa<BlockArgument>(starts) &&
       matchPattern(concat->getOperand(1), m_Constant(&end)) &&
       end.getNumElements() == 1 &&
       end.getValues<APInt>()[0].getSExtValue() == idsType.getDimSize(0)) {
-    auto offsets = cast<BlockArgument>(concat->getOperand(0));
+    auto offsets = cast<BlockArgument>(starts);
     Value count = importer.segmentCount(offsets, idsInput, idsReader);
     if (auto weightsInput = dyn_cast_or_null<BlockArgument>(weights))
       importer.segmentCount(offsets, weightsInput,
                             weightColumn.getDefiningOp());
     bounds = createInferred<ConcatOp>(
-        ctx, ValueRange{offsets, reshape(ctx, count, {1})},
+        ctx, ValueRange{concat->getOperand(0), reshape(ctx, count, {1})},
         static_cast<uint64_t>(0));
     if (!bounds)
       return failure();
