@@ -276,22 +276,16 @@ void checkBagCapacity() {
           "the bags '" + bags.group->offsets + "' starts hold " +
           std::to_string(most) + " elements in one batch (" + where(mostSlice) +
           "), more than the " + std::to_string(bags.capacity) +
-          " the program holds: "
-          "compile it with the dimension of '" +
-          name + "' bound to at least " + std::to_string(most) +
+          " the program holds: compile it with the dimension of '" + name +
+          "' bound to at least " + std::to_string(most) +
           " (parallax-compile --bind DIM=" + std::to_string(most) + ")");
     if (emptySlice >= 0 && w.rank == 0)
       warn("the bags '" + bags.group->offsets +
-           "' starts hold no elements "
-           "in a batch (" +
-           where(emptySlice) +
-           "): its padding is element 0 "
-           "of '" +
-           name +
-           "', and a table those ids index gets a "
-           "zero-gradient update of row 0 (no change with SGD or Adagrad; "
-           "with momentum, Adam or weight decay the row moves as if it "
-           "were in the batch)");
+           "' starts hold no elements in a batch (" + where(emptySlice) +
+           "): its padding is element 0 of '" + name +
+           "', and a table those ids index gets a zero-gradient update of "
+           "row 0 (no change with SGD or Adagrad; with momentum, Adam or "
+           "weight decay the row moves as if it were in the batch)");
   }
 }
 
