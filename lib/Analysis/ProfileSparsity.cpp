@@ -83,17 +83,18 @@ private:
         firstExample, batch);
     if (layout.kind == InputLayout::BagCount)
       return DenseElementsAttr::get(type, range.size());
+    StringRef name =
+        cast<func::FuncOp>(arg.getOwner()->getParentOp())
+            .getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                          ParallaxDialect::getNameAttrName())
+            .getValue();
     if (range.size() > type.getNumElements())
       return emitError(arg.getLoc())
              << "--profile-data: the bags of examples [" << firstExample << ", "
              << firstExample + batch << ") hold " << range.size()
              << " elements, more than the " << type.getNumElements()
-             << " of graph input '"
-             << cast<func::FuncOp>(arg.getOwner()->getParentOp())
-                    .getArgAttrOfType<StringAttr>(
-                        arg.getArgNumber(), ParallaxDialect::getNameAttrName())
-                    .getValue()
-             << "' (bind its dimension to at least that many)";
+             << " of graph input '" << name << "' (--bind " << name
+             << ":0=" << range.size() << ")";
     int64_t width = type.getElementTypeBitWidth() / CHAR_BIT;
     std::vector<char> bytes(type.getNumElements() * width);
     ::parallax::runtime::copySegment(bytes.data(), type.getNumElements(),

@@ -272,13 +272,13 @@ void checkBagCapacity() {
     };
     const std::string &name = bags.elements->name;
     if (most > bags.capacity)
-      dieTogether(
-          "the bags '" + bags.group->offsets + "' starts hold " +
-          std::to_string(most) + " elements in one batch (" + where(mostSlice) +
-          "), more than the " + std::to_string(bags.capacity) +
-          " the program holds: compile it with the dimension of '" + name +
-          "' bound to at least " + std::to_string(most) +
-          " (parallax-compile --bind DIM=" + std::to_string(most) + ")");
+      dieTogether("the bags '" + bags.group->offsets + "' starts hold " +
+                  std::to_string(most) + " elements in one batch (" +
+                  where(mostSlice) + "), more than the " +
+                  std::to_string(bags.capacity) +
+                  " the program holds: compile it with at least that many "
+                  "(parallax-compile --bind " +
+                  name + ":0=" + std::to_string(most) + ")");
     if (emptySlice >= 0 && w.rank == 0)
       warn("the bags '" + bags.group->offsets +
            "' starts hold no elements in a batch (" + where(emptySlice) +

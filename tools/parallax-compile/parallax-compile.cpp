@@ -101,7 +101,9 @@ cl::opt<int64_t> batchSize("batch-size", cl::cat(category), cl::value_desc("B"),
                                     "it)"));
 cl::list<std::string> bind("bind", cl::CommaSeparated, cl::cat(category),
                            cl::value_desc("NAME=VALUE"),
-                           cl::desc("Bind a symbolic dimension"));
+                           cl::desc("Bind a symbolic dimension, or "
+                                    "dimension D of graph input INPUT "
+                                    "(INPUT:D=VALUE)"));
 cl::opt<std::string> dataDir("onnx-data-dir", cl::cat(category),
                              cl::value_desc("DIR"),
                              cl::desc("Directory of external tensor data"));

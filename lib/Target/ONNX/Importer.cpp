@@ -336,6 +336,14 @@ LogicalResult GraphImporter::bindInputShapes(onnx::GraphProto &graph) {
     auto *shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
     for (int d = 0; d < shape->dim_size(); ++d) {
       onnx::TensorShapeProto::Dimension *dim = shape->mutable_dim(d);
+      // `--bind INPUT:D=VALUE`, symbolic or not.
+      std::string position = input.name() + ":" + std::to_string(d);
+      if (auto it = options.dimensionBindings.find(position);
+          it != options.dimensionBindings.end()) {
+        usedBindings.insert(position);
+        dim->set_dim_value(it->second);
+        continue;
+      }
       // A dimension --bind names keeps its binding (a bag's ids along
       // dimension 0 are not the batch).
       if (d == 0 && options.batchSize &&
@@ -369,7 +377,9 @@ LogicalResult GraphImporter::bindInputShapes(onnx::GraphProto &graph) {
       ok = false;
       emitError(fileLoc()) << "--bind " << binding.getKey()
                            << ": no graph input has a dimension named '"
-                           << binding.getKey() << "'";
+                           << binding.getKey()
+                           << "' (INPUT:D names dimension D of graph input "
+                              "INPUT)";
     }
   return success(ok);
 }

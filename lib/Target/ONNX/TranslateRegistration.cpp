@@ -23,7 +23,8 @@ struct ImportOptions {
   llvm::cl::list<std::string> bind{
       "bind", llvm::cl::CommaSeparated, llvm::cl::cat(category),
       llvm::cl::value_desc("NAME=VALUE"),
-      llvm::cl::desc("Bind the symbolic dimension NAME of graph inputs to "
+      llvm::cl::desc("Bind the symbolic dimension NAME of graph inputs, or "
+                     "dimension D of graph input INPUT (INPUT:D=VALUE), to "
                      "VALUE (repeatable, or comma-separated)")};
   llvm::cl::opt<int64_t> batchSize{
       "batch-size", llvm::cl::init(0), llvm::cl::cat(category),

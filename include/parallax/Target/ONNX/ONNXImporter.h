@@ -24,7 +24,9 @@ namespace mlir::parallax {
 
 /// How an ONNX model is imported.
 struct ONNXImportOptions {
-  /// Values of symbolic dimensions, by dim_param name (`--bind NAME=VALUE`).
+  /// Values of symbolic dimensions, by dim_param name (`--bind NAME=VALUE`),
+  /// and of dimension D of graph input INPUT, by "INPUT:D" (symbolic or
+  /// not; before --batch-size).
   llvm::StringMap<int64_t> dimensionBindings;
   /// Binds the leading dimension of every graph input (`--batch-size`).
   std::optional<int64_t> batchSize;
