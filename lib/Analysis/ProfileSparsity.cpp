@@ -20,11 +20,6 @@ using namespace mlir::parallax;
 
 namespace {
 
-/// Evaluates the row ids of one worker's batch with the dialect's own
-/// folders (the one constant evaluator of the compiler): each graph input
-/// is a constant holding the batch's examples, and every op between it and
-/// the ids folds on its operands' constants. The constants live as long as
-/// the context: a few per op on the ids' path, of one batch's size.
 /// The values of a file of bag offsets, int64 or int32 (checked).
 SmallVector<int64_t> offsetsOf(const ::parallax::runtime::NpyArray &file) {
   const char *data = file.data.data();
@@ -49,6 +44,11 @@ struct InputLayout {
   int64_t elements = 0;
 };
 
+/// Evaluates the row ids of one worker's batch with the dialect's own
+/// folders (the one constant evaluator of the compiler): each graph input
+/// is a constant holding the batch's examples, and every op between it and
+/// the ids folds on its operands' constants. The constants live as long as
+/// the context: a few per op on the ids' path, of one batch's size.
 class IdEvaluator {
 public:
   IdEvaluator(ArrayRef<::parallax::runtime::NpyArray> files,
@@ -271,7 +271,10 @@ LogicalResult mlir::parallax::measureSparsity(ModuleOp module,
     if (layout.kind != InputLayout::BagElements)
       continue;
     const ::parallax::runtime::NpyArray &offsets = files[layout.offsets];
-    SmallVector<int64_t> starts = offsetsOf(offsets);
+    bool integers = offsets.dtype == "<i8" || offsets.dtype == "<i4";
+    SmallVector<int64_t> starts;
+    if (integers)
+      starts = offsetsOf(offsets);
     // The group's count reads the same offsets and elements.
     for (InputLayout &other : layouts)
       if (other.kind != InputLayout::Examples &&
@@ -280,10 +283,9 @@ LogicalResult mlir::parallax::measureSparsity(ModuleOp module,
         other.elements = files[i].shape.front();
       }
     std::string error =
-        offsets.dtype != "<i8" && offsets.dtype != "<i4"
-            ? std::string("the offsets of bags must be int64 or int32")
-            : ::parallax::runtime::checkSegmentOffsets(
-                  starts.data(), starts.size(), files[i].shape.front());
+        !integers ? std::string("the offsets of bags must be int64 or int32")
+                  : ::parallax::runtime::checkSegmentOffsets(
+                        starts.data(), starts.size(), files[i].shape.front());
     if (!error.empty())
       return module.emitError()
              << "--profile-data: the offsets of '"
