@@ -33,7 +33,7 @@ FLAGS=(-std=c++17 -O1 -g -fopenmp -fno-omit-frame-pointer -Wno-deprecated-declar
   $(mpicc --showme:compile))
 /usr/lib/llvm-22/bin/clang++ "${FLAGS[@]}" \
   tools/parallax-runtime-fuzzer/parallax-runtime-fuzzer.cpp \
-  lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Profile,Runtime,Threads,Trace,Training}.cpp \
+  lib/Support/{FileNames,Npy,Segments}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Profile,Runtime,Threads,Trace,Training}.cpp \
   $(mpicc --showme:link) /usr/lib/llvm-22/lib/libomp.so -Wl,-rpath,/usr/lib/llvm-22/lib \
   -lonnx_proto -lprotobuf -o "$BUILD/parallax-runtime-fuzzer"
 

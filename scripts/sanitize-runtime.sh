@@ -37,7 +37,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 objects=()
-for source in lib/Support/{FileNames,Npy}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Profile,Runtime,Threads,Trace,Training}.cpp; do
+for source in lib/Support/{FileNames,Npy,Segments}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Profile,Runtime,Threads,Trace,Training}.cpp; do
   object=$BUILD/obj/$(basename "$source" .cpp).o
   $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include \
     -DOMPI_SKIP_MPICXX -DONNX_NAMESPACE=onnx -DONNX_ML=1 $MPI_CFLAGS -c "$source" -o "$object"
@@ -49,7 +49,7 @@ OPENMP=(/usr/lib/llvm-22/lib/libomp.so -Wl,-rpath,/usr/lib/llvm-22/lib)
 RUNTIME=("$BUILD/libParallaxRuntime.a" $MPI_LIBS "${OPENMP[@]}" -lonnx_proto -lprotobuf -lm)
 
 $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include $MPI_CFLAGS \
-  unittests/Support/{FileNames,Npy}Test.cpp unittests/Runtime/{CpuKernels,InputChecks,MemRefCopy,Optimizers,Profile,Threads}Test.cpp \
+  unittests/Support/{FileNames,Npy,Segments}Test.cpp unittests/Runtime/{CpuKernels,InputChecks,MemRefCopy,Optimizers,Profile,Threads}Test.cpp \
   "${RUNTIME[@]}" -lgtest -lgtest_main -pthread -o "$BUILD/runtime-tests"
 $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include -DOMPI_SKIP_MPICXX \
   $MPI_CFLAGS unittests/Runtime/ParameterStoreTest.cpp \
