@@ -20,18 +20,6 @@ using namespace mlir::parallax;
 
 namespace {
 
-/// The values of a file of bag offsets, int64 or int32 (checked).
-SmallVector<int64_t> offsetsOf(const ::parallax::runtime::NpyArray &file) {
-  const char *data = file.data.data();
-  int64_t count = file.shape.front();
-  if (file.dtype == "<i4")
-    return SmallVector<int64_t>(reinterpret_cast<const int32_t *>(data),
-                                reinterpret_cast<const int32_t *>(data) +
-                                    count);
-  return SmallVector<int64_t>(reinterpret_cast<const int64_t *>(data),
-                              reinterpret_cast<const int64_t *>(data) + count);
-}
-
 /// How a graph input's file holds a batch (docs/training.md).
 struct InputLayout {
   enum Kind { Examples, BagElements, BagCount } kind = Examples;
@@ -40,7 +28,7 @@ struct InputLayout {
   int offsets = -1;
   bool isOffsets = false;
   // BagElements, BagCount: the offsets' values and the elements' number.
-  SmallVector<int64_t> starts;
+  std::vector<int64_t> starts;
   int64_t elements = 0;
 };
 
@@ -271,10 +259,8 @@ LogicalResult mlir::parallax::measureSparsity(ModuleOp module,
     if (layout.kind != InputLayout::BagElements)
       continue;
     const ::parallax::runtime::NpyArray &offsets = files[layout.offsets];
-    bool integers = offsets.dtype == "<i8" || offsets.dtype == "<i4";
-    SmallVector<int64_t> starts;
-    if (integers)
-      starts = offsetsOf(offsets);
+    std::vector<int64_t> starts;
+    bool integers = ::parallax::runtime::segmentOffsetsOf(offsets, starts);
     // The group's count reads the same offsets and elements.
     for (InputLayout &other : layouts)
       if (other.kind != InputLayout::Examples &&

@@ -158,6 +158,11 @@ uint64_t fingerprint(const NpyArray &array) {
       hash);
 }
 
+/// The --data file of graph input `input`.
+std::string dataPathOf(const Input &input) {
+  return options.data + "/" + encodeFileName(input.name) + ".npy";
+}
+
 /// Where the elements of worker slice `slice`'s bags lie in the data.
 SegmentRange bagRange(const Bags &bags, int64_t slice) {
   return segmentRange(bags.starts.data(), bags.starts.size(),
@@ -189,12 +194,9 @@ void readBagElements(Input &input, const std::string &path,
 }
 
 /// Groups the bag inputs and checks their data: members of a group hold
-/// as many elements, the offsets are int64, start at 0, never decrease
-/// and stay within the elements.
+/// as many elements, the offsets are int64 or int32, start at 0, never
+/// decrease and stay within the elements.
 void checkBagData() {
-  auto pathOf = [](const Input &input) {
-    return options.data + "/" + encodeFileName(input.name) + ".npy";
-  };
   for (Input &input : inputs) {
     SegmentGroup *group = segmentGroupOf(input.name);
     if (!group)
@@ -218,9 +220,9 @@ void checkBagData() {
     input.bags = it - bagGroups.begin();
     const Input &first = *it->elements;
     if (input.file.shape != first.file.shape)
-      die("'" + pathOf(input) + "' holds " +
+      die("'" + dataPathOf(input) + "' holds " +
           std::to_string(input.file.shape.front()) + " elements, but '" +
-          pathOf(first) + "' holds " +
+          dataPathOf(first) + "' holds " +
           std::to_string(first.file.shape.front()) +
           ": the inputs of the bags '" + group->offsets +
           "' starts must hold as many");
@@ -229,16 +231,7 @@ void checkBagData() {
     Bags &bags = bagGroups[i];
     Input &offsets = *bags.offsets;
     offsets.bags = i;
-    const char *data = offsets.file.data.data();
-    if (offsets.dtype == "<i8")
-      bags.starts.assign(reinterpret_cast<const int64_t *>(data),
-                         reinterpret_cast<const int64_t *>(data) +
-                             offsets.file.shape.front());
-    else if (offsets.dtype == "<i4")
-      bags.starts.assign(reinterpret_cast<const int32_t *>(data),
-                         reinterpret_cast<const int32_t *>(data) +
-                             offsets.file.shape.front());
-    else
+    if (!segmentOffsetsOf(offsets.file, bags.starts))
       die("graph input '" + offsets.name +
           "' holds where bags start, so it must be int64 or int32, not " +
           dtypeName(offsets.dtype));
@@ -246,8 +239,8 @@ void checkBagData() {
         checkSegmentOffsets(bags.starts.data(), bags.starts.size(),
                             bags.elements->file.shape.front());
     if (!error.empty())
-      die("'" + pathOf(offsets) + "' " + error + " (the bags' elements are '" +
-          pathOf(*bags.elements) + "')");
+      die("'" + dataPathOf(offsets) + "' " + error +
+          " (the bags' elements are '" + dataPathOf(*bags.elements) + "')");
   }
 }
 
@@ -544,7 +537,7 @@ extern "C" int64_t parallax_rt_begin() {
   int64_t examples = -1;
   std::string examplesFrom;
   for (Input &input : inputs) {
-    std::string path = options.data + "/" + encodeFileName(input.name) + ".npy";
+    std::string path = dataPathOf(input);
     if (const SegmentGroup *group = segmentGroupOf(input.name)) {
       input.holdsElements = true;
       readBagElements(input, path, *group);

@@ -17,6 +17,22 @@ SegmentRange parallax::runtime::segmentRange(const int64_t *offsets,
   return {offsets[first], end < examples ? offsets[end] : total};
 }
 
+bool parallax::runtime::segmentOffsetsOf(const NpyArray &file,
+                                         std::vector<int64_t> &values) {
+  values.clear();
+  const char *data = file.data.data();
+  int64_t count = elementCount(file);
+  if (file.dtype == "<i8")
+    values.assign(reinterpret_cast<const int64_t *>(data),
+                  reinterpret_cast<const int64_t *>(data) + count);
+  else if (file.dtype == "<i4")
+    values.assign(reinterpret_cast<const int32_t *>(data),
+                  reinterpret_cast<const int32_t *>(data) + count);
+  else
+    return false;
+  return true;
+}
+
 std::string parallax::runtime::checkSegmentOffsets(const int64_t *offsets,
                                                    int64_t examples,
                                                    int64_t total) {

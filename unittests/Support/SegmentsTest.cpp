@@ -59,3 +59,22 @@ TEST(Segments, PaddingRepeatsTheLastElementOrIsZero) {
               sizeof(float));
   EXPECT_EQ(full, weights);
 }
+
+TEST(Segments, OffsetsAreReadFromInt64AndInt32Files) {
+  std::vector<int64_t> values;
+  NpyArray wide{"<i8", {3}, {}};
+  std::vector<int64_t> data64{0, 2, 5};
+  wide.data.assign(reinterpret_cast<const char *>(data64.data()),
+                   reinterpret_cast<const char *>(data64.data() + 3));
+  EXPECT_TRUE(segmentOffsetsOf(wide, values));
+  EXPECT_EQ(values, data64);
+  NpyArray narrow{"<i4", {3}, {}};
+  std::vector<int32_t> data32{0, 1, 4};
+  narrow.data.assign(reinterpret_cast<const char *>(data32.data()),
+                     reinterpret_cast<const char *>(data32.data() + 3));
+  EXPECT_TRUE(segmentOffsetsOf(narrow, values));
+  EXPECT_EQ(values, (std::vector<int64_t>{0, 1, 4}));
+  NpyArray floats{"<f4", {1}, std::vector<char>(4)};
+  EXPECT_FALSE(segmentOffsetsOf(floats, values));
+  EXPECT_TRUE(values.empty());
+}

@@ -16,8 +16,11 @@
 #ifndef PARALLAX_SUPPORT_SEGMENTS_H
 #define PARALLAX_SUPPORT_SEGMENTS_H
 
+#include "parallax/Support/Npy.h"
+
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace parallax::runtime {
 
@@ -33,6 +36,10 @@ struct SegmentRange {
 /// to offsets[e + 1], the last one to `total`.
 SegmentRange segmentRange(const int64_t *offsets, int64_t examples,
                           int64_t total, int64_t first, int64_t count);
+
+/// The values of a dataset's offsets file, int64 or int32, as int64;
+/// false (and `values` left empty) for another dtype.
+bool segmentOffsetsOf(const NpyArray &file, std::vector<int64_t> &values);
 
 /// Checks a dataset's offsets: the first is 0 (when there is one), none
 /// decreases, none is past `total`. Returns "" or what is wrong, naming
