@@ -69,6 +69,11 @@ CONFORMANCE = [
 # batch, SGD, BENCH_STEPS steps (the first two warm-up).
 BENCH_BATCH = 128
 BENCH_STEPS = 12
+# Bounds, so that one hanging program cannot take a GPU lease: each
+# program's seconds, and the whole run's (the PyTorch comparison gets what
+# is left of it; GPU_CHECK_SECONDS sets it).
+PROGRAM_SECONDS = 120
+RUN_SECONDS = int(os.environ.get("GPU_CHECK_SECONDS", 420))
 SYSTEM_LIBRARIES = ("libc.so", "libm.so", "libdl.so", "libpthread.so", "librt.so",
                     "ld-linux", "linux-vdso", "libcuda.so")
 
@@ -202,7 +207,24 @@ def cuda_library_dirs():
     return found
 
 
+def bounded(command, env, seconds, log):
+    """Runs `command` for at most `seconds`; (exit status or None when
+    it timed out, its output), the output also written to `log`."""
+    try:
+        result = subprocess.run(command, env=env, capture_output=True, text=True,
+                                timeout=max(1, seconds))
+        status, output = result.returncode, result.stdout + result.stderr
+    except subprocess.TimeoutExpired as expired:
+        decode = lambda b: b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
+        status, output = None, decode(expired.stdout) + decode(expired.stderr)
+        output += f"\ntimed out after {seconds:.0f} s"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(output)
+    return status, output
+
+
 def run(bundle):
+    deadline = time.monotonic() + RUN_SECONDS
     env = dict(os.environ)
     cublas = cuda_library_dirs()
     print("cuBLAS from: " + (", ".join(cublas) or "nowhere found"), flush=True)
@@ -212,28 +234,35 @@ def run(bundle):
     if shutil.which("nvidia-smi"):
         gpus = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
         print(gpus.stdout.strip() or "nvidia-smi: " + gpus.stderr.strip(), flush=True)
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version,memory.total",
+                                 "--format=csv,noheader"], capture_output=True, text=True)
+        print("driver, memory: " + driver.stdout.strip(), flush=True)
     else:
         print("no nvidia-smi on PATH", flush=True)
+    print("kernel: " + os.uname().release, flush=True)
     work = bundle / "work"
+    logs = work / "logs"
     failures = 0
     for model, optimizer, suffix, _ in TRAINING:
         program = bundle / "programs" / f"{model}.{optimizer}{suffix}"
         started = time.monotonic()
-        result = subprocess.run(
+        status, output = bounded(
             [sys.executable, str(bundle / "check_training.py"), model, optimizer,
              str(work / (model + suffix)), "--program", str(program),
              "--init", str(bundle / "models" / f"{model}.onnx")],
-            env=env, capture_output=True, text=True)
+            env, min(PROGRAM_SECONDS, deadline - time.monotonic()),
+            logs / f"{program.name}.log")
         elapsed = time.monotonic() - started
-        lines = (result.stdout + result.stderr).strip().splitlines() or ["no output"]
-        ok = result.returncode == 0
+        lines = output.strip().splitlines() or ["no output"]
+        ok = status == 0
         failures += not ok
         metrics = work / (model + suffix) / "metrics.jsonl"
         steps = [json.loads(l)["time_s"] for l in metrics.read_text().splitlines()] \
             if metrics.exists() else []
         step = f", steps after the first {1e3 * sum(steps[1:]) / max(1, len(steps) - 1):.2f} ms" \
             if len(steps) > 1 else ""
-        errors = [l for l in lines if "error:" in l or "mismatch" in l] or lines[-3:]
+        errors = [l for l in lines if "error" in l or "mismatch" in l
+                  or "timed out" in l] or lines[-3:]
         print(f"{'PASS' if ok else 'FAIL'} training {model} {optimizer}{suffix} "
               f"({elapsed:.1f} s{step}): "
               + (lines[-1] if ok else " | ".join(errors[-4:])), flush=True)
@@ -242,11 +271,12 @@ def run(bundle):
     for case in sorted((bundle / "conformance").iterdir()):
         out = work / "conformance" / case.name
         out.mkdir(parents=True, exist_ok=True)
-        result = subprocess.run([str(bundle / "programs" / f"conformance.{case.name}"),
-                                 "--inputs", str(case / "inputs"), "--outputs", str(out)],
-                                env=env, capture_output=True, text=True)
-        problems = [] if result.returncode == 0 else [
-            f"exit {result.returncode}: {result.stderr.strip()[-300:]}"]
+        status, output = bounded([str(bundle / "programs" / f"conformance.{case.name}"),
+                                  "--inputs", str(case / "inputs"), "--outputs", str(out)],
+                                 env, min(PROGRAM_SECONDS, deadline - time.monotonic()),
+                                 logs / f"conformance.{case.name}.log")
+        problems = [] if status == 0 else [
+            f"exit {status}: {output.strip()[-300:]}"]
         for expected in sorted((case / "expected").glob("*.npy")) if not problems else []:
             got_path = out / expected.name
             if not got_path.exists():
@@ -261,21 +291,21 @@ def run(bundle):
         failures += bool(problems)
         print(f"{'FAIL' if problems else 'PASS'} conformance {case.name}"
               + (": " + "; ".join(problems) if problems else ""), flush=True)
-    benchmark(bundle, env, work)
+    benchmark(bundle, env, work, deadline)
     print(f"gpu check: {failures} failed")
     return 1 if failures else 0
 
 
 def torch_python():
     """A Python with PyTorch: this one, or the GPU machine's venv."""
-    for python in (sys.executable, "/opt/torch/.venv/bin/python"):
+    for python in (sys.executable, "/opt/torch/.venv/bin/python", "/usr/bin/python3"):
         if shutil.which(python) and subprocess.run(
                 [python, "-c", "import torch, numpy"], capture_output=True).returncode == 0:
             return python
     return None
 
 
-def benchmark(bundle, env, work):
+def benchmark(bundle, env, work, deadline):
     """Parallax's training step against PyTorch's (eager, torch.compile) on
     the same batches; a table of ms per step (ratios, not absolutes, carry
     from one machine to another)."""
@@ -283,27 +313,32 @@ def benchmark(bundle, env, work):
     for model in OPTIMIZERS:
         metrics = work / "bench" / f"{model}.jsonl"
         metrics.parent.mkdir(parents=True, exist_ok=True)
-        result = subprocess.run([str(bundle / "programs" / f"bench.{model}"), "--data",
-                                 str(bundle / "bench" / model), "--steps", str(BENCH_STEPS),
-                                 "--metrics", str(metrics), "--init",
-                                 str(bundle / "models" / f"{model}.onnx")],
-                                env=env, capture_output=True, text=True)
-        if result.returncode:
-            parallax[model] = "exit %d" % result.returncode
+        status, output = bounded([str(bundle / "programs" / f"bench.{model}"), "--data",
+                                  str(bundle / "bench" / model), "--steps", str(BENCH_STEPS),
+                                  "--metrics", str(metrics), "--init",
+                                  str(bundle / "models" / f"{model}.onnx")],
+                                 env, min(PROGRAM_SECONDS, deadline - time.monotonic()),
+                                 work / "logs" / f"bench.{model}.log")
+        if status != 0:
+            parallax[model] = "timed out" if status is None else "exit %d" % status
+            print(f"benchmark {model}: {parallax[model]}: {output.strip()[-300:]}", flush=True)
             continue
         times = [json.loads(l)["time_s"] for l in metrics.read_text().splitlines()][2:]
         parallax[model] = 1e3 * sum(times) / len(times)
     rows = {model: {} for model in OPTIMIZERS}
     python = torch_python()
     if python:
-        result = subprocess.run([python, str(bundle / "torch_step_benchmark.py"),
-                                 str(bundle / "export.py"), str(bundle / "bench"),
-                                 "--steps", str(BENCH_STEPS)], capture_output=True, text=True)
-        for line in result.stdout.splitlines():
-            entry = json.loads(line)
-            rows[entry["model"]][entry["mode"]] = entry.get("ms_per_step", entry.get("error"))
-        if result.returncode:
-            print("PyTorch benchmark: " + result.stderr.strip()[-300:])
+        status, output = bounded([python, str(bundle / "torch_step_benchmark.py"),
+                                  str(bundle / "export.py"), str(bundle / "bench"),
+                                  "--steps", str(BENCH_STEPS)], dict(os.environ),
+                                 deadline - time.monotonic(), work / "logs" / "pytorch.log")
+        for line in output.splitlines():
+            if line.startswith("{"):
+                entry = json.loads(line)
+                rows[entry["model"]][entry["mode"]] = entry.get("ms_per_step",
+                                                                entry.get("error"))
+        if status != 0:
+            print("PyTorch benchmark: " + output.strip()[-300:])
     else:
         print("PyTorch benchmark: no Python with torch and numpy found")
     print(f"training step, batch {BENCH_BATCH}, SGD, ms per step (after 2 warm-up steps):")

@@ -24,11 +24,24 @@ import numpy as np
 import torch
 
 
-def load_models(export_py):
+def load_export(export_py):
     spec = importlib.util.spec_from_file_location("export", export_py)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.models(large=False)
+    return module
+
+
+def as_exported(name, model, export):
+    """The model in the mode its ONNX file was exported in: training mode
+    for export.TRAINING_MODE (batch statistics), else eval mode for batch
+    norms (their statistics fixed) but training mode for everything else
+    (cuDNN's RNNs have a backward pass only in training mode)."""
+    model.train()
+    if name not in export.TRAINING_MODE:
+        for module in model.modules():
+            if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+                module.eval()
+    return model
 
 
 def time_steps(model, batches, device, steps):
@@ -57,7 +70,12 @@ def main():
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = parser.parse_args()
     device = torch.device(args.device)
-    for name, (model, inputs) in load_models(args.export_py).items():
+    # Every model eager first, then every model under torch.compile: its
+    # compile time is long, and a caller that stops this early keeps the
+    # eager figures.
+    runs = []
+    export = load_export(args.export_py)
+    for name, (model, inputs) in export.models(large=False).items():
         directory = args.bench / name
         if not directory.exists():
             continue
@@ -66,15 +84,15 @@ def main():
         count = len(arrays[0]) // batch
         batches = [[torch.from_numpy(a[i * batch:(i + 1) * batch]) for a in arrays]
                    for i in range(count)]
-        model = model.to(device).eval()  # as exported: batch norm statistics fixed
-        modes = [("eager", model)]
-        if hasattr(torch, "compile"):
-            modes.append(("torch.compile", torch.compile(model)))
-        else:
-            print(json.dumps({"model": name, "mode": "torch.compile",
-                              "error": f"not in PyTorch {torch.__version__}"}))
-        for mode, runnable in modes:
+        runs.append((name, as_exported(name, model.to(device), export), batches))
+    for mode in ("eager", "torch.compile"):
+        for name, model, batches in runs:
+            if mode == "torch.compile" and not hasattr(torch, "compile"):
+                print(json.dumps({"model": name, "mode": mode,
+                                  "error": f"not in PyTorch {torch.__version__}"}))
+                continue
             try:
+                runnable = model if mode == "eager" else torch.compile(model)
                 ms = time_steps(runnable, batches, device, args.steps)
                 print(json.dumps({"model": name, "mode": mode, "device": device.type,
                                   "ms_per_step": round(ms, 3)}), flush=True)

@@ -187,7 +187,7 @@ class TransformerLM(nn.Module):
     def forward(self, tokens, targets):
         positions = torch.arange(tokens.shape[1], device=tokens.device)
         x = self.embedding(tokens) + self.position(positions)
-        x = self.encoder(x, src_mask=torch.from_numpy(self.causal))
+        x = self.encoder(x, src_mask=torch.from_numpy(self.causal).to(tokens.device))
         logits = self.decoder(x)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                targets.reshape(-1))

@@ -121,14 +121,22 @@ struct Driver {
   std::exit(status);
 }
 
-/// Resolved by loadDriver before any call can fail.
-Driver cudaDriver;
+/// The driver's state, made on first use and never destroyed. The kernels
+/// are loaded by a global constructor of priority 123 (MLIR's gpu.binary
+/// translation), which runs before this library's own dynamic
+/// initialisers: a global Driver would be constructed over the pointers
+/// that loading resolved, and exit handlers may still use it.
+Driver &driverState() {
+  static Driver *cuda = new Driver;
+  return *cuda;
+}
 /// Whether loadDriver finished (exit handlers run while it fails).
+/// Constant-initialised, so set before any constructor runs.
 bool driverReady = false;
 
 std::string describe(CUresult result) {
   const char *name = nullptr, *text = nullptr;
-  Driver &cuda = cudaDriver;
+  Driver &cuda = driverState();
   if (cuda.cuGetErrorName(result, &name) != CUDA_SUCCESS || !name) {
     // What a driver that cannot describe its errors returns at start-up.
     switch (result) {
@@ -207,7 +215,7 @@ bool loadDriver(Driver &cuda) {
   // One worker's "AllReduce" is a copy between two device buffers.
   parallax::runtime::setBufferCopy(
       [](void *to, const void *from, size_t bytes) {
-        Driver &cuda = cudaDriver;
+        Driver &cuda = driverState();
         check(cuda.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(to),
                                  reinterpret_cast<CUdeviceptr>(from), bytes,
                                  cuda.stream),
@@ -218,9 +226,9 @@ bool loadDriver(Driver &cuda) {
 }
 
 Driver &driver() {
-  static bool loaded = loadDriver(cudaDriver);
+  static bool loaded = loadDriver(driverState());
   (void)loaded;
-  return cudaDriver;
+  return driverState();
 }
 
 /// The program's stream for the null stream and for every stream the
@@ -247,7 +255,7 @@ void mgpuModuleUnload(CUmodule module) {
   // At exit the driver may be shutting down, or have failed to load:
   // nothing to report.
   if (driverReady)
-    cudaDriver.cuModuleUnload(module);
+    driverState().cuModuleUnload(module);
 }
 
 CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {

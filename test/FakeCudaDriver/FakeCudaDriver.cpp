@@ -1,0 +1,301 @@
+//===- FakeCudaDriver.cpp - A CUDA driver without a GPU, for tests --------===//
+//
+// Part of the Parallax project.
+//
+// libcuda.so.1 (and, by a second name, libcublas.so.13) for machines
+// without a GPU: the driver and cuBLAS functions that
+// lib/Runtime/CudaRuntime.cpp calls, on host memory. Kernels and products
+// are not run (their results stay whatever the buffers held), but
+// everything around them is exercised as on a GPU: the driver is loaded
+// and the module with it from the program's global constructor, launches
+// and products are checked against the limits an NVIDIA GPU and cuBLAS
+// enforce, memory is allocated, copied, set and freed. A test runs a
+// --target cuda program with this library first on LD_LIBRARY_PATH to
+// check the program's host side end to end; numbers are checked on a GPU
+// (scripts/gpu-check.sh). PARALLAX_FAKE_CUDA_REPORT set: the counts are
+// printed to stderr at exit.
+//
+//===----------------------------------------------------------------------===//
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+using CUresult = int;
+using CUdeviceptr = unsigned long long;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
+constexpr CUresult CUDA_ERROR_NOT_INITIALIZED = 3;
+constexpr CUresult CUDA_ERROR_INVALID_IMAGE = 200;
+constexpr CUresult CUDA_ERROR_INVALID_HANDLE = 400;
+constexpr CUresult CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701;
+
+/// What a fat binary starts with (fatbinary.h's FATBIN_MAGIC).
+constexpr uint32_t fatbinMagic = 0xBA55ED50;
+
+std::atomic<bool> initialised{false};
+std::atomic<long> launches{0}, modules{0}, allocations{0}, copies{0},
+    products{0};
+int context, stream, event;
+
+struct Report {
+  ~Report() {
+    if (std::getenv("PARALLAX_FAKE_CUDA_REPORT"))
+      std::fprintf(stderr,
+                   "fake CUDA driver: %ld modules, %ld launches, %ld "
+                   "allocations, %ld copies, %ld cuBLAS products\n",
+                   modules.load(), launches.load(), allocations.load(),
+                   copies.load(), products.load());
+  }
+} report;
+
+CUresult ready() {
+  return initialised ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+} // namespace
+
+extern "C" {
+
+CUresult cuInit(unsigned flags) {
+  if (flags != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  initialised = true;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int *count) {
+  *count = 1;
+  return ready();
+}
+
+CUresult cuDeviceGet(int *device, int ordinal) {
+  if (ordinal != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  *device = 0;
+  return ready();
+}
+
+CUresult cuDeviceGetName(char *name, int length, int) {
+  std::snprintf(name, length, "Parallax fake CUDA driver");
+  return ready();
+}
+
+CUresult cuDevicePrimaryCtxRetain(void **result, int) {
+  *result = &context;
+  return ready();
+}
+
+CUresult cuCtxSetCurrent(void *current) {
+  return current == &context ? ready() : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGetErrorName(CUresult error, const char **name) {
+  switch (error) {
+  case CUDA_SUCCESS:
+    *name = "CUDA_SUCCESS";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_INVALID_VALUE:
+    *name = "CUDA_ERROR_INVALID_VALUE";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_NOT_INITIALIZED:
+    *name = "CUDA_ERROR_NOT_INITIALIZED";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_INVALID_IMAGE:
+    *name = "CUDA_ERROR_INVALID_IMAGE";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_INVALID_HANDLE:
+    *name = "CUDA_ERROR_INVALID_HANDLE";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+    *name = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+    return CUDA_SUCCESS;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult cuGetErrorString(CUresult error, const char **text) {
+  *text = "(fake CUDA driver)";
+  return error == CUDA_SUCCESS || error == CUDA_ERROR_INVALID_VALUE ||
+                 error == CUDA_ERROR_NOT_INITIALIZED ||
+                 error == CUDA_ERROR_INVALID_IMAGE ||
+                 error == CUDA_ERROR_INVALID_HANDLE ||
+                 error == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+             ? CUDA_SUCCESS
+             : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuModuleLoadData(void **module, const void *image) {
+  if (CUresult result = ready())
+    return result;
+  uint32_t magic = 0;
+  std::memcpy(&magic, image, sizeof(magic));
+  if (magic != fatbinMagic)
+    return CUDA_ERROR_INVALID_IMAGE;
+  ++modules;
+  *module = const_cast<void *>(image);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleUnload(void *) { return CUDA_SUCCESS; }
+
+/// A function handle is its name, kept for the program's lifetime.
+CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
+  if (CUresult result = ready())
+    return result;
+  if (!module || !name || !*name)
+    return CUDA_ERROR_INVALID_VALUE;
+  *function = new std::string(name);
+  return CUDA_SUCCESS;
+}
+
+/// The limits every NVIDIA GPU since sm_30 enforces.
+CUresult cuLaunchKernel(void *function, unsigned gridX, unsigned gridY,
+                        unsigned gridZ, unsigned blockX, unsigned blockY,
+                        unsigned blockZ, unsigned sharedBytes, void *,
+                        void **parameters, void **extra) {
+  if (CUresult result = ready())
+    return result;
+  if (!function)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (!gridX || !gridY || !gridZ || !blockX || !blockY || !blockZ ||
+      gridY > 65535 || gridZ > 65535 || blockX > 1024 || blockY > 1024 ||
+      blockZ > 64 || (!parameters && !extra))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (uint64_t(blockX) * blockY * blockZ > 1024 || sharedBytes > 48 * 1024)
+    return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  ++launches;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamCreate(void **result, unsigned) {
+  *result = &stream;
+  return ready();
+}
+CUresult cuStreamSynchronize(void *) { return ready(); }
+CUresult cuStreamWaitEvent(void *, void *, unsigned) { return ready(); }
+CUresult cuEventCreate(void **result, unsigned) {
+  *result = &event;
+  return ready();
+}
+CUresult cuEventDestroy_v2(void *) { return ready(); }
+CUresult cuEventSynchronize(void *) { return ready(); }
+CUresult cuEventRecord(void *, void *) { return ready(); }
+
+/// Device memory is host memory here (zeroed: kernels do not run, and the
+/// host side must not depend on what they would have written).
+CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
+  if (CUresult result = ready())
+    return result;
+  if (!bytes)
+    return CUDA_ERROR_INVALID_VALUE;
+  void *block = std::calloc(1, bytes);
+  if (!block)
+    return CUDA_ERROR_INVALID_VALUE;
+  ++allocations;
+  *pointer = reinterpret_cast<CUdeviceptr>(block);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes, unsigned) {
+  return cuMemAlloc_v2(pointer, bytes);
+}
+
+CUresult cuMemFree_v2(CUdeviceptr pointer) {
+  std::free(reinterpret_cast<void *>(pointer));
+  return ready();
+}
+
+CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
+  *free = size_t(1) << 34;
+  *total = size_t(1) << 34;
+  return ready();
+}
+
+CUresult cuMemcpyAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, void *) {
+  std::memmove(reinterpret_cast<void *>(to), reinterpret_cast<void *>(from),
+               bytes);
+  ++copies;
+  return ready();
+}
+
+CUresult cuMemsetD32Async(CUdeviceptr to, unsigned value, size_t count,
+                          void *) {
+  auto *words = reinterpret_cast<uint32_t *>(to);
+  for (size_t i = 0; i < count; ++i)
+    words[i] = value;
+  return ready();
+}
+
+CUresult cuMemsetD16Async(CUdeviceptr to, unsigned short value, size_t count,
+                          void *) {
+  auto *halves = reinterpret_cast<uint16_t *>(to);
+  for (size_t i = 0; i < count; ++i)
+    halves[i] = value;
+  return ready();
+}
+
+CUresult cuMemHostRegister_v2(void *, size_t, unsigned) { return ready(); }
+CUresult cuMemHostUnregister(void *) { return ready(); }
+
+//===----------------------------------------------------------------------===//
+// cuBLAS
+//===----------------------------------------------------------------------===//
+
+constexpr int CUBLAS_STATUS_INVALID_VALUE = 7;
+int cublasHandleObject;
+
+int cublasCreate_v2(void **handle) {
+  *handle = &cublasHandleObject;
+  return ready() == CUDA_SUCCESS ? 0 : 1; // CUBLAS_STATUS_NOT_INITIALIZED
+}
+
+int cublasSetStream_v2(void *handle, void *) {
+  return handle == &cublasHandleObject ? 0 : CUBLAS_STATUS_INVALID_VALUE;
+}
+
+const char *cublasGetStatusName(int status) {
+  return status == 0   ? "CUBLAS_STATUS_SUCCESS"
+         : status == 1 ? "CUBLAS_STATUS_NOT_INITIALIZED"
+         : status == 7 ? "CUBLAS_STATUS_INVALID_VALUE"
+                       : "CUBLAS_STATUS_UNKNOWN";
+}
+
+/// cuBLAS's argument checks of a column-major product C = op(A) op(B).
+int checkProduct(void *handle, int transA, int transB, int m, int n, int k,
+                 int lda, int ldb, int ldc) {
+  if (handle != &cublasHandleObject)
+    return 1;
+  auto isOp = [](int op) { return op == 0 || op == 1; };
+  auto atLeastOne = [](int rows) { return rows > 1 ? rows : 1; };
+  if (!isOp(transA) || !isOp(transB) || m < 0 || n < 0 || k < 0 ||
+      lda < atLeastOne(transA ? k : m) || ldb < atLeastOne(transB ? n : k) ||
+      ldc < atLeastOne(m))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  ++products;
+  return 0;
+}
+
+int cublasSgemm_v2(void *handle, int transA, int transB, int m, int n, int k,
+                   const float *, const float *, int lda, const float *,
+                   int ldb, const float *, float *, int ldc) {
+  return checkProduct(handle, transA, transB, m, n, k, lda, ldb, ldc);
+}
+
+int cublasSgemmStridedBatched(void *handle, int transA, int transB, int m,
+                              int n, int k, const float *, const float *,
+                              int lda, long long, const float *, int ldb,
+                              long long, const float *, float *, int ldc,
+                              long long, int batch) {
+  if (batch < 0)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  return checkProduct(handle, transA, transB, m, n, k, lda, ldb, ldc);
+}
+}
