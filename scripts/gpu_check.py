@@ -26,8 +26,8 @@ loss and every final parameter with PyTorch's (1e-4 relative, 1e-6
 absolute, as test/e2e/training.test), runs each conformance program and
 compares its outputs (ONNX's tolerances: rtol 1e-3, atol 1e-7), prints one
 line per check, the GPU and each training step's time, then times the
-training step of every example model at batch 128 against PyTorch's on
-the same GPU (eager and torch.compile; torch_step_benchmark.py, run with
+training step of every example model at batch 128 (and, under --profile,
+its longest kernels) against PyTorch's on the same GPU (eager and torch.compile; torch_step_benchmark.py, run with
 the machine's PyTorch), prints the table, and exits with 1 if any check
 failed. scripts/gpu-check.sh wraps both.
 """
@@ -325,6 +325,25 @@ def benchmark(bundle, env, work, deadline):
             continue
         times = [json.loads(l)["time_s"] for l in metrics.read_text().splitlines()][2:]
         parallax[model] = 1e3 * sum(times) / len(times)
+        # Where the step's time goes: the same run under --profile (each
+        # kernel and cuBLAS product timed by CUDA events).
+        profile = work / "bench" / f"{model}.profile.json"
+        status, output = bounded([str(bundle / "programs" / f"bench.{model}"), "--data",
+                                  str(bundle / "bench" / model), "--steps", "6",
+                                  "--profile", str(profile), "--init",
+                                  str(bundle / "models" / f"{model}.onnx")],
+                                 env, min(PROGRAM_SECONDS, deadline - time.monotonic()),
+                                 work / "logs" / f"profile.{model}.log")
+        if status == 0:
+            report = json.loads(profile.read_text())
+            sites = ", ".join(f"{s['site']} {1e3 * s['seconds']:.3f}"
+                              for s in report["sites"][:6])
+            families = ", ".join(f"{f['family']} {1e3 * f['seconds']:.3f}"
+                                 for f in report["families"])
+            print(f"profile {model}: step {1e3 * report['step_seconds']:.3f} ms; "
+                  f"{families}; longest: {sites}", flush=True)
+        else:
+            print(f"profile {model}: {output.strip()[-300:]}", flush=True)
     rows = {model: {} for model in OPTIMIZERS}
     python = torch_python()
     if python:

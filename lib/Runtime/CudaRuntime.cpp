@@ -20,6 +20,7 @@
 #include "parallax/Runtime/Runtime.h"
 
 #include "Matrices.h"
+#include "Profile.h"
 #include "Support.h"
 
 #include <cerrno>
@@ -29,8 +30,10 @@
 #include <dlfcn.h>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace {
 
@@ -79,6 +82,8 @@ constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
   X(cuEventDestroy, "cuEventDestroy_v2", CUresult, (CUevent))                  \
   X(cuEventSynchronize, "cuEventSynchronize", CUresult, (CUevent))             \
   X(cuEventRecord, "cuEventRecord", CUresult, (CUevent, CUstream))             \
+  X(cuEventElapsedTime, "cuEventElapsedTime", CUresult,                        \
+    (float *, CUevent, CUevent))                                               \
   X(cuMemAlloc, "cuMemAlloc_v2", CUresult, (CUdeviceptr *, size_t))            \
   X(cuMemAllocManaged, "cuMemAllocManaged", CUresult,                          \
     (CUdeviceptr *, size_t, unsigned))                                         \
@@ -110,6 +115,16 @@ struct Driver {
   /// the host touches buffers only after waiting for the stream.
   std::multimap<uint64_t, void *> freeManaged;
   std::map<void *, uint64_t> managedSizes;
+  char deviceName[256] = "an NVIDIA GPU";
+  /// Under --profile: device work bracketed by two timing events, read at
+  /// the step's end (flushTimings), and the events to reuse.
+  struct Timed {
+    const char *family;
+    std::string name;
+    CUevent start, end;
+  };
+  std::vector<Timed> timed;
+  std::vector<CUevent> timingEvents;
 };
 
 [[noreturn]] void fail(int status, const std::string &message) {
@@ -162,6 +177,8 @@ void check(CUresult result, const std::string &operation) {
     fail(1, operation + " failed: " + describe(result));
 }
 
+void flushTimings();
+
 bool loadDriver(Driver &cuda) {
   void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!library)
@@ -202,6 +219,8 @@ bool loadDriver(Driver &cuda) {
   check(cuda.cuCtxSetCurrent(cuda.context), "making the GPU context current");
   check(cuda.cuStreamCreate(&cuda.stream, CU_STREAM_NON_BLOCKING),
         "creating the program's stream");
+  cuda.cuDeviceGetName(cuda.deviceName, sizeof cuda.deviceName, device);
+  parallax::runtime::setDeviceProfiler(cuda.deviceName, flushTimings);
   driverReady = true;
   // Several workers: say once how they communicate (NCCL is not used yet).
   const char *workers = std::getenv("OMPI_COMM_WORLD_SIZE");
@@ -234,6 +253,60 @@ Driver &driver() {
 /// The program's stream for the null stream and for every stream the
 /// lowering creates.
 CUstream streamOf(CUstream stream) { return stream ? stream : driver().stream; }
+
+/// Times the device work queued during its lifetime when profiling: an
+/// event before and one after it on the program's stream.
+class DeviceTiming {
+public:
+  DeviceTiming(const char *family, std::string name) {
+    if (!parallax::runtime::profiling())
+      return;
+    Driver &cuda = driver();
+    std::lock_guard<std::mutex> lock(cuda.mutex);
+    timed = Driver::Timed{family, std::move(name), event(cuda), event(cuda)};
+    check(cuda.cuEventRecord(timed.start, cuda.stream), "recording an event");
+  }
+  ~DeviceTiming() {
+    if (!timed.start)
+      return;
+    Driver &cuda = driver();
+    check(cuda.cuEventRecord(timed.end, cuda.stream), "recording an event");
+    std::lock_guard<std::mutex> lock(cuda.mutex);
+    cuda.timed.push_back(std::move(timed));
+  }
+  DeviceTiming(const DeviceTiming &) = delete;
+  DeviceTiming &operator=(const DeviceTiming &) = delete;
+
+private:
+  static CUevent event(Driver &cuda) {
+    if (!cuda.timingEvents.empty()) {
+      CUevent reused = cuda.timingEvents.back();
+      cuda.timingEvents.pop_back();
+      return reused;
+    }
+    CUevent created = nullptr;
+    check(cuda.cuEventCreate(&created, 0), "creating a timing event");
+    return created;
+  }
+  Driver::Timed timed{nullptr, {}, nullptr, nullptr};
+};
+
+/// Waits for the device and adds the timed work to the profile's sites.
+void flushTimings() {
+  Driver &cuda = driver();
+  check(cuda.cuStreamSynchronize(cuda.stream),
+        "a kernel (an error it printed, if any, is above)");
+  std::lock_guard<std::mutex> lock(cuda.mutex);
+  for (Driver::Timed &t : cuda.timed) {
+    float milliseconds = 0;
+    check(cuda.cuEventElapsedTime(&milliseconds, t.start, t.end),
+          "reading a timing event");
+    parallax::runtime::addSiteTime(t.family, t.name, milliseconds * 1e-3);
+    cuda.timingEvents.push_back(t.start);
+    cuda.timingEvents.push_back(t.end);
+  }
+  cuda.timed.clear();
+}
 
 } // namespace
 
@@ -274,6 +347,13 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
                       CUstream stream, void **parameters, void **extra,
                       size_t /*parameterCount*/) {
   Driver &cuda = driver();
+  std::optional<DeviceTiming> timing;
+  if (parallax::runtime::profiling()) {
+    std::unique_lock<std::mutex> lock(cuda.mutex);
+    std::string name = cuda.kernelNames[function];
+    lock.unlock();
+    timing.emplace("kernel", std::move(name));
+  }
   CUresult result = cuda.cuLaunchKernel(function, gridX, gridY, gridZ, blockX,
                                         blockY, blockZ, sharedMemoryBytes,
                                         streamOf(stream), parameters, extra);
@@ -365,6 +445,7 @@ void mgpuMemFree(void *pointer, CUstream /*stream*/) {
 
 void mgpuMemcpy(void *destination, void *source, size_t bytes,
                 CUstream stream) {
+  DeviceTiming timing("copy", "device copy");
   check(driver().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(destination),
                                reinterpret_cast<CUdeviceptr>(source), bytes,
                                streamOf(stream)),
@@ -512,6 +593,11 @@ extern "C" void parallax_rt_cuda_matmul_f32(int64_t rankA, void *a,
   const float one = 1.0f;
   int opB = B.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   int opA = A.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  DeviceTiming timing(
+      "cuBLAS",
+      "sgemm " + std::string(C.batch > 1 ? std::to_string(C.batch) + "x" : "") +
+          std::to_string(C.rows) + "x" + std::to_string(C.cols) + "x" +
+          std::to_string(A.cols));
   cublasStatus status =
       C.batch == 1
           ? blas.sgemm(blas.handle, opB, opA, C.cols, C.rows, A.cols, &one,

@@ -53,6 +53,10 @@ std::map<std::string, int64_t> runtimeSites; // "family\tname" -> site
 int64_t plannedSteps = 0, measuredSteps = 0;
 bool warmupLeftOut = false;
 double windowStart = 0, windowEnd = 0;
+/// A device program's profiler (setDeviceProfiler); constant-initialised,
+/// as it is set before main().
+const char *deviceName = nullptr;
+void (*flushDevice)() = nullptr;
 
 std::vector<std::string> split(const std::string &text, char separator) {
   std::vector<std::string> parts;
@@ -69,6 +73,9 @@ std::vector<std::string> split(const std::string &text, char separator) {
 void readCompiledSites() {
   sites.clear();
   runtimeSites.clear();
+  compiledSites = 0;
+  if (!parallax_profile_sites)
+    return;
   std::string table = parallax_profile_sites;
   int line = 0;
   for (const std::string &row : split(table, '\n')) {
@@ -358,9 +365,8 @@ extern "C" void parallax_rt_profile_end(int64_t site) {
     stopSite(compiledSite(site));
 }
 
-ProfileScope::ProfileScope(const char *family, const char *name) {
-  if (profilePath.empty())
-    return;
+/// The runtime site (`family`, `name`), added on first use.
+static int64_t runtimeSite(const char *family, const std::string &name) {
   std::string key = std::string(family) + "\t" + name;
   auto [it, added] = runtimeSites.emplace(key, sites.size());
   if (added) {
@@ -369,8 +375,28 @@ ProfileScope::ProfileScope(const char *family, const char *name) {
     s.name = name;
     sites.push_back(std::move(s));
   }
-  site = it->second;
+  return it->second;
+}
+
+ProfileScope::ProfileScope(const char *family, const char *name) {
+  if (profilePath.empty())
+    return;
+  site = runtimeSite(family, name);
   sites[site].started = parallax_rt_now();
+}
+
+void parallax::runtime::addSiteTime(const char *family, const std::string &name,
+                                    double seconds) {
+  if (profilePath.empty())
+    return;
+  Site &site = sites[runtimeSite(family, name)];
+  site.seconds += seconds;
+  ++site.calls;
+}
+
+void parallax::runtime::setDeviceProfiler(const char *device, void (*flush)()) {
+  deviceName = device;
+  flushDevice = flush;
 }
 
 ProfileScope::~ProfileScope() {
@@ -383,9 +409,10 @@ ProfileScope::~ProfileScope() {
 //===----------------------------------------------------------------------===//
 
 void parallax::runtime::enableProfile(const std::string &path) {
-  if (!parallax_profile_sites)
-    die("--profile: this program has no profile sites (only CPU programs "
-        "have them, from --parallax-instrument-profile)");
+  if (!parallax_profile_sites && !flushDevice)
+    die("--profile: this program has no profile sites (CPU programs have "
+        "them from --parallax-instrument-profile; GPU programs time their "
+        "kernels)");
   if (world().rank == 0) {
     checkReplaceableFile("--profile", path, kProfileSignature,
                          /*streamed=*/false);
@@ -407,6 +434,8 @@ void parallax::runtime::startProfile(int64_t steps) {
 void parallax::runtime::profileStepEnd() {
   if (!profiling())
     return;
+  if (flushDevice)
+    flushDevice();
   double now = parallax_rt_now();
   if (!warmupLeftOut && plannedSteps > 1) {
     // The first step pays for first touches of every buffer, the
@@ -427,7 +456,7 @@ void parallax::runtime::writeProfile() {
   if (!profiling())
     return;
   const World &w = world();
-  if (w.rank == 0) {
+  if (w.rank == 0 && !deviceName) {
     std::fprintf(stderr,
                  "profile: measuring this machine's peaks (a %lld^3 matrix "
                  "product, STREAM triads over %lld MiB and within the L2 "
@@ -475,19 +504,26 @@ void parallax::runtime::writeProfile() {
           ",\"step_seconds\":" + number(step) +
           ",\"roofline_seconds\":" + number(roofline) +
           ",\"roofline_fraction\":" + number(step > 0 ? roofline / step : 0);
-  json += ",\"peaks\":{\"gflops\":" + number(peaks.gflops) +
-          ",\"gbytes_per_second\":" + number(peaks.memory) +
-          ",\"cache_gbytes_per_second\":" + number(peaks.cache) +
-          ",\"cache_bytes\":" + number(peaks.cacheBytes) + ",\"gemm_probe\":" +
-          jsonString(std::to_string(kGemmSize) +
-                     "^3 float32 product through the runtime's matrix "
-                     "product, best of 5") +
-          ",\"bandwidth_probe\":" +
-          jsonString("STREAM triad over 3 x 64 MiB float32 arrays (memory) "
-                     "and, per thread, over 3 arrays in half its L2 cache "
-                     "(cache), on the worker's threads, 3 arrays counted, "
-                     "best of 5") +
-          "}";
+  if (deviceName)
+    json += ",\"device\":" + jsonString(deviceName) + ",\"device_timing\":" +
+            jsonString("each kernel, cuBLAS product and device copy between "
+                       "two CUDA events on the program's stream") +
+            ",\"peaks\":null";
+  else
+    json += ",\"peaks\":{\"gflops\":" + number(peaks.gflops) +
+            ",\"gbytes_per_second\":" + number(peaks.memory) +
+            ",\"cache_gbytes_per_second\":" + number(peaks.cache) +
+            ",\"cache_bytes\":" + number(peaks.cacheBytes) +
+            ",\"gemm_probe\":" +
+            jsonString(std::to_string(kGemmSize) +
+                       "^3 float32 product through the runtime's matrix "
+                       "product, best of 5") +
+            ",\"bandwidth_probe\":" +
+            jsonString("STREAM triad over 3 x 64 MiB float32 arrays (memory) "
+                       "and, per thread, over 3 arrays in half its L2 cache "
+                       "(cache), on the worker's threads, 3 arrays counted, "
+                       "best of 5") +
+            "}";
   auto list = [&](const char *name, const char *key,
                   const std::vector<Totals> &rows, size_t limit) {
     json += ",\"" + std::string(name) + "\":[";
@@ -508,6 +544,25 @@ void parallax::runtime::writeProfile() {
   std::string error;
   if (!writeFileAtomically(profilePath, {json}, error))
     die("cannot write --profile: " + error);
+  if (deviceName) {
+    std::fprintf(stderr,
+                 "profile: %lld step%s of %.4f s on worker 0%s; the device "
+                 "work timed on %s\n",
+                 static_cast<long long>(measuredSteps),
+                 measuredSteps == 1 ? "" : "s", step,
+                 warmupLeftOut ? " (the first, a warm-up, left out)" : "",
+                 deviceName);
+    if (step > 0) {
+      printTable(byFamily, step, unattributed);
+      std::fprintf(stderr, "  the longest sites:\n");
+      for (size_t i = 0; i < bySite.size() && i < 10; ++i)
+        std::fprintf(stderr, "  %-40s %9.3f %5.1f%% %6.0f calls\n",
+                     bySite[i].label.c_str(), bySite[i].seconds * 1e3,
+                     100 * bySite[i].seconds / step, bySite[i].calls);
+    }
+    std::fprintf(stderr, "profile written to %s\n", profilePath.c_str());
+    return;
+  }
   int threads = workerThreads();
   std::fprintf(stderr,
                "profile: %lld step%s of %.4f s on worker 0%s; peaks: GEMM "

@@ -6,7 +6,10 @@
 
 #include "parallax/Codegen/GPU/Passes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::parallax {
@@ -18,9 +21,115 @@ using namespace mlir;
 
 namespace {
 
+/// The one combiner of `op`'s reduction (its `arith.addf`, `maximumf`...)
+/// when it has a neutral element, else null.
+Operation *neutralCombiner(linalg::GenericOp op) {
+  SmallVector<Operation *, 4> combiners;
+  if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
+      combiners.size() != 1 || !arith::getNeutralElement(combiners.front()))
+    return nullptr;
+  return combiners.front();
+}
+
+/// Rewrites `op` into a first op in which the reduced loops `promoted` are
+/// parallel, writing partials shaped [init..., promoted...] (starting at
+/// the combiner's neutral element), and a second op that combines the
+/// partials into `op`'s init. Both ops read what `op` read and compute
+/// what it computed, up to the order of the combinations.
+void promoteReductions(RewriterBase &b, linalg::GenericOp op,
+                       Operation *combiner, ArrayRef<unsigned> promoted) {
+  Location loc = op.getLoc();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  OpOperand *initOperand = op.getDpsInitOperand(0);
+  Value init = initOperand->get();
+  auto initType = cast<RankedTensorType>(init.getType());
+  unsigned rank = initType.getRank(), loops = op.getNumLoops();
+
+  SmallVector<int64_t> partialShape(initType.getShape());
+  AffineMap outMap = op.getMatchingIndexingMap(initOperand);
+  SmallVector<AffineExpr> partialResults(outMap.getResults());
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned loop : promoted) {
+    partialShape.push_back(ranges[loop]);
+    partialResults.push_back(b.getAffineDimExpr(loop));
+    iterators[loop] = utils::IteratorType::parallel;
+  }
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  maps.back() = AffineMap::get(loops, 0, partialResults, b.getContext());
+
+  Value neutral =
+      arith::ConstantOp::create(b, loc, *arith::getNeutralElement(combiner));
+  Value empty =
+      tensor::EmptyOp::create(b, loc, partialShape, initType.getElementType());
+  Value start = linalg::FillOp::create(b, loc, neutral, empty).getResult(0);
+  auto partials = linalg::GenericOp::create(b, loc, TypeRange{start.getType()},
+                                            op.getDpsInputs(),
+                                            ValueRange{start}, maps, iterators);
+  b.cloneRegionBefore(op.getRegion(), partials.getRegion(),
+                      partials.getRegion().begin());
+
+  unsigned partialRank = rank + promoted.size();
+  SmallVector<utils::IteratorType> combineIterators(
+      rank, utils::IteratorType::parallel);
+  combineIterators.append(promoted.size(), utils::IteratorType::reduction);
+  AffineMap all = b.getMultiDimIdentityMap(partialRank);
+  // (getMajorSubMap has no zero-result map: a scalar init needs one.)
+  SmallVector<AffineMap> combineMaps = {
+      all, AffineMap::get(partialRank, 0, all.getResults().take_front(rank),
+                          b.getContext())};
+  auto combined = linalg::GenericOp::create(
+      b, loc, TypeRange{initType}, ValueRange{partials.getResult(0)},
+      ValueRange{init}, combineMaps, combineIterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange arguments) {
+        OperationState state(nestedLoc, combiner->getName());
+        state.addOperands({arguments[0], arguments[1]});
+        state.addTypes(arguments[1].getType());
+        state.addAttributes(combiner->getAttrs());
+        Operation *combination = nested.create(state);
+        linalg::YieldOp::create(nested, nestedLoc, combination->getResult(0));
+      });
+  b.replaceOp(op, combined.getResults());
+}
+
+/// The fewest elements a thread of a split reduction sums: a kernel's
+/// launch costs as much as a few dozen dependent loads.
+constexpr int64_t kMinPerThread = 16;
+
 struct SplitReductionsPass
     : parallax::impl::ParallaxGPUSplitReductionsBase<SplitReductionsPass> {
   using Base::Base;
+
+  /// For a generic with several reduced loops over few outputs, its outer
+  /// reduced loops to make parallel: from the outermost, while the
+  /// partials stay within `target-threads`; never the innermost, which
+  /// each thread of the first op reduces over consecutive elements.
+  SmallVector<unsigned> outerReductions(linalg::GenericOp op) const {
+    SmallVector<unsigned> reductions;
+    op.getReductionDims(reductions);
+    if (reductions.size() < 2 || op.getNumDpsInits() != 1 ||
+        op.getNumResults() != 1 || !op.hasPureTensorSemantics() ||
+        !neutralCombiner(op))
+      return {};
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t outputs = 1, reduced = 1;
+    for (auto [range, iterator] :
+         llvm::zip(ranges, op.getIteratorTypesArray())) {
+      if (ShapedType::isDynamic(range))
+        return {};
+      (iterator == utils::IteratorType::parallel ? outputs : reduced) *= range;
+    }
+    if (reduced < minReduction || outputs >= targetThreads)
+      return {};
+    SmallVector<unsigned> promoted;
+    int64_t partials = outputs;
+    for (unsigned loop : ArrayRef<unsigned>(reductions).drop_back()) {
+      if (partials * ranges[loop] > targetThreads)
+        break;
+      partials *= ranges[loop];
+      promoted.push_back(loop);
+    }
+    return promoted;
+  }
 
   /// The split of `op`, or a ratio of 0 to leave it.
   linalg::SplitReductionOptions choose(linalg::LinalgOp op) const {
@@ -42,7 +151,7 @@ struct SplitReductionsPass
     }
     if (reduced < minReduction || outputs >= targetThreads)
       return none;
-    int64_t most = std::min(targetThreads / outputs, reduced / 64);
+    int64_t most = std::min(targetThreads / outputs, reduced / kMinPerThread);
     for (int64_t ratio = most; ratio >= 2; --ratio)
       if (reduced % ratio == 0) {
         linalg::SplitReductionOptions split;
@@ -57,20 +166,42 @@ struct SplitReductionsPass
     return none;
   }
 
-  void runOnOperation() override {
+  /// One round: several reduced loops over few outputs lose their outer
+  /// ones, then long single reductions are split. Whether anything changed.
+  bool splitOnce() {
+    SmallVector<std::pair<linalg::GenericOp, SmallVector<unsigned>>> several;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      SmallVector<unsigned> promoted = outerReductions(op);
+      if (!promoted.empty())
+        several.emplace_back(op, std::move(promoted));
+    });
+    IRRewriter rewriter(&getContext());
+    for (auto &[op, promoted] : several) {
+      rewriter.setInsertionPoint(op);
+      promoteReductions(rewriter, op, neutralCombiner(op), promoted);
+    }
+
     SmallVector<linalg::LinalgOp> candidates;
     getOperation()->walk([&](linalg::LinalgOp op) {
       if (choose(op).ratio > 1)
         candidates.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
+    bool split = false;
     for (linalg::LinalgOp op : candidates) {
       rewriter.setInsertionPoint(op);
       // Upstream refuses what it cannot split (an unknown combiner): the
       // op then stays one kernel.
-      (void)linalg::splitReduction(
-          rewriter, op, [&](linalg::LinalgOp op) { return choose(op); });
+      split |= succeeded(linalg::splitReduction(
+          rewriter, op, [&](linalg::LinalgOp op) { return choose(op); }));
     }
+    return split || !several.empty();
+  }
+
+  void runOnOperation() override {
+    // The ops a round makes combine partials: where those are still long
+    // over few outputs, the next round splits them again.
+    for (int round = 0; round < 4 && splitOnce(); ++round)
+      ;
   }
 };
 
