@@ -210,6 +210,11 @@ const BlasLibrary &parallax::runtime::requireBlasLibrary() {
 }
 
 std::string parallax::runtime::describeKernels() {
+  // A GPU program's products run on cuBLAS: the CPU's library is not
+  // loaded.
+  if (const char *gpu = device())
+    return "GPU: " + std::string(gpu) + " (kernels and cuBLAS); host " +
+           describeThreads();
   const BlasLibrary &blas = blasLibrary();
   std::string cpu = "CPU: " + blas.cpu;
   std::string threads = "; " + describeThreads();
@@ -220,6 +225,10 @@ std::string parallax::runtime::describeKernels() {
 }
 
 std::string parallax::runtime::kernelsJson() {
+  if (const char *gpu = device())
+    return "{\"gpu\": " + jsonString(gpu) +
+           ", \"blas\": \"cuBLAS\", \"threads\": " +
+           std::to_string(workerThreads()) + "}";
   const BlasLibrary &blas = blasLibrary();
   std::string json = "{\"cpu\": " + jsonString(blas.cpu) +
                      ", \"threads\": " + std::to_string(workerThreads());

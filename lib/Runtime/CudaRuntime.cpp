@@ -220,7 +220,8 @@ bool loadDriver(Driver &cuda) {
   check(cuda.cuStreamCreate(&cuda.stream, CU_STREAM_NON_BLOCKING),
         "creating the program's stream");
   cuda.cuDeviceGetName(cuda.deviceName, sizeof cuda.deviceName, device);
-  parallax::runtime::setDeviceProfiler(cuda.deviceName, flushTimings);
+  parallax::runtime::setDevice(cuda.deviceName);
+  parallax::runtime::setDeviceProfiler(flushTimings);
   driverReady = true;
   // Several workers: say once how they communicate (NCCL is not used yet).
   const char *workers = std::getenv("OMPI_COMM_WORLD_SIZE");

@@ -53,9 +53,8 @@ std::map<std::string, int64_t> runtimeSites; // "family\tname" -> site
 int64_t plannedSteps = 0, measuredSteps = 0;
 bool warmupLeftOut = false;
 double windowStart = 0, windowEnd = 0;
-/// A device program's profiler (setDeviceProfiler); constant-initialised,
+/// A GPU program's profiler (setDeviceProfiler); constant-initialised,
 /// as it is set before main().
-const char *deviceName = nullptr;
 void (*flushDevice)() = nullptr;
 
 std::vector<std::string> split(const std::string &text, char separator) {
@@ -394,8 +393,7 @@ void parallax::runtime::addSiteTime(const char *family, const std::string &name,
   ++site.calls;
 }
 
-void parallax::runtime::setDeviceProfiler(const char *device, void (*flush)()) {
-  deviceName = device;
+void parallax::runtime::setDeviceProfiler(void (*flush)()) {
   flushDevice = flush;
 }
 
@@ -456,6 +454,7 @@ void parallax::runtime::writeProfile() {
   if (!profiling())
     return;
   const World &w = world();
+  const char *deviceName = device();
   if (w.rank == 0 && !deviceName) {
     std::fprintf(stderr,
                  "profile: measuring this machine's peaks (a %lld^3 matrix "

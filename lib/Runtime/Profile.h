@@ -45,13 +45,12 @@ private:
   int64_t site = -1;
 };
 
-/// A program whose step runs on a device (a GPU program) times its own
+/// A program whose step runs on a GPU (device() is set) times its own
 /// work there: `flush` waits for the device and adds what it timed since
 /// the last call to the sites (addSiteTime); it is called at each step's
-/// end. `device` names the device. Set before main() (with the driver);
-/// such a program profiles without compiled sites and measures no CPU
-/// peaks.
-void setDeviceProfiler(const char *device, void (*flush)());
+/// end. Set before main() (with the driver); such a program profiles
+/// without compiled sites and measures no CPU peaks.
+void setDeviceProfiler(void (*flush)());
 
 /// Adds one call of `seconds` to the runtime site (`family`, `name`).
 void addSiteTime(const char *family, const std::string &name, double seconds);

@@ -295,6 +295,11 @@ static parallax::runtime::BufferCopy bufferCopy = hostCopy;
 
 void parallax::runtime::setBufferCopy(BufferCopy copy) { bufferCopy = copy; }
 
+// Constant-initialised: set before main() runs.
+static const char *deviceName = nullptr;
+void parallax::runtime::setDevice(const char *name) { deviceName = name; }
+const char *parallax::runtime::device() { return deviceName; }
+
 void parallax::runtime::copyBuffer(void *to, const void *from, size_t bytes) {
   bufferCopy(to, from, bytes);
 }

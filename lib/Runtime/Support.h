@@ -89,6 +89,11 @@ using BufferCopy = void (*)(void *to, const void *from, size_t bytes);
 void setBufferCopy(BufferCopy copy);
 void copyBuffer(void *to, const void *from, size_t bytes);
 
+/// The GPU a GPU program's step runs on ("NVIDIA H200"), set when its
+/// driver loads (before main()); null in a CPU program.
+void setDevice(const char *name);
+const char *device();
+
 /// numpy's name of a .npy dtype descr ("<f4" -> "float32").
 std::string dtypeName(const std::string &dtype);
 
