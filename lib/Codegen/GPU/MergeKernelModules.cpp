@@ -7,6 +7,7 @@
 #include "parallax/Codegen/GPU/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_PARALLAXGPUMERGEKERNELMODULES
@@ -16,6 +17,32 @@ namespace mlir::parallax {
 using namespace mlir;
 
 namespace {
+
+/// `kernel` followed by the first node its location names, as a PTX
+/// identifier ("train_step_kernel_85__features_features_5_BatchNormalization"):
+/// profiles and compute-sanitizer report kernels by name.
+std::string nameAfterNode(StringRef kernel, Location loc) {
+  std::string node;
+  loc->walk([&](Location inner) {
+    auto name = dyn_cast<NameLoc>(inner);
+    if (!name)
+      return WalkResult::advance();
+    node = name.getName().str();
+    return WalkResult::interrupt();
+  });
+  std::string suffix;
+  for (char c : node) {
+    if (suffix.size() >= 64)
+      break;
+    if (llvm::isAlnum(c))
+      suffix += c;
+    else if (!suffix.empty() && suffix.back() != '_')
+      suffix += '_';
+  }
+  while (!suffix.empty() && suffix.back() == '_')
+    suffix.pop_back();
+  return suffix.empty() ? kernel.str() : (kernel + "__" + suffix).str();
+}
 
 struct MergeKernelModulesPass
     : parallax::impl::ParallaxGPUMergeKernelModulesBase<
@@ -42,7 +69,7 @@ struct MergeKernelModulesPass
         }
         std::string name = symbol.getName().str();
         if (isa<gpu::GPUFuncOp>(op) && cast<gpu::GPUFuncOp>(op).isKernel()) {
-          name = kernel.getName().str();
+          name = nameAfterNode(kernel.getName(), op.getLoc());
           renamed[kernel.getName()][symbol.getName()] = name;
           symbol.setName(name);
         } else if (mergedSymbols.lookup(name)) {

@@ -188,7 +188,10 @@ def ParallaxGPUMergeKernelModules
     a training step of a few hundred kernels spent two thirds of its
     compile time starting those tools. The kernels are moved into one
     module, `@<function>_kernels` (its first kernel's name), each named
-    after the module it came from, and every `gpu.launch_func` is
+    after the module it came from and the first node its location names
+    (`@train_step_kernel_85__features_features_5_BatchNormalization`:
+    `--profile` and `compute-sanitizer` report kernels by name), and every
+    `gpu.launch_func` is
     redirected; symbols that outlining copied into several modules (a
     declaration, a global) are kept once. The program then loads one
     module at start-up.
