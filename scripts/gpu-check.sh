@@ -1,10 +1,11 @@
 #!/bin/bash
 # The GPU check (docs/gpu.md): build here, run on a machine with a GPU.
 #
-#   scripts/gpu-check.sh prepare [BUNDLE] [--target cuda-sim]
+#   scripts/gpu-check.sh prepare [BUNDLE] [--target cuda-sim] [--quick]
 #                                           build the bundle (default
 #                                           build/gpu-check) with --target cuda
-#                                           (cuda-sim: to try the check here)
+#                                           (cuda-sim: to try the check here;
+#                                           --quick: the benchmarked models only)
 #   scripts/gpu-check.sh run [BUNDLE]       run it (on the GPU machine; needs
 #                                           only the NVIDIA driver and python3)
 #
@@ -18,5 +19,5 @@ case "$command" in
   prepare) shift $(( $# > 1 ? 2 : 1 ))
            exec /usr/bin/python3 "$here/gpu_check.py" prepare "$bundle" "$@" ;;
   run) exec timeout 480 python3 "$bundle/gpu_check.py" run ;;
-  *) sed -n '2,12p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,13p' "$0" >&2; exit 2 ;;
 esac
