@@ -30,7 +30,6 @@
 #include <dlfcn.h>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -256,15 +255,17 @@ Driver &driver() {
 CUstream streamOf(CUstream stream) { return stream ? stream : driver().stream; }
 
 /// Times the device work queued during its lifetime when profiling: an
-/// event before and one after it on the program's stream.
+/// event before and one after it on the program's stream. `name()` gives
+/// the site's name, asked for only when profiling.
 class DeviceTiming {
 public:
-  DeviceTiming(const char *family, std::string name) {
+  template <typename Name> DeviceTiming(const char *family, Name name) {
     if (!parallax::runtime::profiling())
       return;
+    std::string site = name();
     Driver &cuda = driver();
     std::lock_guard<std::mutex> lock(cuda.mutex);
-    timed = Driver::Timed{family, std::move(name), event(cuda), event(cuda)};
+    timed = Driver::Timed{family, std::move(site), event(cuda), event(cuda)};
     check(cuda.cuEventRecord(timed.start, cuda.stream), "recording an event");
   }
   ~DeviceTiming() {
@@ -348,13 +349,10 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
                       CUstream stream, void **parameters, void **extra,
                       size_t /*parameterCount*/) {
   Driver &cuda = driver();
-  std::optional<DeviceTiming> timing;
-  if (parallax::runtime::profiling()) {
-    std::unique_lock<std::mutex> lock(cuda.mutex);
-    std::string name = cuda.kernelNames[function];
-    lock.unlock();
-    timing.emplace("kernel", std::move(name));
-  }
+  DeviceTiming timing("kernel", [&] {
+    std::lock_guard<std::mutex> lock(cuda.mutex);
+    return cuda.kernelNames[function];
+  });
   CUresult result = cuda.cuLaunchKernel(function, gridX, gridY, gridZ, blockX,
                                         blockY, blockZ, sharedMemoryBytes,
                                         streamOf(stream), parameters, extra);
@@ -446,7 +444,7 @@ void mgpuMemFree(void *pointer, CUstream /*stream*/) {
 
 void mgpuMemcpy(void *destination, void *source, size_t bytes,
                 CUstream stream) {
-  DeviceTiming timing("copy", "device copy");
+  DeviceTiming timing("copy", [] { return std::string("device copy"); });
   check(driver().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(destination),
                                reinterpret_cast<CUdeviceptr>(source), bytes,
                                streamOf(stream)),
@@ -594,11 +592,12 @@ extern "C" void parallax_rt_cuda_matmul_f32(int64_t rankA, void *a,
   const float one = 1.0f;
   int opB = B.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   int opA = A.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-  DeviceTiming timing(
-      "cuBLAS",
-      "sgemm " + std::string(C.batch > 1 ? std::to_string(C.batch) + "x" : "") +
-          std::to_string(C.rows) + "x" + std::to_string(C.cols) + "x" +
-          std::to_string(A.cols));
+  DeviceTiming timing("cuBLAS", [&] {
+    return "sgemm " +
+           (C.batch > 1 ? std::to_string(C.batch) + "x" : std::string()) +
+           std::to_string(C.rows) + "x" + std::to_string(C.cols) + "x" +
+           std::to_string(A.cols);
+  });
   cublasStatus status =
       C.batch == 1
           ? blas.sgemm(blas.handle, opB, opA, C.cols, C.rows, A.cols, &one,

@@ -543,41 +543,36 @@ void parallax::runtime::writeProfile() {
   std::string error;
   if (!writeFileAtomically(profilePath, {json}, error))
     die("cannot write --profile: " + error);
+  char measured[128];
+  std::snprintf(
+      measured, sizeof measured, "profile: %lld step%s of %.4f s on worker 0%s",
+      static_cast<long long>(measuredSteps), measuredSteps == 1 ? "" : "s",
+      step, warmupLeftOut ? " (the first, a warm-up, left out)" : "");
   if (deviceName) {
-    std::fprintf(stderr,
-                 "profile: %lld step%s of %.4f s on worker 0%s; the device "
-                 "work timed on %s\n",
-                 static_cast<long long>(measuredSteps),
-                 measuredSteps == 1 ? "" : "s", step,
-                 warmupLeftOut ? " (the first, a warm-up, left out)" : "",
+    std::fprintf(stderr, "%s; the device work timed on %s\n", measured,
                  deviceName);
-    if (step > 0) {
-      printTable(byFamily, step, unattributed);
+  } else {
+    int threads = workerThreads();
+    std::fprintf(stderr,
+                 "%s; peaks: GEMM %.1f GFLOP/s, memory %.1f GB/s, L2 cache "
+                 "%.1f GB/s (%d thread%s)\n",
+                 measured, peaks.gflops, peaks.memory, peaks.cache, threads,
+                 threads == 1 ? "" : "s");
+  }
+  if (step > 0) {
+    printTable(byFamily, step, unattributed);
+    if (deviceName) {
       std::fprintf(stderr, "  the longest sites:\n");
       for (size_t i = 0; i < bySite.size() && i < 10; ++i)
         std::fprintf(stderr, "  %-40s %9.3f %5.1f%% %6.0f calls\n",
                      bySite[i].label.c_str(), bySite[i].seconds * 1e3,
                      100 * bySite[i].seconds / step, bySite[i].calls);
+    } else {
+      std::fprintf(stderr,
+                   "profile: at the peaks the sites would take %.3f ms a step: "
+                   "the step runs at %.0f%% of its roofline\n",
+                   roofline * 1e3, 100 * roofline / step);
     }
-    std::fprintf(stderr, "profile written to %s\n", profilePath.c_str());
-    return;
-  }
-  int threads = workerThreads();
-  std::fprintf(stderr,
-               "profile: %lld step%s of %.4f s on worker 0%s; peaks: GEMM "
-               "%.1f GFLOP/s, memory %.1f GB/s, L2 cache %.1f GB/s (%d "
-               "thread%s)\n",
-               static_cast<long long>(measuredSteps),
-               measuredSteps == 1 ? "" : "s", step,
-               warmupLeftOut ? " (the first, a warm-up, left out)" : "",
-               peaks.gflops, peaks.memory, peaks.cache, threads,
-               threads == 1 ? "" : "s");
-  if (step > 0) {
-    printTable(byFamily, step, unattributed);
-    std::fprintf(stderr,
-                 "profile: at the peaks the sites would take %.3f ms a step: "
-                 "the step runs at %.0f%% of its roofline\n",
-                 roofline * 1e3, 100 * roofline / step);
   }
   std::fprintf(stderr, "profile written to %s\n", profilePath.c_str());
 }

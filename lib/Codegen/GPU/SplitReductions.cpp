@@ -12,6 +12,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <optional>
+
 namespace mlir::parallax {
 #define GEN_PASS_DEF_PARALLAXGPUSPLITREDUCTIONS
 #include "parallax/Codegen/GPU/Passes.h.inc"
@@ -31,13 +33,37 @@ Operation *neutralCombiner(linalg::GenericOp op) {
   return combiners.front();
 }
 
-/// Rewrites `op` into a first op in which the reduced loops `promoted` are
-/// parallel, writing partials shaped [init..., promoted...] (starting at
-/// the combiner's neutral element), and a second op that combines the
-/// partials into `op`'s init. Both ops read what `op` read and compute
-/// what it computed, up to the order of the combinations.
-void promoteReductions(RewriterBase &b, linalg::GenericOp op,
-                       Operation *combiner, ArrayRef<unsigned> promoted) {
+/// The number of `op`'s outputs and of the elements reduced into each, or
+/// nullopt where a size is dynamic.
+std::optional<std::pair<int64_t, int64_t>>
+outputsAndReduced(linalg::LinalgOp op) {
+  int64_t outputs = 1, reduced = 1;
+  for (auto [range, iterator] :
+       llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray())) {
+    if (ShapedType::isDynamic(range))
+      return std::nullopt;
+    (iterator == utils::IteratorType::parallel ? outputs : reduced) *= range;
+  }
+  return std::make_pair(outputs, reduced);
+}
+
+/// A generic whose outer reduced loops `loops` become parallel, and the
+/// combiner its partials start from the neutral element of.
+struct Promotion {
+  linalg::GenericOp op;
+  Operation *combiner;
+  SmallVector<unsigned> loops;
+};
+
+/// Rewrites the promotion's op into a first op in which the reduced loops
+/// `promoted` are parallel, writing partials shaped [init..., promoted...]
+/// (starting at the combiner's neutral element), and a second op that combines
+/// the partials into `op`'s init. Both ops read what `op` read and compute what
+/// it computed, up to the order of the combinations.
+void promoteReductions(RewriterBase &b, const Promotion &promotion) {
+  linalg::GenericOp op = promotion.op;
+  Operation *combiner = promotion.combiner;
+  ArrayRef<unsigned> promoted = promotion.loops;
   Location loc = op.getLoc();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   OpOperand *initOperand = op.getDpsInitOperand(0);
@@ -99,36 +125,38 @@ struct SplitReductionsPass
     : parallax::impl::ParallaxGPUSplitReductionsBase<SplitReductionsPass> {
   using Base::Base;
 
+  /// Whether a reduction of `reduced` elements into each of `outputs` is
+  /// long over few outputs: worth splitting.
+  bool worthSplitting(int64_t outputs, int64_t reduced) const {
+    return reduced >= minReduction && outputs < targetThreads;
+  }
+
   /// For a generic with several reduced loops over few outputs, its outer
   /// reduced loops to make parallel: from the outermost, while the
   /// partials stay within `target-threads`; never the innermost, which
   /// each thread of the first op reduces over consecutive elements.
-  SmallVector<unsigned> outerReductions(linalg::GenericOp op) const {
+  std::optional<Promotion> promotion(linalg::GenericOp op) const {
     SmallVector<unsigned> reductions;
     op.getReductionDims(reductions);
     if (reductions.size() < 2 || op.getNumDpsInits() != 1 ||
-        op.getNumResults() != 1 || !op.hasPureTensorSemantics() ||
-        !neutralCombiner(op))
-      return {};
+        op.getNumResults() != 1 || !op.hasPureTensorSemantics())
+      return std::nullopt;
+    Operation *combiner = neutralCombiner(op);
+    auto sizes = outputsAndReduced(op);
+    if (!combiner || !sizes || !worthSplitting(sizes->first, sizes->second))
+      return std::nullopt;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    int64_t outputs = 1, reduced = 1;
-    for (auto [range, iterator] :
-         llvm::zip(ranges, op.getIteratorTypesArray())) {
-      if (ShapedType::isDynamic(range))
-        return {};
-      (iterator == utils::IteratorType::parallel ? outputs : reduced) *= range;
-    }
-    if (reduced < minReduction || outputs >= targetThreads)
-      return {};
-    SmallVector<unsigned> promoted;
-    int64_t partials = outputs;
+    Promotion promotion{op, combiner, {}};
+    int64_t partials = sizes->first;
     for (unsigned loop : ArrayRef<unsigned>(reductions).drop_back()) {
       if (partials * ranges[loop] > targetThreads)
         break;
       partials *= ranges[loop];
-      promoted.push_back(loop);
+      promotion.loops.push_back(loop);
     }
-    return promoted;
+    if (promotion.loops.empty())
+      return std::nullopt;
+    return promotion;
   }
 
   /// The split of `op`, or a ratio of 0 to leave it.
@@ -137,20 +165,10 @@ struct SplitReductionsPass
     if (op.getNumReductionLoops() != 1 || op.getNumDpsInits() != 1 ||
         !op.hasPureTensorSemantics())
       return none;
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    SmallVector<unsigned> reductions;
-    op.getReductionDims(reductions);
-    int64_t reduced = ranges[reductions.front()];
-    int64_t outputs = 1;
-    for (auto [range, iterator] :
-         llvm::zip(ranges, op.getIteratorTypesArray())) {
-      if (ShapedType::isDynamic(range))
-        return none;
-      if (iterator == utils::IteratorType::parallel)
-        outputs *= range;
-    }
-    if (reduced < minReduction || outputs >= targetThreads)
+    auto sizes = outputsAndReduced(op);
+    if (!sizes || !worthSplitting(sizes->first, sizes->second))
       return none;
+    auto [outputs, reduced] = *sizes;
     int64_t most = std::min(targetThreads / outputs, reduced / kMinPerThread);
     for (int64_t ratio = most; ratio >= 2; --ratio)
       if (reduced % ratio == 0) {
@@ -169,16 +187,15 @@ struct SplitReductionsPass
   /// One round: several reduced loops over few outputs lose their outer
   /// ones, then long single reductions are split. Whether anything changed.
   bool splitOnce() {
-    SmallVector<std::pair<linalg::GenericOp, SmallVector<unsigned>>> several;
+    SmallVector<Promotion> several;
     getOperation()->walk([&](linalg::GenericOp op) {
-      SmallVector<unsigned> promoted = outerReductions(op);
-      if (!promoted.empty())
-        several.emplace_back(op, std::move(promoted));
+      if (std::optional<Promotion> found = promotion(op))
+        several.push_back(std::move(*found));
     });
     IRRewriter rewriter(&getContext());
-    for (auto &[op, promoted] : several) {
-      rewriter.setInsertionPoint(op);
-      promoteReductions(rewriter, op, neutralCombiner(op), promoted);
+    for (const Promotion &found : several) {
+      rewriter.setInsertionPoint(found.op);
+      promoteReductions(rewriter, found);
     }
 
     SmallVector<linalg::LinalgOp> candidates;
