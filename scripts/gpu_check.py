@@ -227,9 +227,13 @@ def cuda_library_dirs():
     return found
 
 
-def bounded(command, env, seconds, log):
-    """Runs `command` for at most `seconds`; (exit status or None when
-    it timed out, its output), the output also written to `log`."""
+def bounded(command, env, deadline, log, most=PROGRAM_SECONDS):
+    """Runs `command` until `deadline` (time.monotonic()), for at most
+    `most` seconds (None: no bound but the deadline); (exit status or None
+    when it timed out, its output), the output also written to `log`."""
+    seconds = deadline - time.monotonic()
+    if most is not None:
+        seconds = min(most, seconds)
     try:
         result = subprocess.run(command, env=env, capture_output=True, text=True,
                                 timeout=max(1, seconds))
@@ -272,7 +276,7 @@ def run(bundle):
              str(work / (model + suffix)), "--program", str(program),
              "--init", str(bundle / "models" / f"{model}.onnx"),
              *TOLERANCES.get(model, [])],
-            env, min(PROGRAM_SECONDS, deadline - time.monotonic()),
+            env, deadline,
             logs / f"{program.name}.log")
         elapsed = time.monotonic() - started
         lines = output.strip().splitlines() or ["no output"]
@@ -295,7 +299,7 @@ def run(bundle):
         out.mkdir(parents=True, exist_ok=True)
         status, output = bounded([str(bundle / "programs" / f"conformance.{case.name}"),
                                   "--inputs", str(case / "inputs"), "--outputs", str(out)],
-                                 env, min(PROGRAM_SECONDS, deadline - time.monotonic()),
+                                 env, deadline,
                                  logs / f"conformance.{case.name}.log")
         problems = [] if status == 0 else [
             f"exit {status}: {output.strip()[-300:]}"]
@@ -335,12 +339,12 @@ def benchmark(bundle, env, work, deadline):
     for model in OPTIMIZERS:
         metrics = work / "bench" / f"{model}.jsonl"
         metrics.parent.mkdir(parents=True, exist_ok=True)
-        status, output = bounded([str(bundle / "programs" / f"bench.{model}"), "--data",
-                                  str(bundle / "bench" / model), "--steps", str(BENCH_STEPS),
-                                  "--metrics", str(metrics), "--init",
-                                  str(bundle / "models" / f"{model}.onnx")],
-                                 env, min(PROGRAM_SECONDS, deadline - time.monotonic()),
-                                 work / "logs" / f"bench.{model}.log")
+        program = [str(bundle / "programs" / f"bench.{model}"), "--data",
+                   str(bundle / "bench" / model), "--init",
+                   str(bundle / "models" / f"{model}.onnx")]
+        status, output = bounded(program + ["--steps", str(BENCH_STEPS), "--metrics",
+                                            str(metrics)],
+                                 env, deadline, work / "logs" / f"bench.{model}.log")
         if status != 0:
             parallax[model] = "timed out" if status is None else "exit %d" % status
             print(f"benchmark {model}: {parallax[model]}: {output.strip()[-300:]}", flush=True)
@@ -350,12 +354,8 @@ def benchmark(bundle, env, work, deadline):
         # Where the step's time goes: the same run under --profile (each
         # kernel and cuBLAS product timed by CUDA events).
         profile = work / "bench" / f"{model}.profile.json"
-        status, output = bounded([str(bundle / "programs" / f"bench.{model}"), "--data",
-                                  str(bundle / "bench" / model), "--steps", "6",
-                                  "--profile", str(profile), "--init",
-                                  str(bundle / "models" / f"{model}.onnx")],
-                                 env, min(PROGRAM_SECONDS, deadline - time.monotonic()),
-                                 work / "logs" / f"profile.{model}.log")
+        status, output = bounded(program + ["--steps", "6", "--profile", str(profile)],
+                                 env, deadline, work / "logs" / f"profile.{model}.log")
         if status == 0:
             report = json.loads(profile.read_text())
             sites = ", ".join(f"{s['site']} {1e3 * s['seconds']:.3f}"
@@ -372,7 +372,7 @@ def benchmark(bundle, env, work, deadline):
         status, output = bounded([python, str(bundle / "torch_step_benchmark.py"),
                                   str(bundle / "export.py"), str(bundle / "bench"),
                                   "--steps", str(BENCH_STEPS)], dict(os.environ),
-                                 deadline - time.monotonic(), work / "logs" / "pytorch.log")
+                                 deadline, work / "logs" / "pytorch.log", most=None)
         for line in output.splitlines():
             if line.startswith("{"):
                 entry = json.loads(line)
