@@ -15,6 +15,7 @@
   reference data and PyTorch 1.13's losses and final parameters; the
   models with embeddings also compiled for one worker (`--workers 1`: no
   parameter store, their row-sparse updates as kernels);
+- the CNN and the LSTM LM compiled for 2 workers (DISTRIBUTED);
 - inference programs of a sample of the ONNX conformance models that the
   CPU and cuda-sim targets pass (one per op family), with their inputs and
   expected outputs as .npy;
@@ -22,13 +23,16 @@
   CUDA driver (MPI, protobuf: one-worker programs never initialise MPI),
 so the bundle runs where only the NVIDIA driver and cuBLAS (from the CUDA
 toolkit, or PyTorch's pip packages, which `run` looks for) are installed.
-It is about 60 MiB, 7 MiB compressed (how it travels to a GPU machine:
+It is about 110 MiB, 13 MiB compressed (how it travels to a GPU machine:
 a device call carries 64 MiB). `--target cuda-sim` builds the same bundle
 for the CPU, so the check itself is tried out where there is no GPU.
 
 `run` runs each training program on the GPU and compares every step's
 loss and every final parameter with PyTorch's (1e-4 relative, 1e-6
-absolute, as test/e2e/training.test), runs each conformance program and
+absolute, as test/e2e/training.test), runs the 2-worker programs under
+the machine's mpirun through MPI on host memory and through NCCL
+(run_distributed) against the same references, runs each conformance
+program and
 compares its outputs (ONNX's tolerances: rtol 1e-3, atol 1e-7), prints one
 line per check, the GPU and each training step's time, then times the
 training step of every example model at batch 128 (and, under --profile,
@@ -67,6 +71,10 @@ ONE_WORKER = ("lstm_lm", "wide_deep")
 # (model, optimizer, program suffix, extra check_training.py flags)
 TRAINING = [(m, o, "", []) for m, o in CHECKED.items()] + \
     [(m, OPTIMIZERS[m], ".one", ["--workers", "1"]) for m in ONE_WORKER]
+# Several workers sharing the one GPU, each with 1/N of the reference
+# batch, launched with mpirun, checked against the one-worker reference:
+# (model, optimizer, workers).
+DISTRIBUTED = [("cnn", "sgd", 2), ("lstm_lm", "adagrad", 2)]
 # One conformance model per op family the example models use (their kernels
 # are the ones a real model's step is made of), all passing on the CPU.
 CONFORMANCE = [
@@ -115,8 +123,12 @@ def prepare(bundle, target, quick):
     (bundle / "models").mkdir()
     for model in sorted({t[0] for t in training} | set(OPTIMIZERS)):
         shutil.copy(root / "examples" / "models" / f"{model}.onnx", bundle / "models")
+    distributed = [d for d in DISTRIBUTED if not quick or d[0] == "cnn"]
+    (bundle / "distributed.json").write_text(json.dumps(distributed) + "\n")
     programs = []
-    for model, optimizer, suffix, flags in training:
+    builds = [(m, o, s, f) for m, o, s, f in training] + \
+        [(m, o, f".{n}", ["--workers", str(n)]) for m, o, n in distributed]
+    for model, optimizer, suffix, flags in builds:
         data = root / "examples" / "models" / "data" / model
         copy = bundle / "examples" / "models" / "data" / model
         if not copy.exists():
@@ -213,14 +225,15 @@ def copy_libraries(bundle, programs):
 
 
 def cuda_library_dirs():
-    """Where PyTorch's pip packages keep cuBLAS (site-packages/nvidia/...),
+    """Where PyTorch's pip packages keep cuBLAS and NCCL (site-packages/nvidia/...),
     for the Pythons this machine has; the CUDA toolkit's lib64 if any."""
     found = []
     prefixes = {pathlib.Path(sys.prefix), pathlib.Path("/opt/torch/.venv")}
     for prefix in prefixes:
-        for library in sorted(prefix.glob("lib/python3*/site-packages/nvidia/**/libcublas.so*")):
-            if str(library.parent) not in found:
-                found.append(str(library.parent))
+        for name in ("libcublas.so*", "libnccl.so*"):
+            for library in sorted(prefix.glob(f"lib/python3*/site-packages/nvidia/**/{name}")):
+                if str(library.parent) not in found:
+                    found.append(str(library.parent))
     for toolkit in ("/usr/local/cuda/lib64",):
         if pathlib.Path(toolkit, "libcublas.so").exists():
             found.append(toolkit)
@@ -251,7 +264,7 @@ def run(bundle):
     deadline = time.monotonic() + RUN_SECONDS
     env = dict(os.environ)
     cublas = cuda_library_dirs()
-    print("cuBLAS from: " + (", ".join(cublas) or "nowhere found"), flush=True)
+    print("cuBLAS, NCCL from: " + (", ".join(cublas) or "nowhere found"), flush=True)
     env["LD_LIBRARY_PATH"] = ":".join(filter(None, [str(bundle / "lib"), *cublas,
                                                     env.get("LD_LIBRARY_PATH")]))
     env["PARALLAX_SRC"] = str(bundle)
@@ -292,6 +305,7 @@ def run(bundle):
         print(f"{'PASS' if ok else 'FAIL'} training {model} {optimizer}{suffix} "
               f"({elapsed:.1f} s{step}): "
               + (lines[-1] if ok else " | ".join(errors[-4:])), flush=True)
+    failures += run_distributed(bundle, env, work, deadline)
     sys.path.insert(0, str(bundle))
     from npy_close import load
     for case in sorted((bundle / "conformance").iterdir()):
@@ -320,6 +334,57 @@ def run(bundle):
     benchmark(bundle, env, work, deadline)
     print(f"gpu check: {failures} failed")
     return 1 if failures else 0
+
+
+def run_distributed(bundle, env, work, deadline):
+    """The multi-worker checks under this machine's mpirun; failures."""
+    distributed = json.loads((bundle / "distributed.json").read_text())
+    if not distributed:
+        return 0
+    launcher = shutil.which("mpirun")
+    if not launcher:
+        print("SKIP distributed: no mpirun on PATH", flush=True)
+        return 0
+    version = subprocess.run([launcher, "--version"], capture_output=True, text=True)
+    print(f"mpirun: {launcher}: "
+          + " ".join((version.stdout + version.stderr).split()[:6]), flush=True)
+    # The ranks share the one GPU: through MPI on host memory (what the
+    # runtime chooses by itself there), and through NCCL, made to treat
+    # each rank as a machine of its own (NCCL_HOSTID; it refuses two ranks
+    # on one GPU of one host) and to talk over the loopback interface.
+    wrapper = work / "rank_env.sh"
+    wrapper.parent.mkdir(parents=True, exist_ok=True)
+    wrapper.write_text('#!/bin/sh\n'
+                       'export NCCL_HOSTID="gpu-check-rank-${OMPI_COMM_WORLD_RANK:-0}"\n'
+                       'exec "$@"\n')
+    wrapper.chmod(0o755)
+    modes = {"mpi": {"PARALLAX_GPU_COMM": "mpi"},
+             "nccl": {"PARALLAX_GPU_COMM": "nccl", "PARALLAX_RANK_WRAPPER": str(wrapper),
+                      "NCCL_SOCKET_IFNAME": "lo", "NCCL_DEBUG": "WARN"}}
+    failures = 0
+    for model, optimizer, workers in distributed:
+        program = bundle / "programs" / f"{model}.{optimizer}.{workers}"
+        for mode, variables in modes.items():
+            started = time.monotonic()
+            status, output = bounded(
+                [sys.executable, str(bundle / "check_training.py"), model, optimizer,
+                 str(work / f"{model}.{workers}.{mode}"), "--workers", str(workers),
+                 "--program", str(program),
+                 "--init", str(bundle / "models" / f"{model}.onnx"),
+                 *TOLERANCES.get(model, [])],
+                dict(env, **variables), deadline,
+                work / "logs" / f"{program.name}.{mode}.log")
+            lines = output.strip().splitlines() or ["no output"]
+            failures += status != 0
+            path = [l.split(": ", 1)[1] for l in lines if "communicate through" in l]
+            summary = [l for l in lines if "mismatches" in l] or lines[-1:]
+            errors = [l for l in lines if "error" in l.lower() or "mismatch" in l
+                      or "timed out" in l] or lines[-3:]
+            print(f"{'PASS' if status == 0 else 'FAIL'} training {model} {optimizer} "
+                  f"{workers} workers, {mode} ({time.monotonic() - started:.1f} s): "
+                  + (summary[-1] if status == 0 else " | ".join(errors[-4:]))
+                  + (f" [{path[0]}]" if path else ""), flush=True)
+    return failures
 
 
 def torch_python():

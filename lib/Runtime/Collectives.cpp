@@ -9,7 +9,10 @@
 // wait blocks until that is done and unpacks the results. Without the
 // thread a bucket is one MPI_Iallreduce between start and wait. Traffic
 // is counted as a ring moves it: 2 (N-1)/N of the bytes sent and received
-// per AllReduce, (N-1)/N of the gathered bytes per AllGather.
+// per AllReduce, (N-1)/N of the gathered bytes per AllGather. In a GPU
+// program whose ranks each have a GPU the same buckets live in device
+// memory and are reduced by NCCL on a communication stream
+// (DeviceCollectives.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +22,7 @@
 #include "Comm.h"
 #include "CommThread.h"
 #include "Descriptor.h"
+#include "DeviceCollectives.h"
 #include "Optimizers.h"
 #include "Support.h"
 #include "Trace.h"
@@ -68,7 +72,29 @@ int64_t ringBytes(int64_t bytes) {
   return n > 1 ? 2 * (n - 1) * bytes / n : 0;
 }
 
+DeviceCollectivesFactory deviceFactory = nullptr;
+/// Not destroyed at exit: a job that dies leaves the communicator to the
+/// driver (NCCL must not be called after MPI_Abort).
+DeviceCollectives *deviceComm = nullptr;
+
 } // namespace
+
+void parallax::runtime::setDeviceCollectivesFactory(
+    DeviceCollectivesFactory factory) {
+  deviceFactory = factory;
+}
+
+void parallax::runtime::startDeviceCollectives(const World &w) {
+  if (deviceFactory && !deviceComm)
+    deviceComm = deviceFactory(w).release();
+}
+
+DeviceCollectives *parallax::runtime::deviceCollectives() { return deviceComm; }
+
+void parallax::runtime::stopDeviceCollectives() {
+  delete deviceComm;
+  deviceComm = nullptr;
+}
 
 extern "C" void parallax_rt_allreduce_add_f32(int64_t id, const char *name,
                                               int64_t rankIn, void *in,
@@ -90,11 +116,15 @@ extern "C" void parallax_rt_allreduce_add_f32(int64_t id, const char *name,
                count * sizeof(float));
     return;
   }
-  if (bucket.buffer.size() < static_cast<size_t>(bucket.used + count))
-    bucket.buffer.resize(bucket.used + count);
-  std::memcpy(bucket.buffer.data() + bucket.used,
-              contiguousF32(name, "gradient", rankIn, in),
-              count * sizeof(float));
+  const float *gradient = contiguousF32(name, "gradient", rankIn, in);
+  if (deviceComm) {
+    deviceComm->stage(id, bucket.used, gradient, count);
+  } else {
+    if (bucket.buffer.size() < static_cast<size_t>(bucket.used + count))
+      bucket.buffer.resize(bucket.used + count);
+    std::memcpy(bucket.buffer.data() + bucket.used, gradient,
+                count * sizeof(float));
+  }
   bucket.entries.push_back(
       {name, contiguousF32(name, "allreduce result", rankOut, out), bucket.used,
        count});
@@ -117,6 +147,10 @@ extern "C" void parallax_rt_allreduce_start(int64_t id, int32_t reduction) {
   for (const BucketEntry &entry : bucket.entries) {
     int64_t bytes = ringBytes(entry.count * sizeof(float));
     account(entry.name, bytes, bytes);
+  }
+  if (deviceComm) {
+    deviceComm->startAllReduce(id, bucket.used, reduction);
+    return;
   }
   if (commThreadEnabled()) {
     Bucket *reduced = &bucket;
@@ -150,10 +184,15 @@ extern "C" void parallax_rt_allreduce_wait(int64_t id) {
     TraceScope trace("comm", [&] {
       return "allreduce wait (bucket " + std::to_string(id) + ")";
     });
-    if (commThreadEnabled())
+    if (deviceComm) {
+      for (const BucketEntry &entry : bucket.entries)
+        deviceComm->unstage(id, entry.offset, entry.out, entry.count);
+      deviceComm->waitAllReduce(id);
+    } else if (commThreadEnabled()) {
       waitForCommThread(CommLane::Buckets, bucket.ticket, "an AllReduce");
-    else
+    } else {
       waitFor(bucket.request, "an AllReduce");
+    }
   }
   if (tracing() && w.size > 1) {
     std::string variables;
@@ -161,21 +200,23 @@ extern "C" void parallax_rt_allreduce_wait(int64_t id) {
       variables += (variables.empty() ? "" : ", ") + entry.name;
     // With the thread, the in-flight event is the transfer itself (it may
     // wait behind earlier buckets); without it, start to wait.
-    bool threaded = commThreadEnabled();
+    bool threaded = !deviceComm && commThreadEnabled();
     traceInFlight("allreduce (bucket " + std::to_string(id) + ")", "comm",
                   threaded ? bucket.transferBegin : bucket.startedAt,
                   threaded ? bucket.transferEnd : parallax_rt_now(), variables);
   }
+  // On the device the results were copied out above (a mean averaged).
   float scale =
       bucket.reduction == PARALLAX_RT_REDUCE_MEAN ? 1.0f / w.size : 1.0f;
-  for (const BucketEntry &entry : bucket.entries) {
-    const float *from = bucket.buffer.data() + entry.offset;
-    if (scale == 1.0f)
-      std::memcpy(entry.out, from, entry.count * sizeof(float));
-    else
-      for (int64_t i = 0; i < entry.count; ++i)
-        entry.out[i] = from[i] * scale;
-  }
+  if (!deviceComm)
+    for (const BucketEntry &entry : bucket.entries) {
+      const float *from = bucket.buffer.data() + entry.offset;
+      if (scale == 1.0f)
+        std::memcpy(entry.out, from, entry.count * sizeof(float));
+      else
+        for (int64_t i = 0; i < entry.count; ++i)
+          entry.out[i] = from[i] * scale;
+    }
   bucket.entries.clear();
   bucket.used = 0;
   bucket.started = false;
@@ -195,10 +236,14 @@ static void allGather(const char *name, int64_t elementSize, int64_t rankIn,
   StridedView to = viewDescriptor(rankOut, out, elementSize);
   int64_t bytes = count * elementSize;
   if (w.size == 1) {
-    std::memcpy(to.data, from.data, bytes);
+    copyBuffer(to.data, from.data, bytes);
     return;
   }
   account(name, bytes * (w.size - 1), bytes * (w.size - 1));
+  if (deviceComm) {
+    deviceComm->allGather(from.data, to.data, bytes);
+    return;
+  }
   MPI_Request request;
   checkMPI(MPI_Iallgather(from.data, mpiCount(bytes, name), MPI_BYTE, to.data,
                           mpiCount(bytes, name), MPI_BYTE, w.comm, &request),
@@ -216,11 +261,15 @@ static void broadcast(int64_t elementSize, int64_t rankIn, void *in,
   int64_t bytes = elementCount(rankIn, in) * elementSize;
   StridedView to = viewDescriptor(rankOut, out, elementSize);
   if (w.rank == root)
-    std::memcpy(to.data, viewDescriptor(rankIn, in, elementSize).data, bytes);
+    copyBuffer(to.data, viewDescriptor(rankIn, in, elementSize).data, bytes);
   if (w.size == 1)
     return;
   account("broadcast", w.rank == root ? bytes * (w.size - 1) : 0,
           w.rank == root ? 0 : bytes);
+  if (deviceComm) {
+    deviceComm->broadcast(to.data, bytes, static_cast<int>(root));
+    return;
+  }
   MPI_Request request;
   checkMPI(MPI_Ibcast(to.data, mpiCount(bytes, "broadcast"), MPI_BYTE,
                       static_cast<int>(root), w.comm, &request),

@@ -6,6 +6,7 @@
 
 #include "Comm.h"
 #include "CommThread.h"
+#include "DeviceCollectives.h"
 #include "Support.h"
 
 #include <algorithm>
@@ -250,6 +251,9 @@ void parallax::runtime::initWorld(int *argc, char ***argv) {
   // A bad PARALLAX_COMM_THREAD is an error at start-up, whatever the
   // program's collectives.
   (void)commThreadEnabled();
+  // A GPU program's ranks set up NCCL (or agree not to) together.
+  if (w.size > 1)
+    startDeviceCollectives(w);
 }
 
 void parallax::runtime::finalizeWorld() {
@@ -258,6 +262,7 @@ void parallax::runtime::finalizeWorld() {
   // Nobody leaves while a peer may still probe it or send it results, and
   // a silent peer ends the job here too instead of hanging MPI_Finalize.
   barrier(theWorld.comm, "the final barrier");
+  stopDeviceCollectives();
   stopCommThread();
   for (Reply &reply : replies) {
     // Cannot block: a reply is one int, sent eagerly, complete locally.
@@ -357,10 +362,16 @@ void parallax::runtime::waitFor(int count, MPI_Request *requests,
 
 void parallax::runtime::waitForCommThread(CommLane lane, uint64_t ticket,
                                           const char *what) {
+  // Blocks in slices of 10 ms.
+  waitUntil([&] { return waitForCommJob(lane, ticket, 0.01); }, what);
+}
+
+void parallax::runtime::waitUntil(const std::function<bool()> &poll,
+                                  const char *what) {
   double start = now();
-  // Blocks in slices: between them it answers probes and watches the
-  // deadline, as waitFor does.
-  while (!waitForCommJob(lane, ticket, 0.01)) {
+  // Between polls it answers probes and watches the deadline, as waitFor
+  // does.
+  while (!poll()) {
     serveProbes();
     double waited = now() - start;
     if (timeoutSeconds > 0 && waited > timeoutSeconds + longestStep + extraWait)

@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,6 +83,10 @@ inline void waitFor(MPI_Request &request, const char *what) {
 /// polling.
 enum class CommLane;
 void waitForCommThread(CommLane lane, uint64_t ticket, const char *what);
+
+/// The same watch over any wait: calls `poll` (which may block for a
+/// moment) until it returns true.
+void waitUntil(const std::function<bool()> &poll, const char *what);
 
 /// A barrier of `comm` through waitFor.
 void barrier(MPI_Comm comm, const char *what);

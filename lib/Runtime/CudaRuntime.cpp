@@ -19,6 +19,8 @@
 
 #include "parallax/Runtime/Runtime.h"
 
+#include "CudaDriver.h"
+#include "DeviceCollectives.h"
 #include "Matrices.h"
 #include "Profile.h"
 #include "Support.h"
@@ -34,99 +36,14 @@
 #include <type_traits>
 #include <vector>
 
+using namespace parallax::runtime::cuda;
+
 namespace {
+void flushTimings();
+} // namespace
 
-// The driver API's types and constants (cuda.h), declared here so the
-// runtime builds without the CUDA toolkit.
-using CUresult = int;
-using CUdevice = int;
-using CUdeviceptr = unsigned long long;
-using CUcontext = void *;
-using CUmodule = void *;
-using CUfunction = void *;
-using CUstream = void *;
-using CUevent = void *;
-constexpr CUresult CUDA_SUCCESS = 0;
-constexpr CUresult CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712;
-constexpr unsigned CU_MEMHOSTREGISTER_PORTABLE = 0x1;
-constexpr unsigned CU_MEMHOSTREGISTER_DEVICEMAP = 0x2;
-constexpr unsigned CU_MEM_ATTACH_GLOBAL = 0x1;
-constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
-constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
-
-// Every driver function used, with its exported (versioned) name.
-#define PARALLAX_CUDA_DRIVER(X)                                                \
-  X(cuInit, "cuInit", CUresult, (unsigned))                                    \
-  X(cuDeviceGetCount, "cuDeviceGetCount", CUresult, (int *))                   \
-  X(cuDeviceGet, "cuDeviceGet", CUresult, (CUdevice *, int))                   \
-  X(cuDeviceGetName, "cuDeviceGetName", CUresult, (char *, int, CUdevice))     \
-  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", CUresult,            \
-    (CUcontext *, CUdevice))                                                   \
-  X(cuCtxSetCurrent, "cuCtxSetCurrent", CUresult, (CUcontext))                 \
-  X(cuGetErrorName, "cuGetErrorName", CUresult, (CUresult, const char **))     \
-  X(cuGetErrorString, "cuGetErrorString", CUresult, (CUresult, const char **)) \
-  X(cuModuleLoadData, "cuModuleLoadData", CUresult,                            \
-    (CUmodule *, const void *))                                                \
-  X(cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule))                    \
-  X(cuModuleGetFunction, "cuModuleGetFunction", CUresult,                      \
-    (CUfunction *, CUmodule, const char *))                                    \
-  X(cuLaunchKernel, "cuLaunchKernel", CUresult,                                \
-    (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,   \
-     unsigned, CUstream, void **, void **))                                    \
-  X(cuStreamCreate, "cuStreamCreate", CUresult, (CUstream *, unsigned))        \
-  X(cuStreamSynchronize, "cuStreamSynchronize", CUresult, (CUstream))          \
-  X(cuStreamWaitEvent, "cuStreamWaitEvent", CUresult,                          \
-    (CUstream, CUevent, unsigned))                                             \
-  X(cuEventCreate, "cuEventCreate", CUresult, (CUevent *, unsigned))           \
-  X(cuEventDestroy, "cuEventDestroy_v2", CUresult, (CUevent))                  \
-  X(cuEventSynchronize, "cuEventSynchronize", CUresult, (CUevent))             \
-  X(cuEventRecord, "cuEventRecord", CUresult, (CUevent, CUstream))             \
-  X(cuEventElapsedTime, "cuEventElapsedTime", CUresult,                        \
-    (float *, CUevent, CUevent))                                               \
-  X(cuMemAlloc, "cuMemAlloc_v2", CUresult, (CUdeviceptr *, size_t))            \
-  X(cuMemAllocManaged, "cuMemAllocManaged", CUresult,                          \
-    (CUdeviceptr *, size_t, unsigned))                                         \
-  X(cuMemFree, "cuMemFree_v2", CUresult, (CUdeviceptr))                        \
-  X(cuMemGetInfo, "cuMemGetInfo_v2", CUresult, (size_t *, size_t *))           \
-  X(cuMemcpyAsync, "cuMemcpyAsync", CUresult,                                  \
-    (CUdeviceptr, CUdeviceptr, size_t, CUstream))                              \
-  X(cuMemsetD32Async, "cuMemsetD32Async", CUresult,                            \
-    (CUdeviceptr, unsigned, size_t, CUstream))                                 \
-  X(cuMemsetD16Async, "cuMemsetD16Async", CUresult,                            \
-    (CUdeviceptr, unsigned short, size_t, CUstream))                           \
-  X(cuMemHostRegister, "cuMemHostRegister_v2", CUresult,                       \
-    (void *, size_t, unsigned))                                                \
-  X(cuMemHostUnregister, "cuMemHostUnregister", CUresult, (void *))
-
-struct Driver {
-#define PARALLAX_DECLARE(field, symbol, result, parameters)                    \
-  result(*field) parameters = nullptr;
-  PARALLAX_CUDA_DRIVER(PARALLAX_DECLARE)
-#undef PARALLAX_DECLARE
-  CUcontext context = nullptr;
-  CUstream stream = nullptr;
-  std::mutex mutex;
-  std::map<CUfunction, std::string> kernelNames;
-  /// Freed managed blocks by size, for the next allocation of that size:
-  /// a step frees and allocates the same buffers every step, and the
-  /// driver's free would wait for the whole device. Reuse is safe on the
-  /// one stream: the block's next kernels queue after its last ones, and
-  /// the host touches buffers only after waiting for the stream.
-  std::multimap<uint64_t, void *> freeManaged;
-  std::map<void *, uint64_t> managedSizes;
-  char deviceName[256] = "an NVIDIA GPU";
-  /// Under --profile: device work bracketed by two timing events, read at
-  /// the step's end (flushTimings), and the events to reuse.
-  struct Timed {
-    const char *family;
-    std::string name;
-    CUevent start, end;
-  };
-  std::vector<Timed> timed;
-  std::vector<CUevent> timingEvents;
-};
-
-[[noreturn]] void fail(int status, const std::string &message) {
+[[noreturn]] void parallax::runtime::cuda::fail(int status,
+                                                const std::string &message) {
   std::fflush(stdout);
   // Kernels are loaded before main() runs: argv[0] as glibc keeps it.
   std::fprintf(stderr, "%s: error: %s\n", program_invocation_short_name,
@@ -134,6 +51,8 @@ struct Driver {
   std::fflush(stderr);
   std::exit(status);
 }
+
+namespace {
 
 /// The driver's state, made on first use and never destroyed. The kernels
 /// are loaded by a global constructor of priority 123 (MLIR's gpu.binary
@@ -148,7 +67,9 @@ Driver &driverState() {
 /// Constant-initialised, so set before any constructor runs.
 bool driverReady = false;
 
-std::string describe(CUresult result) {
+} // namespace
+
+std::string parallax::runtime::cuda::describe(CUresult result) {
   const char *name = nullptr, *text = nullptr;
   Driver &cuda = driverState();
   if (cuda.cuGetErrorName(result, &name) != CUDA_SUCCESS || !name) {
@@ -170,13 +91,13 @@ std::string describe(CUresult result) {
   return std::string(name) + (text ? std::string(" (") + text + ")" : "");
 }
 
-/// Ends the program when a driver call failed, naming the operation.
-void check(CUresult result, const std::string &operation) {
+void parallax::runtime::cuda::check(CUresult result,
+                                    const std::string &operation) {
   if (result != CUDA_SUCCESS)
     fail(1, operation + " failed: " + describe(result));
 }
 
-void flushTimings();
+namespace {
 
 bool loadDriver(Driver &cuda) {
   void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -222,15 +143,9 @@ bool loadDriver(Driver &cuda) {
   parallax::runtime::setDevice(cuda.deviceName);
   parallax::runtime::setDeviceProfiler(flushTimings);
   driverReady = true;
-  // Several workers: say once how they communicate (NCCL is not used yet).
-  const char *workers = std::getenv("OMPI_COMM_WORLD_SIZE");
-  const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
-  if (workers && std::atoi(workers) > 1 && rank && std::atoi(rank) == 0)
-    std::fprintf(stderr,
-                 "%s: %s GPU workers communicate through MPI on host memory "
-                 "(gradients and rows are staged through the host; NCCL is "
-                 "not used yet)\n",
-                 program_invocation_short_name, workers);
+  // Several workers: NCCL where each has a GPU (decided once MPI is up).
+  parallax::runtime::setDeviceCollectivesFactory(
+      parallax::runtime::makeNcclCollectives);
   // One worker's "AllReduce" is a copy between two device buffers.
   parallax::runtime::setBufferCopy(
       [](void *to, const void *from, size_t bytes) {
@@ -244,11 +159,15 @@ bool loadDriver(Driver &cuda) {
   return true;
 }
 
-Driver &driver() {
+} // namespace
+
+Driver &parallax::runtime::cuda::driver() {
   static bool loaded = loadDriver(driverState());
   (void)loaded;
   return driverState();
 }
+
+namespace {
 
 /// The program's stream for the null stream and for every stream the
 /// lowering creates.

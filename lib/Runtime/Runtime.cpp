@@ -318,6 +318,10 @@ void parallax::runtime::warn(const std::string &message) {
                messagePrefix.c_str(), message.c_str());
 }
 
+void parallax::runtime::note(const std::string &message) {
+  std::fprintf(stderr, "%s: %s\n", programName, message.c_str());
+}
+
 void parallax::runtime::setExitHandler(ExitHandler handler,
                                        const std::string &prefix) {
   exitHandler = handler;

@@ -25,6 +25,9 @@ void setProgramName(const char *name);
 /// Prints "PROGRAM: warning: MESSAGE" on stderr.
 void warn(const std::string &message);
 
+/// Prints "PROGRAM: MESSAGE" on stderr.
+void note(const std::string &message);
+
 /// How die() ends the process, and a prefix for its messages: the MPI
 /// layer aborts the whole job and names the rank.
 using ExitHandler = void (*)(int status);

@@ -13,10 +13,12 @@
 // --target cuda program with this library first on LD_LIBRARY_PATH to
 // check the program's host side end to end; numbers are checked on a GPU
 // (scripts/gpu-check.sh). PARALLAX_FAKE_CUDA_REPORT set: the counts are
-// printed to stderr at exit.
+// printed to stderr at exit. PARALLAX_FAKE_CUDA_GPUS: how many GPUs it
+// has (1). FakeNccl.cpp is the NCCL beside it.
 //
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -70,13 +72,19 @@ CUresult cuInit(unsigned flags) {
   return CUDA_SUCCESS;
 }
 
+/// One GPU, or PARALLAX_FAKE_CUDA_GPUS of them.
+int gpuCount() {
+  const char *text = std::getenv("PARALLAX_FAKE_CUDA_GPUS");
+  return text ? std::max(1, std::atoi(text)) : 1;
+}
+
 CUresult cuDeviceGetCount(int *count) {
-  *count = 1;
+  *count = gpuCount();
   return ready();
 }
 
 CUresult cuDeviceGet(int *device, int ordinal) {
-  if (ordinal != 0)
+  if (ordinal < 0 || ordinal >= gpuCount())
     return CUDA_ERROR_INVALID_VALUE;
   *device = 0;
   return ready();
@@ -187,6 +195,7 @@ CUresult cuEventCreate(void **result, unsigned) {
 }
 CUresult cuEventDestroy_v2(void *) { return ready(); }
 CUresult cuEventSynchronize(void *) { return ready(); }
+CUresult cuEventQuery(void *) { return ready(); }
 CUresult cuEventRecord(void *, void *) { return ready(); }
 /// Every piece of timed work took a microsecond.
 CUresult cuEventElapsedTime(float *milliseconds, void *, void *) {

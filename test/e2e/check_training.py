@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import pathlib
+import shlex
 import subprocess
 import sys
 
@@ -39,9 +40,12 @@ close = closeness(1e-4, 1e-6)
 
 def mpirun(workers):
     """The launcher prefix for `workers` ranks on this machine (as root,
-    more ranks than cores, shared-memory transport only)."""
-    return ["mpirun", "--oversubscribe", "--allow-run-as-root",
-            "--mca", "btl", "self,vader", "-np", str(workers)]
+    more ranks than cores, shared-memory transport only). PARALLAX_MPIRUN
+    replaces the `mpirun` command (with options of its own, such as
+    `-x NAME=VALUE`)."""
+    launcher = shlex.split(os.environ.get("PARALLAX_MPIRUN", "mpirun"))
+    return launcher + ["--oversubscribe", "--allow-run-as-root",
+                       "--mca", "btl", "self,vader", "-np", str(workers)]
 
 
 def main():
@@ -112,6 +116,10 @@ def main():
     checkpoint = work / "checkpoint"
     metrics = work / "metrics.jsonl"
     launcher = mpirun(workers) if args.workers or args.launch else []
+    # A command each rank runs the program through (the GPU check sets
+    # per-rank environment variables with it).
+    if launcher and os.environ.get("PARALLAX_RANK_WRAPPER"):
+        launcher += shlex.split(os.environ["PARALLAX_RANK_WRAPPER"])
     subprocess.run(launcher + [str(program), "--data", str(data / "train"),
                     "--steps", str(config["steps"]), "--metrics", str(metrics),
                     "--save", str(checkpoint),

@@ -6,7 +6,10 @@
 // machines of 2 ranks): every rank pushes and pulls as generated code
 // does, and checks the result against what one worker would compute from
 // all the ranks' gradients. Partition ranges are uneven, rows repeat within
-// and across ranks, and some ranks touch no row at all.
+// and across ranks, and some ranks touch no row at all. Built a second
+// time with PARALLAX_TEST_GPU_COLLECTIVES (ParallaxGpuCollectivesTests),
+// its collectives go through a GPU program's NCCL path on the fake driver
+// and NCCL of test/FakeCudaDriver.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,7 @@
 
 #include "Comm.h"
 #include "CommThread.h"
+#include "DeviceCollectives.h"
 #include "Optimizers.h"
 #include "ParameterStore.h"
 #include "Partitions.h"
@@ -22,6 +26,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -456,7 +461,24 @@ TEST(CollectivesTest, MachinesFollowTheOverride) {
 
 int main(int argc, char **argv) {
   ::testing::InitGoogleTest(&argc, argv);
+#ifdef PARALLAX_TEST_GPU_COLLECTIVES
+  // As a GPU program's driver does when it loads.
+  setDeviceCollectivesFactory(makeNcclCollectives);
+#endif
   initWorld(&argc, &argv);
+#ifdef PARALLAX_TEST_GPU_COLLECTIVES
+  // The test says which way its ranks must communicate.
+  const char *expected = std::getenv("PARALLAX_EXPECT_GPU_COMM");
+  if (!expected || (deviceCollectives() != nullptr) !=
+                       (std::strcmp(expected, "nccl") == 0)) {
+    std::fprintf(stderr,
+                 "rank %d: expected PARALLAX_EXPECT_GPU_COMM=%s, "
+                 "got %s\n",
+                 world().rank, expected ? expected : "(unset)",
+                 deviceCollectives() ? "NCCL" : "MPI");
+    return 1;
+  }
+#endif
   // Only rank 0 prints the report; every rank's failures fail its exit code.
   if (world().rank != 0)
     delete ::testing::UnitTest::GetInstance()->listeners().Release(

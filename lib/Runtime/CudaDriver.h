@@ -1,0 +1,130 @@
+//===- CudaDriver.h - The CUDA driver API as GPU programs load it -*- C++
+//-*-===//
+//
+// Part of the Parallax project. Internal to lib/Runtime: the driver's
+// functions resolved at run time (dlopen of libcuda.so.1), shared by the
+// mgpu* functions (CudaRuntime.cpp) and the NCCL collectives
+// (NcclCollectives.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARALLAX_LIB_RUNTIME_CUDADRIVER_H
+#define PARALLAX_LIB_RUNTIME_CUDADRIVER_H
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace parallax::runtime::cuda {
+
+// The driver API's types and constants (cuda.h), declared here so the
+// runtime builds without the CUDA toolkit.
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+using CUevent = void *;
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+constexpr CUresult CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712;
+constexpr unsigned CU_MEMHOSTREGISTER_PORTABLE = 0x1;
+constexpr unsigned CU_MEMHOSTREGISTER_DEVICEMAP = 0x2;
+constexpr unsigned CU_MEM_ATTACH_GLOBAL = 0x1;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
+
+// Every driver function used, with its exported (versioned) name.
+#define PARALLAX_CUDA_DRIVER(X)                                                \
+  X(cuInit, "cuInit", CUresult, (unsigned))                                    \
+  X(cuDeviceGetCount, "cuDeviceGetCount", CUresult, (int *))                   \
+  X(cuDeviceGet, "cuDeviceGet", CUresult, (CUdevice *, int))                   \
+  X(cuDeviceGetName, "cuDeviceGetName", CUresult, (char *, int, CUdevice))     \
+  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", CUresult,            \
+    (CUcontext *, CUdevice))                                                   \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent", CUresult, (CUcontext))                 \
+  X(cuGetErrorName, "cuGetErrorName", CUresult, (CUresult, const char **))     \
+  X(cuGetErrorString, "cuGetErrorString", CUresult, (CUresult, const char **)) \
+  X(cuModuleLoadData, "cuModuleLoadData", CUresult,                            \
+    (CUmodule *, const void *))                                                \
+  X(cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule))                    \
+  X(cuModuleGetFunction, "cuModuleGetFunction", CUresult,                      \
+    (CUfunction *, CUmodule, const char *))                                    \
+  X(cuLaunchKernel, "cuLaunchKernel", CUresult,                                \
+    (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,   \
+     unsigned, CUstream, void **, void **))                                    \
+  X(cuStreamCreate, "cuStreamCreate", CUresult, (CUstream *, unsigned))        \
+  X(cuStreamSynchronize, "cuStreamSynchronize", CUresult, (CUstream))          \
+  X(cuStreamWaitEvent, "cuStreamWaitEvent", CUresult,                          \
+    (CUstream, CUevent, unsigned))                                             \
+  X(cuEventCreate, "cuEventCreate", CUresult, (CUevent *, unsigned))           \
+  X(cuEventDestroy, "cuEventDestroy_v2", CUresult, (CUevent))                  \
+  X(cuEventSynchronize, "cuEventSynchronize", CUresult, (CUevent))             \
+  X(cuEventQuery, "cuEventQuery", CUresult, (CUevent))                         \
+  X(cuEventRecord, "cuEventRecord", CUresult, (CUevent, CUstream))             \
+  X(cuEventElapsedTime, "cuEventElapsedTime", CUresult,                        \
+    (float *, CUevent, CUevent))                                               \
+  X(cuMemAlloc, "cuMemAlloc_v2", CUresult, (CUdeviceptr *, size_t))            \
+  X(cuMemAllocManaged, "cuMemAllocManaged", CUresult,                          \
+    (CUdeviceptr *, size_t, unsigned))                                         \
+  X(cuMemFree, "cuMemFree_v2", CUresult, (CUdeviceptr))                        \
+  X(cuMemGetInfo, "cuMemGetInfo_v2", CUresult, (size_t *, size_t *))           \
+  X(cuMemcpyAsync, "cuMemcpyAsync", CUresult,                                  \
+    (CUdeviceptr, CUdeviceptr, size_t, CUstream))                              \
+  X(cuMemsetD32Async, "cuMemsetD32Async", CUresult,                            \
+    (CUdeviceptr, unsigned, size_t, CUstream))                                 \
+  X(cuMemsetD16Async, "cuMemsetD16Async", CUresult,                            \
+    (CUdeviceptr, unsigned short, size_t, CUstream))                           \
+  X(cuMemHostRegister, "cuMemHostRegister_v2", CUresult,                       \
+    (void *, size_t, unsigned))                                                \
+  X(cuMemHostUnregister, "cuMemHostUnregister", CUresult, (void *))
+
+struct Driver {
+#define PARALLAX_DECLARE(field, symbol, result, parameters)                    \
+  result(*field) parameters = nullptr;
+  PARALLAX_CUDA_DRIVER(PARALLAX_DECLARE)
+#undef PARALLAX_DECLARE
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  std::mutex mutex;
+  std::map<CUfunction, std::string> kernelNames;
+  /// Freed managed blocks by size, for the next allocation of that size:
+  /// a step frees and allocates the same buffers every step, and the
+  /// driver's free would wait for the whole device. Reuse is safe on the
+  /// one stream: the block's next kernels queue after its last ones, and
+  /// the host touches buffers only after waiting for the stream.
+  std::multimap<uint64_t, void *> freeManaged;
+  std::map<void *, uint64_t> managedSizes;
+  char deviceName[256] = "an NVIDIA GPU";
+  /// Under --profile: device work bracketed by two timing events, read at
+  /// the step's end (flushTimings), and the events to reuse.
+  struct Timed {
+    const char *family;
+    std::string name;
+    CUevent start, end;
+  };
+  std::vector<Timed> timed;
+  std::vector<CUevent> timingEvents;
+};
+
+/// Prints "PROGRAM: error: MESSAGE" and exits with `status`: usable before
+/// main() (kernels load from a global constructor) and after MPI ends.
+[[noreturn]] void fail(int status, const std::string &message);
+
+/// The driver's state, loaded on first use (the GPU chosen, the context
+/// current, the program's stream made).
+Driver &driver();
+
+/// The driver's name and text for `result`.
+std::string describe(CUresult result);
+
+/// Ends the program when a driver call failed, naming the operation.
+void check(CUresult result, const std::string &operation);
+
+} // namespace parallax::runtime::cuda
+
+#endif // PARALLAX_LIB_RUNTIME_CUDADRIVER_H

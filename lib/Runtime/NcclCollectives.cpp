@@ -1,0 +1,342 @@
+//===- NcclCollectives.cpp - GPU workers' dense collectives on NCCL -------===//
+//
+// Part of the Parallax project.
+//
+// The dense collectives of a GPU program's workers when each has a GPU of
+// its own: one NCCL communicator per job, bootstrapped through MPI (rank
+// 0's unique id, broadcast). A bucket is a device buffer. Its gradients
+// are copied into it on the program's stream; its AllReduce runs on a
+// communication stream once an event says they are there, so the backward
+// kernels queued after the start run while it is on the wire; the results
+// are copied out on the program's stream after an event says the
+// reduction is done. NCCL is loaded at run time (libnccl.so.2), as the
+// driver is.
+//
+// Where ranks share a GPU (NCCL refuses that), NCCL cannot be loaded, or
+// PARALLAX_GPU_COMM=mpi, the workers use MPI on host memory instead; the
+// first rank says which, once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Comm.h"
+#include "CudaDriver.h"
+#include "DeviceCollectives.h"
+#include "Support.h"
+
+#include "parallax/Runtime/Runtime.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <thread>
+#include <type_traits>
+
+using namespace parallax::runtime;
+using namespace parallax::runtime::cuda;
+
+namespace {
+
+// nccl.h's types and constants, declared here so the runtime builds
+// without NCCL.
+using ncclComm = void *;
+using ncclResult = int;
+struct NcclUniqueId {
+  char internal[128];
+};
+constexpr ncclResult ncclSuccess = 0, ncclInvalidUsage = 5, ncclInProgress = 7;
+constexpr int ncclUint8 = 1, ncclFloat32 = 7;
+constexpr int ncclSum = 0, ncclMax = 2, ncclMin = 3, ncclAvg = 4;
+
+#define PARALLAX_NCCL(X)                                                       \
+  X(getVersion, "ncclGetVersion", ncclResult, (int *))                         \
+  X(getUniqueId, "ncclGetUniqueId", ncclResult, (NcclUniqueId *))              \
+  X(commInitRank, "ncclCommInitRank", ncclResult,                              \
+    (ncclComm *, int, NcclUniqueId, int))                                      \
+  X(commDestroy, "ncclCommDestroy", ncclResult, (ncclComm))                    \
+  X(commGetAsyncError, "ncclCommGetAsyncError", ncclResult,                    \
+    (ncclComm, ncclResult *))                                                  \
+  X(getErrorString, "ncclGetErrorString", const char *, (ncclResult))          \
+  X(getLastError, "ncclGetLastError", const char *, (ncclComm))                \
+  X(allReduce, "ncclAllReduce", ncclResult,                                    \
+    (const void *, void *, size_t, int, int, ncclComm, CUstream))              \
+  X(allGather, "ncclAllGather", ncclResult,                                    \
+    (const void *, void *, size_t, int, ncclComm, CUstream))                   \
+  X(broadcast, "ncclBroadcast", ncclResult,                                    \
+    (const void *, void *, size_t, int, int, ncclComm, CUstream))
+
+struct Nccl {
+#define PARALLAX_DECLARE(field, symbol, result, parameters)                    \
+  result(*field) parameters = nullptr;
+  PARALLAX_NCCL(PARALLAX_DECLARE)
+#undef PARALLAX_DECLARE
+  int version = 0;
+};
+
+/// libnccl.so.2's functions, or null with `why` saying what is missing.
+Nccl *loadNccl(std::string &why) {
+  void *library = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    why = std::string("NCCL cannot be loaded (") + dlerror() +
+          "; put the directory of libnccl.so.2, such as "
+          "site-packages/nvidia/nccl/lib of PyTorch's pip packages, on "
+          "LD_LIBRARY_PATH)";
+    return nullptr;
+  }
+  static Nccl nccl;
+#define PARALLAX_RESOLVE(field, symbol, result, parameters)                    \
+  nccl.field = reinterpret_cast<result(*) parameters>(dlsym(library, symbol)); \
+  if (!nccl.field) {                                                           \
+    why = std::string("the NCCL found has no ") + symbol +                     \
+          " (NCCL 2.13 or later is needed)";                                   \
+    return nullptr;                                                            \
+  }
+  PARALLAX_NCCL(PARALLAX_RESOLVE)
+#undef PARALLAX_RESOLVE
+  nccl.getVersion(&nccl.version);
+  return &nccl;
+}
+
+std::string versionText(int version) {
+  return std::to_string(version / 10000) + "." +
+         std::to_string(version / 100 % 100) + "." +
+         std::to_string(version % 100);
+}
+
+enum class Mode { Auto, Nccl, Mpi };
+
+Mode gpuCommMode() {
+  const char *text = std::getenv("PARALLAX_GPU_COMM");
+  if (!text || !std::strcmp(text, "auto"))
+    return Mode::Auto;
+  if (!std::strcmp(text, "nccl"))
+    return Mode::Nccl;
+  if (!std::strcmp(text, "mpi"))
+    return Mode::Mpi;
+  die("PARALLAX_GPU_COMM must be auto, nccl or mpi, got '" + std::string(text) +
+      "'");
+}
+
+class NcclCollectives final : public DeviceCollectives {
+public:
+  NcclCollectives(Nccl &nccl, ncclComm comm) : nccl(nccl), comm(comm) {
+    check(driver().cuStreamCreate(&commStream, CU_STREAM_NON_BLOCKING),
+          "creating the communication stream");
+    check(driver().cuEventCreate(&done, CU_EVENT_DISABLE_TIMING),
+          "creating an event");
+  }
+
+  ~NcclCollectives() override {
+    Driver &cuda = driver();
+    check(cuda.cuStreamSynchronize(commStream), "the communication stream");
+    checkNccl(nccl.commDestroy(comm), "ncclCommDestroy");
+    cuda.cuEventDestroy(done);
+    for (Bucket &b : buckets) {
+      if (b.data)
+        cuda.cuMemFree(b.data);
+      for (CUevent event : {b.staged, b.reduced, b.copied})
+        if (event)
+          cuda.cuEventDestroy(event);
+    }
+  }
+
+  void stage(int64_t id, int64_t offset, const float *from,
+             int64_t count) override {
+    Driver &cuda = driver();
+    Bucket &b = bucket(id);
+    size_t kept = offset * sizeof(float),
+           needed = (offset + count) * sizeof(float);
+    if (needed > b.capacity) {
+      // Only in the first step: a bucket holds the same gradients each step.
+      size_t capacity = std::max(needed, 2 * b.capacity);
+      CUdeviceptr grown = 0;
+      check(cuda.cuMemAlloc(&grown, capacity),
+            "allocating " + std::to_string(capacity) +
+                " bytes of GPU memory for an AllReduce bucket");
+      if (kept)
+        check(cuda.cuMemcpyAsync(grown, b.data, kept, cuda.stream),
+              "copying GPU memory");
+      if (b.data) {
+        check(cuda.cuStreamSynchronize(cuda.stream), "copying GPU memory");
+        check(cuda.cuMemFree(b.data), "freeing GPU memory");
+      }
+      b.data = grown;
+      b.capacity = capacity;
+    }
+    check(cuda.cuMemcpyAsync(b.data + kept, reinterpret_cast<CUdeviceptr>(from),
+                             count * sizeof(float), cuda.stream),
+          "copying a gradient into its AllReduce bucket");
+  }
+
+  void startAllReduce(int64_t id, int64_t count, int32_t reduction) override {
+    Driver &cuda = driver();
+    Bucket &b = bucket(id);
+    check(cuda.cuEventRecord(b.staged, cuda.stream), "recording an event");
+    check(cuda.cuStreamWaitEvent(commStream, b.staged, 0),
+          "waiting for an event");
+    int op = reduction == PARALLAX_RT_REDUCE_MEAN  ? ncclAvg
+             : reduction == PARALLAX_RT_REDUCE_MAX ? ncclMax
+             : reduction == PARALLAX_RT_REDUCE_MIN ? ncclMin
+                                                   : ncclSum;
+    checkNccl(nccl.allReduce(reinterpret_cast<void *>(b.data),
+                             reinterpret_cast<void *>(b.data), count,
+                             ncclFloat32, op, comm, commStream),
+              "ncclAllReduce");
+    check(cuda.cuEventRecord(b.reduced, commStream), "recording an event");
+  }
+
+  void unstage(int64_t id, int64_t offset, float *to, int64_t count) override {
+    Driver &cuda = driver();
+    Bucket &b = bucket(id);
+    check(cuda.cuStreamWaitEvent(cuda.stream, b.reduced, 0),
+          "waiting for an event");
+    check(cuda.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(to),
+                             b.data + offset * sizeof(float),
+                             count * sizeof(float), cuda.stream),
+          "copying an AllReduce result out of its bucket");
+  }
+
+  void waitAllReduce(int64_t id) override {
+    Bucket &b = bucket(id);
+    check(driver().cuEventRecord(b.copied, driver().stream),
+          "recording an event");
+    waitForEvent(b.copied, "an AllReduce on NCCL");
+  }
+
+  void allGather(const void *in, void *out, int64_t bytes) override {
+    checkNccl(nccl.allGather(in, out, bytes, ncclUint8, comm, driver().stream),
+              "ncclAllGather");
+    waitForStream("an AllGather on NCCL");
+  }
+
+  void broadcast(void *buffer, int64_t bytes, int root) override {
+    checkNccl(nccl.broadcast(buffer, buffer, bytes, ncclUint8, root, comm,
+                             driver().stream),
+              "ncclBroadcast");
+    waitForStream("a broadcast on NCCL");
+  }
+
+private:
+  struct Bucket {
+    CUdeviceptr data = 0;
+    size_t capacity = 0;
+    /// Gradients copied in; reduced (on the communication stream);
+    /// results copied out.
+    CUevent staged = nullptr, reduced = nullptr, copied = nullptr;
+  };
+
+  Bucket &bucket(int64_t id) {
+    while (static_cast<size_t>(id) >= buckets.size()) {
+      Bucket &b = buckets.emplace_back();
+      for (CUevent *event : {&b.staged, &b.reduced, &b.copied})
+        check(driver().cuEventCreate(event, CU_EVENT_DISABLE_TIMING),
+              "creating an event");
+    }
+    return buckets[id];
+  }
+
+  void checkNccl(ncclResult result, const char *what) {
+    if (result == ncclSuccess || result == ncclInProgress)
+      return;
+    const char *detail = nccl.getLastError(comm);
+    die(std::string(what) + " failed: " + nccl.getErrorString(result) +
+        (detail && *detail ? std::string(" (") + detail + ")" : ""));
+  }
+
+  /// Polls `event` until the work before it is done: a peer that stops
+  /// (an NCCL error, or silence past the communication timeout) ends the
+  /// job naming it instead of hanging in the driver.
+  void waitForEvent(CUevent event, const char *what) {
+    Driver &cuda = driver();
+    uint64_t polls = 0;
+    waitUntil(
+        [&] {
+          CUresult result = cuda.cuEventQuery(event);
+          if (result == CUDA_SUCCESS)
+            return true;
+          if (result != CUDA_ERROR_NOT_READY)
+            check(result, std::string(what) +
+                              " (a kernel's error, if it printed one, is "
+                              "above)");
+          ncclResult async = ncclSuccess;
+          nccl.commGetAsyncError(comm, &async);
+          if (async != ncclSuccess && async != ncclInProgress)
+            checkNccl(async, what);
+          // Spin briefly, then leave the core to the other ranks.
+          if (++polls > 1000)
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+          return false;
+        },
+        what);
+  }
+
+  void waitForStream(const char *what) {
+    Driver &cuda = driver();
+    check(cuda.cuEventRecord(done, cuda.stream), "recording an event");
+    waitForEvent(done, what);
+  }
+
+  Nccl &nccl;
+  ncclComm comm;
+  CUstream commStream = nullptr;
+  /// Recorded after a blocking collective, to wait for.
+  CUevent done = nullptr;
+  std::vector<Bucket> buckets;
+};
+
+} // namespace
+
+std::unique_ptr<DeviceCollectives>
+parallax::runtime::makeNcclCollectives(const World &w) {
+  Mode mode = gpuCommMode();
+  std::string why; // empty: this rank can use NCCL
+  Nccl *nccl = nullptr;
+  if (mode == Mode::Mpi) {
+    why = "PARALLAX_GPU_COMM=mpi";
+  } else {
+    int gpus = 0;
+    check(driver().cuDeviceGetCount(&gpus), "counting the GPUs");
+    if (mode == Mode::Auto && w.localSize > gpus)
+      why = std::to_string(w.localSize) + " ranks share this machine's " +
+            std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs") +
+            ", and NCCL needs a GPU per rank (PARALLAX_GPU_COMM=nccl tries "
+            "it anyway)";
+    else
+      nccl = loadNccl(why);
+  }
+  if (mode == Mode::Nccl && !why.empty())
+    die("PARALLAX_GPU_COMM=nccl, but " + why);
+  // NCCL only if every rank can use it; rank 0 says which way it is.
+  int mine = why.empty(), all = 0;
+  MPI_Request request;
+  checkMPI(MPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, w.comm, &request),
+           "agreeing on NCCL");
+  waitFor(request, "agreeing on NCCL");
+  if (!all) {
+    if (w.rank == 0)
+      note(std::to_string(w.size) +
+           " GPU workers communicate through MPI on host memory: " +
+           (why.empty() ? "another rank cannot use NCCL" : why));
+    return nullptr;
+  }
+  NcclUniqueId id{};
+  if (w.rank == 0 && nccl->getUniqueId(&id) != ncclSuccess)
+    die("ncclGetUniqueId failed");
+  checkMPI(MPI_Ibcast(&id, sizeof id, MPI_BYTE, 0, w.comm, &request),
+           "sending NCCL's unique id");
+  waitFor(request, "sending NCCL's unique id");
+  ncclComm comm = nullptr;
+  if (ncclResult result = nccl->commInitRank(&comm, w.size, id, w.rank))
+    die(std::string("ncclCommInitRank failed: ") +
+        nccl->getErrorString(result) +
+        (result == ncclInvalidUsage
+             ? " (NCCL refuses two ranks on one GPU; run one rank "
+               "per GPU, or PARALLAX_GPU_COMM=mpi)"
+             : ""));
+  if (w.rank == 0)
+    note(std::to_string(w.size) + " GPU workers communicate through NCCL " +
+         versionText(nccl->version) +
+         " (dense AllReduce buckets on a communication stream, AllGathers, "
+         "broadcasts); the parameter store through MPI on host memory");
+  return std::make_unique<NcclCollectives>(*nccl, comm);
+}

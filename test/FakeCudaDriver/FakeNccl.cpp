@@ -1,0 +1,146 @@
+//===- FakeNccl.cpp - NCCL without a GPU, for tests -----------------------===//
+//
+// Part of the Parallax project.
+//
+// libnccl.so.2 for machines without a GPU, beside the fake driver
+// (FakeCudaDriver.cpp, whose device memory is host memory): the NCCL
+// functions lib/Runtime/NcclCollectives.cpp calls, carried out with MPI on
+// a duplicate of MPI_COMM_WORLD made by ncclCommInitRank, at once (the
+// fake driver's streams run nothing later). It checks what real NCCL
+// would refuse (a bad rank or count, a unique id that was not the
+// root's, an unknown type or operation) and counts the calls;
+// PARALLAX_FAKE_CUDA_REPORT set: each rank prints its counts when its
+// communicator is destroyed.
+//
+//===----------------------------------------------------------------------===//
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+using ncclResult = int;
+constexpr ncclResult ncclSuccess = 0, ncclSystemError = 2,
+                     ncclInvalidArgument = 4, ncclInvalidUsage = 5;
+constexpr int ncclUint8 = 1, ncclFloat32 = 7;
+constexpr int ncclSum = 0, ncclMax = 2, ncclMin = 3, ncclAvg = 4;
+constexpr char kIdText[] = "parallax fake NCCL unique id";
+
+struct UniqueId {
+  char internal[128];
+};
+
+struct Comm {
+  MPI_Comm mpi;
+  int rank, size;
+  long allReduces = 0, floats = 0, allGathers = 0, broadcasts = 0;
+};
+
+ncclResult mpiResult(int code) {
+  return code == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
+}
+
+} // namespace
+
+extern "C" {
+
+ncclResult ncclGetVersion(int *version) {
+  *version = 22809;
+  return ncclSuccess;
+}
+
+ncclResult ncclGetUniqueId(UniqueId *id) {
+  std::memset(id, 0, sizeof *id);
+  std::memcpy(id->internal, kIdText, sizeof kIdText);
+  return ncclSuccess;
+}
+
+ncclResult ncclCommInitRank(Comm **comm, int size, UniqueId id, int rank) {
+  int mpiRank = -1, mpiSize = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &mpiRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &mpiSize);
+  if (std::memcmp(id.internal, kIdText, sizeof kIdText) || rank != mpiRank ||
+      size != mpiSize)
+    return ncclInvalidArgument;
+  auto *made = new Comm{MPI_COMM_NULL, rank, size};
+  if (MPI_Comm_dup(MPI_COMM_WORLD, &made->mpi) != MPI_SUCCESS)
+    return ncclSystemError;
+  *comm = made;
+  return ncclSuccess;
+}
+
+ncclResult ncclCommDestroy(Comm *comm) {
+  if (std::getenv("PARALLAX_FAKE_CUDA_REPORT"))
+    std::fprintf(stderr,
+                 "fake NCCL: rank %d of %d: %ld AllReduces (%ld floats), %ld "
+                 "AllGathers, %ld broadcasts\n",
+                 comm->rank, comm->size, comm->allReduces, comm->floats,
+                 comm->allGathers, comm->broadcasts);
+  MPI_Comm_free(&comm->mpi);
+  delete comm;
+  return ncclSuccess;
+}
+
+ncclResult ncclCommGetAsyncError(Comm *, ncclResult *error) {
+  *error = ncclSuccess;
+  return ncclSuccess;
+}
+
+const char *ncclGetErrorString(ncclResult result) {
+  switch (result) {
+  case ncclSuccess:
+    return "no error";
+  case ncclInvalidArgument:
+    return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+  case ncclInvalidUsage:
+    return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+  default:
+    return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+  }
+}
+
+const char *ncclGetLastError(Comm *) { return ""; }
+
+ncclResult ncclAllReduce(const void *send, void *receive, size_t count,
+                         int type, int op, Comm *comm, void *) {
+  if (type != ncclFloat32 || op < ncclSum || op > ncclAvg || op == 1)
+    return ncclInvalidArgument;
+  ++comm->allReduces;
+  comm->floats += count;
+  MPI_Op mpiOp = op == ncclMax ? MPI_MAX : op == ncclMin ? MPI_MIN : MPI_SUM;
+  int code =
+      MPI_Allreduce(send == receive ? MPI_IN_PLACE : send, receive,
+                    static_cast<int>(count), MPI_FLOAT, mpiOp, comm->mpi);
+  if (op == ncclAvg) {
+    auto *values = static_cast<float *>(receive);
+    for (size_t i = 0; i < count; ++i)
+      values[i] *= 1.0f / comm->size;
+  }
+  return mpiResult(code);
+}
+
+ncclResult ncclAllGather(const void *send, void *receive, size_t count,
+                         int type, Comm *comm, void *) {
+  if (type != ncclUint8)
+    return ncclInvalidArgument;
+  ++comm->allGathers;
+  return mpiResult(MPI_Allgather(send, static_cast<int>(count), MPI_BYTE,
+                                 receive, static_cast<int>(count), MPI_BYTE,
+                                 comm->mpi));
+}
+
+ncclResult ncclBroadcast(const void *send, void *receive, size_t count,
+                         int type, int root, Comm *comm, void *) {
+  if (type != ncclUint8 || root < 0 || root >= comm->size)
+    return ncclInvalidArgument;
+  ++comm->broadcasts;
+  if (comm->rank == root && send != receive)
+    std::memmove(receive, send, count);
+  return mpiResult(
+      MPI_Bcast(receive, static_cast<int>(count), MPI_BYTE, root, comm->mpi));
+}
+
+} // extern "C"
