@@ -99,6 +99,12 @@ struct Driver {
   /// the host touches buffers only after waiting for the stream.
   std::multimap<uint64_t, void *> freeManaged;
   std::map<void *, uint64_t> managedSizes;
+  /// Managed memory this program has taken from the driver (blocks in
+  /// freeManaged included), and the most it may take: a share of the
+  /// device memory free at start-up. Managed memory past the GPU's free
+  /// memory is not refused by the driver but can hang the GPU.
+  uint64_t managedBytes = 0, managedLimit = 0;
+  std::string managedLimitReason;
   char deviceName[256] = "an NVIDIA GPU";
   /// Under --profile: device work bracketed by two timing events, read at
   /// the step's end (flushTimings), and the events to reuse.

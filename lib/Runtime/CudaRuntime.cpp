@@ -25,6 +25,7 @@
 #include "Profile.h"
 #include "Support.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -99,6 +100,31 @@ void parallax::runtime::cuda::check(CUresult result,
 
 namespace {
 
+std::string mebibytes(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f MiB", bytes / 1048576.0);
+  return text;
+}
+
+/// Sets the most managed memory the program may take: 90% of the device
+/// memory free now (the rest for cuBLAS's workspace, NCCL and the
+/// kernels), divided among the ranks of this machine that share the GPU.
+void limitManagedMemory(Driver &cuda, int gpus) {
+  size_t free = 0, total = 0;
+  check(cuda.cuMemGetInfo(&free, &total), "reading the GPU's free memory");
+  int ranks = 1;
+  if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+    ranks = std::max(1, std::atoi(local));
+  int sharing = (ranks + gpus - 1) / gpus;
+  cuda.managedLimit = static_cast<uint64_t>(free * 0.9) / sharing;
+  cuda.managedLimitReason =
+      "90% of the " + mebibytes(free) + " free on " + cuda.deviceName +
+      " when the program started" +
+      (sharing > 1 ? ", divided among the " + std::to_string(sharing) +
+                         " ranks sharing it"
+                   : "");
+}
+
 bool loadDriver(Driver &cuda) {
   void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!library)
@@ -140,6 +166,7 @@ bool loadDriver(Driver &cuda) {
   check(cuda.cuStreamCreate(&cuda.stream, CU_STREAM_NON_BLOCKING),
         "creating the program's stream");
   cuda.cuDeviceGetName(cuda.deviceName, sizeof cuda.deviceName, device);
+  limitManagedMemory(cuda, count);
   parallax::runtime::setDevice(cuda.deviceName);
   parallax::runtime::setDeviceProfiler(flushTimings);
   driverReady = true;
@@ -326,6 +353,21 @@ void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/, bool hostShared) {
       return block;
     }
   }
+  bool overLimit = false;
+  if (hostShared) {
+    std::lock_guard<std::mutex> lock(cuda.mutex);
+    overLimit = cuda.managedBytes + bytes > cuda.managedLimit;
+  }
+  if (overLimit)
+    fail(1, "allocating " + std::to_string(bytes) +
+                " bytes of GPU memory would take the program's memory on the "
+                "GPU to " +
+                mebibytes(cuda.managedBytes + bytes) + ", past the " +
+                mebibytes(cuda.managedLimit) + " it may use (" +
+                cuda.managedLimitReason +
+                "): its buffers are managed memory, which the GPU can take "
+                "past its free memory only by hanging; train with a smaller "
+                "batch, or fewer ranks per GPU");
   CUdeviceptr pointer = 0;
   CUresult result =
       hostShared ? cuda.cuMemAllocManaged(&pointer, bytes, CU_MEM_ATTACH_GLOBAL)
@@ -341,6 +383,7 @@ void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/, bool hostShared) {
   if (hostShared) {
     std::lock_guard<std::mutex> lock(cuda.mutex);
     cuda.managedSizes[reinterpret_cast<void *>(pointer)] = bytes;
+    cuda.managedBytes += bytes;
   }
   return reinterpret_cast<void *>(pointer);
 }

@@ -14,7 +14,8 @@
 // check the program's host side end to end; numbers are checked on a GPU
 // (scripts/gpu-check.sh). PARALLAX_FAKE_CUDA_REPORT set: the counts are
 // printed to stderr at exit. PARALLAX_FAKE_CUDA_GPUS: how many GPUs it
-// has (1). FakeNccl.cpp is the NCCL beside it.
+// has (1); PARALLAX_FAKE_CUDA_FREE_MIB: its free memory (16 GiB). FakeNccl.cpp
+// is the NCCL beside it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -227,8 +228,10 @@ CUresult cuMemFree_v2(CUdeviceptr pointer) {
   return ready();
 }
 
+/// 16 GiB free, or PARALLAX_FAKE_CUDA_FREE_MIB.
 CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
-  *free = size_t(1) << 34;
+  const char *text = std::getenv("PARALLAX_FAKE_CUDA_FREE_MIB");
+  *free = text ? size_t(std::atoll(text)) << 20 : size_t(1) << 34;
   *total = size_t(1) << 34;
   return ready();
 }
