@@ -31,9 +31,16 @@ FLAGS=(-std=c++17 -O1 -g -fopenmp -fno-omit-frame-pointer -Wno-deprecated-declar
   -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include -DOMPI_SKIP_MPICXX
   -DONNX_NAMESPACE=onnx -DONNX_ML=1
   $(mpicc --showme:compile))
-/usr/lib/llvm-22/bin/clang++ "${FLAGS[@]}" \
-  tools/parallax-runtime-fuzzer/parallax-runtime-fuzzer.cpp \
-  lib/Support/{FileNames,Npy,Segments}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Profile,Runtime,Threads,Trace,Training}.cpp \
+source scripts/parallel.sh
+mkdir -p "$BUILD/obj"
+objects=()
+for source in tools/parallax-runtime-fuzzer/parallax-runtime-fuzzer.cpp \
+  lib/Support/{FileNames,Npy,Segments}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Profile,Runtime,Threads,Trace,Training}.cpp; do
+  objects+=("$BUILD/obj/$(basename "$source" .cpp).o")
+  run_parallel /usr/lib/llvm-22/bin/clang++ "${FLAGS[@]}" -c "$source" -o "${objects[-1]}"
+done
+wait_parallel
+/usr/lib/llvm-22/bin/clang++ "${FLAGS[@]}" "${objects[@]}" \
   $(mpicc --showme:link) /usr/lib/llvm-22/lib/libomp.so -Wl,-rpath,/usr/lib/llvm-22/lib \
   -lonnx_proto -lprotobuf -o "$BUILD/parallax-runtime-fuzzer"
 

@@ -36,23 +36,28 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-objects=()
-for source in lib/Support/{FileNames,Npy,Segments}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Profile,Runtime,Threads,Trace,Training}.cpp; do
-  object=$BUILD/obj/$(basename "$source" .cpp).o
+source scripts/parallel.sh
+# The runtime and the tests' sources, one compiler per core.
+compile() { # SOURCE
   $CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include \
-    -DOMPI_SKIP_MPICXX -DONNX_NAMESPACE=onnx -DONNX_ML=1 $MPI_CFLAGS -c "$source" -o "$object"
-  objects+=("$object")
+    -DOMPI_SKIP_MPICXX -DONNX_NAMESPACE=onnx -DONNX_ML=1 $MPI_CFLAGS \
+    -c "$1" -o "$BUILD/obj/$(basename "$1" .cpp).o"
+}
+RUNTIME_SOURCES=(lib/Support/{FileNames,Npy,Segments}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Profile,Runtime,Threads,Trace,Training}.cpp)
+TEST_SOURCES=(unittests/Support/{FileNames,Npy,Segments}Test.cpp unittests/Runtime/{CpuKernels,InputChecks,MemRefCopy,Optimizers,Profile,Threads}Test.cpp)
+for source in "${RUNTIME_SOURCES[@]}" "${TEST_SOURCES[@]}" unittests/Runtime/ParameterStoreTest.cpp; do
+  run_parallel compile "$source"
 done
+wait_parallel
+objects() { for source in "$@"; do echo "$BUILD/obj/$(basename "$source" .cpp).o"; done; }
 rm -f "$BUILD/libParallaxRuntime.a"
-ar rcs "$BUILD/libParallaxRuntime.a" "${objects[@]}"
+ar rcs "$BUILD/libParallaxRuntime.a" $(objects "${RUNTIME_SOURCES[@]}")
 OPENMP=(/usr/lib/llvm-22/lib/libomp.so -Wl,-rpath,/usr/lib/llvm-22/lib)
 RUNTIME=("$BUILD/libParallaxRuntime.a" $MPI_LIBS "${OPENMP[@]}" -lonnx_proto -lprotobuf -lm)
 
-$CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include $MPI_CFLAGS \
-  unittests/Support/{FileNames,Npy,Segments}Test.cpp unittests/Runtime/{CpuKernels,InputChecks,MemRefCopy,Optimizers,Profile,Threads}Test.cpp \
+$CXX "${SAN[@]}" $(objects "${TEST_SOURCES[@]}") \
   "${RUNTIME[@]}" -lgtest -lgtest_main -pthread -o "$BUILD/runtime-tests"
-$CXX -std=c++17 -O1 "${SAN[@]}" -Iinclude -Ilib/Runtime -I/usr/lib/llvm-22/include -DOMPI_SKIP_MPICXX \
-  $MPI_CFLAGS unittests/Runtime/ParameterStoreTest.cpp \
+$CXX "${SAN[@]}" $(objects unittests/Runtime/ParameterStoreTest.cpp) \
   "${RUNTIME[@]}" -lgtest -pthread -o "$BUILD/parameter-store-tests"
 
 LOG=$BUILD/log
