@@ -73,14 +73,17 @@ struct Nccl {
   int version = 0;
 };
 
-/// libnccl.so.2's functions, or null with `why` saying what is missing.
+/// libnccl.so.2's functions (or those of the library PARALLAX_NCCL_LIBRARY
+/// names), or null with `why` saying what is missing.
 Nccl *loadNccl(std::string &why) {
-  void *library = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+  const char *name = std::getenv("PARALLAX_NCCL_LIBRARY");
+  void *library = dlopen(name ? name : "libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     why = std::string("NCCL cannot be loaded (") + dlerror() +
-          "; put the directory of libnccl.so.2, such as "
-          "site-packages/nvidia/nccl/lib of PyTorch's pip packages, on "
-          "LD_LIBRARY_PATH)";
+          (name ? std::string(", named by PARALLAX_NCCL_LIBRARY)")
+                : "; put the directory of libnccl.so.2, such as "
+                  "site-packages/nvidia/nccl/lib of PyTorch's pip packages, "
+                  "on LD_LIBRARY_PATH)");
     return nullptr;
   }
   static Nccl nccl;

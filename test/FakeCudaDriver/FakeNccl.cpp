@@ -10,7 +10,8 @@
 // would refuse (a bad rank or count, a unique id that was not the
 // root's, an unknown type or operation) and counts the calls;
 // PARALLAX_FAKE_CUDA_REPORT set: each rank prints its counts when its
-// communicator is destroyed.
+// communicator is destroyed. PARALLAX_FAKE_NCCL_FAIL=init or allreduce
+// makes that call fail on rank 1, as a broken NCCL set-up or link would.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +40,12 @@ struct Comm {
   long allReduces = 0, floats = 0, allGathers = 0, broadcasts = 0;
 };
 
+/// Whether PARALLAX_FAKE_NCCL_FAIL asks `call` to fail on this rank.
+bool failing(const char *call, int rank) {
+  const char *text = std::getenv("PARALLAX_FAKE_NCCL_FAIL");
+  return text && !std::strcmp(text, call) && rank == 1;
+}
+
 ncclResult mpiResult(int code) {
   return code == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
 }
@@ -65,6 +72,8 @@ ncclResult ncclCommInitRank(Comm **comm, int size, UniqueId id, int rank) {
   if (std::memcmp(id.internal, kIdText, sizeof kIdText) || rank != mpiRank ||
       size != mpiSize)
     return ncclInvalidArgument;
+  if (failing("init", rank))
+    return ncclInvalidUsage; // what a second rank on one GPU gets
   auto *made = new Comm{MPI_COMM_NULL, rank, size};
   if (MPI_Comm_dup(MPI_COMM_WORLD, &made->mpi) != MPI_SUCCESS)
     return ncclSystemError;
@@ -108,6 +117,8 @@ ncclResult ncclAllReduce(const void *send, void *receive, size_t count,
                          int type, int op, Comm *comm, void *) {
   if (type != ncclFloat32 || op < ncclSum || op > ncclAvg || op == 1)
     return ncclInvalidArgument;
+  if (failing("allreduce", comm->rank))
+    return ncclSystemError;
   ++comm->allReduces;
   comm->floats += count;
   MPI_Op mpiOp = op == ncclMax ? MPI_MAX : op == ncclMin ? MPI_MIN : MPI_SUM;
