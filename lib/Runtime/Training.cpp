@@ -392,6 +392,17 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         "                   kernels chosen for them (PARALLAX_BLAS_CORE:\n"
         "                   auto, library or an OpenBLAS core), and how it\n"
         "                   communicates (PARALLAX_COMM_THREAD: 1 or 0)\n";
+    if (device())
+      text += "\nOn the GPU (" + std::string(device()) +
+              "):\n"
+              "  PARALLAX_CUDA_DEVICE   the GPU (default: the local rank's)\n"
+              "  PARALLAX_GPU_COMM      how several workers communicate: "
+              "auto (NCCL\n"
+              "                         where each has a GPU, else MPI on "
+              "host\n"
+              "                         memory), nccl or mpi\n"
+              "  PARALLAX_NCCL_LIBRARY  the NCCL to load (default "
+              "libnccl.so.2)\n";
     if (problem.empty()) {
       std::fputs(text.c_str(), stdout);
       std::exit(0);
