@@ -141,6 +141,9 @@ def prepare(bundle, target, quick):
              *flags], env=env, check=True, capture_output=True, text=True).stdout.split()
         command[0] = str(compile_tool)
         command[command.index("-o") + 1] = str(program)
+        if "--workers" in flags and flags[flags.index("--workers") + 1] != "1":
+            # What the plan says the workers exchange, to compare with the run.
+            command += ["--plan-report", str(program) + ".plan.json"]
         print(f"building {program.name}", flush=True)
         subprocess.run(command, check=True)
         programs.append(program)
@@ -376,8 +379,13 @@ def run_distributed(bundle, env, work, deadline):
                 work / "logs" / f"{program.name}.{mode}.log")
             lines = output.strip().splitlines() or ["no output"]
             failures += status != 0
+            if status == 0:
+                lines.append(traffic_and_time(work / f"{model}.{workers}.{mode}",
+                                              pathlib.Path(str(program) + ".plan.json")))
             path = [l.split(": ", 1)[1] for l in lines if "communicate through" in l]
             summary = [l for l in lines if "mismatches" in l] or lines[-1:]
+            if status == 0:
+                summary = [summary[-1] + "; " + lines[-1]]
             errors = [l for l in lines if "error" in l.lower() or "mismatch" in l
                       or "timed out" in l] or lines[-3:]
             print(f"{'PASS' if status == 0 else 'FAIL'} training {model} {optimizer} "
@@ -385,6 +393,18 @@ def run_distributed(bundle, env, work, deadline):
                   + (summary[-1] if status == 0 else " | ".join(errors[-4:]))
                   + (f" [{path[0]}]" if path else ""), flush=True)
     return failures
+
+
+def traffic_and_time(work, plan_path):
+    """Worker 0's bytes per step and step time (after the first step) from
+    the run's metrics, against the plan's bytes."""
+    steps = [json.loads(l) for l in (work / "metrics.jsonl").read_text().splitlines()]
+    moved = steps[-1]["bytes_sent"] + steps[-1]["bytes_received"]
+    times = sorted(s["time_s"] for s in steps[1:]) or [steps[0]["time_s"]]
+    plan = json.loads(plan_path.read_text())
+    planned = plan["totals"][plan["strategy"]]["bytes_per_step"]
+    return (f"{moved} bytes a step (plan {planned:.0f}), "
+            f"median step {1e3 * times[len(times) // 2]:.2f} ms")
 
 
 def torch_python():
