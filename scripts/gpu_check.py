@@ -31,8 +31,9 @@ for the CPU, so the check itself is tried out where there is no GPU.
 loss and every final parameter with PyTorch's (1e-4 relative, 1e-6
 absolute, as test/e2e/training.test), runs the 2-worker programs under
 the machine's mpirun through MPI on host memory and through NCCL
-(run_distributed) against the same references, runs each conformance
-program and
+(run_distributed) against the same references, runs compute-sanitizer's
+memcheck over two of the programs where it is found (run_memcheck), runs
+each conformance program and
 compares its outputs (ONNX's tolerances: rtol 1e-3, atol 1e-7), prints one
 line per check, the GPU and each training step's time, then times the
 training step of every example model at batch 128 (and, under --profile,
@@ -118,6 +119,7 @@ def prepare(bundle, target, quick):
     # here, ctest gpu-check-cuda-sim); `run` checks what prepare built.
     training = [t for t in TRAINING if not quick or t[0] in OPTIMIZERS]
     (bundle / "training.json").write_text(json.dumps(training) + "\n")
+    (bundle / "target").write_text(target + "\n")
     # Training programs read their initial weights from the model when
     # they start: the models travel with them (--init names the copy).
     (bundle / "models").mkdir()
@@ -309,6 +311,7 @@ def run(bundle):
               f"({elapsed:.1f} s{step}): "
               + (lines[-1] if ok else " | ".join(errors[-4:])), flush=True)
     failures += run_distributed(bundle, env, work, deadline)
+    failures += run_memcheck(bundle, env, work, deadline)
     sys.path.insert(0, str(bundle))
     from npy_close import load
     for case in sorted((bundle / "conformance").iterdir()):
@@ -392,6 +395,50 @@ def run_distributed(bundle, env, work, deadline):
                   f"{workers} workers, {mode} ({time.monotonic() - started:.1f} s): "
                   + (summary[-1] if status == 0 else " | ".join(errors[-4:]))
                   + (f" [{path[0]}]" if path else ""), flush=True)
+    return failures
+
+
+def compute_sanitizer():
+    """compute-sanitizer on PATH or in the CUDA toolkit, or None."""
+    found = shutil.which("compute-sanitizer")
+    toolkit = pathlib.Path("/usr/local/cuda/bin/compute-sanitizer")
+    return found or (str(toolkit) if toolkit.exists() else None)
+
+
+def run_memcheck(bundle, env, work, deadline):
+    """compute-sanitizer's memcheck over 2 steps of the CNN with training-
+    mode batch norms, and (when built) of the CNN at 2 workers through
+    NCCL; failures. Skipped where the sanitizer is missing."""
+    sanitizer = compute_sanitizer()
+    target = (bundle / "target").read_text().strip()
+    why = ("built for " + target if target != "cuda"
+           else "no compute-sanitizer" if not sanitizer
+           else "GPU_CHECK_MEMCHECK=0" if os.environ.get("GPU_CHECK_MEMCHECK") == "0"
+           else None)
+    if why:
+        print("SKIP memcheck: " + why, flush=True)
+        return 0
+    data = bundle / "examples" / "models" / "data"
+    memcheck = [sanitizer, "--tool", "memcheck", "--error-exitcode", "3"]
+    runs = [("cnn_train.sgd", memcheck + [
+        str(bundle / "programs" / "cnn_train.sgd"), "--data", str(data / "cnn_train" / "train"),
+        "--steps", "2", "--init", str(bundle / "models" / "cnn_train.onnx")], {})]
+    nccl = bundle / "programs" / "cnn.sgd.2"
+    if nccl.exists() and shutil.which("mpirun") and (work / "rank_env.sh").exists():
+        runs.append(("cnn.sgd.2 nccl", [
+            "mpirun", "--oversubscribe", "--allow-run-as-root", "--mca", "btl", "self,vader",
+            "-np", "2", str(work / "rank_env.sh"), *memcheck, str(nccl),
+            "--data", str(data / "cnn" / "train"), "--steps", "2",
+            "--init", str(bundle / "models" / "cnn.onnx")],
+            {"PARALLAX_GPU_COMM": "nccl", "NCCL_SOCKET_IFNAME": "lo"}))
+    failures = 0
+    for name, command, variables in runs:
+        status, output = bounded(command, dict(env, **variables), deadline,
+                                 work / "logs" / f"memcheck.{name.replace(' ', '.')}.log")
+        summary = [l for l in output.splitlines() if "ERROR SUMMARY" in l]
+        failures += status != 0
+        print(f"{'PASS' if status == 0 else 'FAIL'} memcheck {name}: "
+              + (summary[-1].strip() if summary else output.strip()[-200:]), flush=True)
     return failures
 
 
