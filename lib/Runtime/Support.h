@@ -85,9 +85,10 @@ void checkInputValues(const std::string &name, const std::string &path,
                       const NpyArray &array, bool examples, bool finite,
                       int64_t batch);
 
-/// How the runtime copies between buffers of generated code: memcpy, or,
-/// in a GPU program, the CUDA runtime's copy (its buffers are device
-/// memory, which a host memcpy would migrate to the host and back).
+/// How the runtime copies into buffers of generated code (from another
+/// such buffer, or a batch from host memory): memcpy, or, in a GPU
+/// program, the CUDA runtime's copy (its buffers are device memory, which
+/// a host memcpy would migrate to the host and back). Returns once done.
 using BufferCopy = void (*)(void *to, const void *from, size_t bytes);
 void setBufferCopy(BufferCopy copy);
 void copyBuffer(void *to, const void *from, size_t bytes);

@@ -653,11 +653,16 @@ extern "C" void parallax_rt_load_batch(int64_t step) {
                     dtypeSize(input.dtype));
         continue;
       }
-      std::memcpy(input.data, input.file.data.data() + slice * input.bytes,
-                  input.bytes);
-      if (input.bags < 0)
+      const char *examples = input.file.data.data() + slice * input.bytes;
+      if (input.bags < 0) {
+        // In a GPU program a copy to the device: a host memcpy would
+        // migrate the buffer's pages to the host and the step's first
+        // kernel would fault them back.
+        copyBuffer(input.data, examples, input.bytes);
         continue;
-      // Offsets into the batch's elements, not the file's.
+      }
+      // Offsets into the batch's elements, not the file's, rebased here.
+      std::memcpy(input.data, examples, input.bytes);
       if (input.dtype == "<i8")
         rebase<int64_t>(input.data, batch);
       else
