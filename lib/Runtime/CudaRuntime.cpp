@@ -249,7 +249,12 @@ void flushTimings() {
     float milliseconds = 0;
     check(cuda.cuEventElapsedTime(&milliseconds, t.start, t.end),
           "reading a timing event");
-    parallax::runtime::addSiteTime(t.family, t.name, milliseconds * 1e-3);
+    // A kernel's name ends in its node's, after "__"
+    // (parallax-gpu-merge-kernel-modules).
+    size_t node = t.name.find("__");
+    parallax::runtime::addSiteTime(
+        t.family, t.name, milliseconds * 1e-3,
+        node == std::string::npos ? std::string() : t.name.substr(node + 2));
     cuda.timingEvents.push_back(t.start);
     cuda.timingEvents.push_back(t.end);
   }

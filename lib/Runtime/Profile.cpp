@@ -385,10 +385,12 @@ ProfileScope::ProfileScope(const char *family, const char *name) {
 }
 
 void parallax::runtime::addSiteTime(const char *family, const std::string &name,
-                                    double seconds) {
+                                    double seconds, const std::string &node) {
   if (profilePath.empty())
     return;
   Site &site = sites[runtimeSite(family, name)];
+  if (site.node.empty())
+    site.node = node;
   site.seconds += seconds;
   ++site.calls;
 }

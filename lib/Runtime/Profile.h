@@ -52,8 +52,10 @@ private:
 /// without compiled sites and measures no CPU peaks.
 void setDeviceProfiler(void (*flush)());
 
-/// Adds one call of `seconds` to the runtime site (`family`, `name`).
-void addSiteTime(const char *family, const std::string &name, double seconds);
+/// Adds one call of `seconds` to the runtime site (`family`, `name`),
+/// which belongs to model node `node` if one is given.
+void addSiteTime(const char *family, const std::string &name, double seconds,
+                 const std::string &node = {});
 
 /// Measures the peaks on worker 0, gathers every worker's times and
 /// writes the JSON report (worker 0, atomically) and a table on stderr. A
