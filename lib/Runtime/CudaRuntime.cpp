@@ -33,6 +33,7 @@
 #include <dlfcn.h>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -106,15 +107,26 @@ std::string mebibytes(uint64_t bytes) {
   return text;
 }
 
+/// The integer in the first of `variables` the environment sets (what the
+/// launcher says about this rank), or nullopt: the driver loads before
+/// MPI starts, so it asks the launcher's variables.
+std::optional<int>
+launcherValue(std::initializer_list<const char *> variables) {
+  for (const char *variable : variables)
+    if (const char *value = std::getenv(variable))
+      return std::atoi(value);
+  return std::nullopt;
+}
+
 /// Sets the most managed memory the program may take: 90% of the device
 /// memory free now (the rest for cuBLAS's workspace, NCCL and the
 /// kernels), divided among the ranks of this machine that share the GPU.
 void limitManagedMemory(Driver &cuda, int gpus) {
   size_t free = 0, total = 0;
   check(cuda.cuMemGetInfo(&free, &total), "reading the GPU's free memory");
-  int ranks = 1;
-  if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
-    ranks = std::max(1, std::atoi(local));
+  int ranks = std::max(
+      1, launcherValue({"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+             .value_or(1));
   int sharing = (ranks + gpus - 1) / gpus;
   cuda.managedLimit = static_cast<uint64_t>(free * 0.9) / sharing;
   cuda.managedLimitReason =
@@ -149,14 +161,11 @@ bool loadDriver(Driver &cuda) {
                 (result == CUDA_SUCCESS ? std::string()
                                         : ": " + describe(result)));
   // One GPU per rank: mpirun's local rank picks it.
-  int ordinal = 0;
-  for (const char *variable :
-       {"PARALLAX_CUDA_DEVICE", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
-        "SLURM_LOCALID"})
-    if (const char *value = std::getenv(variable)) {
-      ordinal = std::atoi(value) % count;
-      break;
-    }
+  int ordinal =
+      launcherValue({"PARALLAX_CUDA_DEVICE", "OMPI_COMM_WORLD_LOCAL_RANK",
+                     "MPI_LOCALRANKID", "SLURM_LOCALID"})
+          .value_or(0) %
+      count;
   CUdevice device = 0;
   check(cuda.cuDeviceGet(&device, ordinal),
         "selecting GPU " + std::to_string(ordinal));
@@ -382,8 +391,7 @@ void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/, bool hostShared) {
     cuda.cuMemGetInfo(&free, &total);
     fail(1, "allocating " + std::to_string(bytes) +
                 " bytes of GPU memory failed: " + describe(result) + " (" +
-                std::to_string(free >> 20) + " MiB free of " +
-                std::to_string(total >> 20) + " MiB)");
+                mebibytes(free) + " free of " + mebibytes(total) + ")");
   }
   if (hostShared) {
     std::lock_guard<std::mutex> lock(cuda.mutex);
