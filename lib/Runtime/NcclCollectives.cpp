@@ -137,7 +137,7 @@ public:
     for (Bucket &b : buckets) {
       if (b.data)
         cuda.cuMemFree(b.data);
-      for (CUevent event : {b.staged, b.reduced, b.copied})
+      for (CUevent event : {b.staged, b.reduced})
         if (event)
           cuda.cuEventDestroy(event);
     }
@@ -199,11 +199,9 @@ public:
           "copying an AllReduce result out of its bucket");
   }
 
-  void waitAllReduce(int64_t id) override {
-    Bucket &b = bucket(id);
-    check(driver().cuEventRecord(b.copied, driver().stream),
-          "recording an event");
-    waitForEvent(b.copied, "an AllReduce on NCCL");
+  void waitAllReduce(int64_t) override {
+    // The copies out of the bucket queue after its reduction.
+    waitForStream("an AllReduce on NCCL");
   }
 
   void allGather(const void *in, void *out, int64_t bytes) override {
@@ -223,15 +221,14 @@ private:
   struct Bucket {
     CUdeviceptr data = 0;
     size_t capacity = 0;
-    /// Gradients copied in; reduced (on the communication stream);
-    /// results copied out.
-    CUevent staged = nullptr, reduced = nullptr, copied = nullptr;
+    /// Gradients copied in; reduced (on the communication stream).
+    CUevent staged = nullptr, reduced = nullptr;
   };
 
   Bucket &bucket(int64_t id) {
     while (static_cast<size_t>(id) >= buckets.size()) {
       Bucket &b = buckets.emplace_back();
-      for (CUevent *event : {&b.staged, &b.reduced, &b.copied})
+      for (CUevent *event : {&b.staged, &b.reduced})
         check(driver().cuEventCreate(event, CU_EVENT_DISABLE_TIMING),
               "creating an event");
     }
@@ -273,6 +270,7 @@ private:
         what);
   }
 
+  /// Waits for everything queued on the program's stream.
   void waitForStream(const char *what) {
     Driver &cuda = driver();
     check(cuda.cuEventRecord(done, cuda.stream), "recording an event");
@@ -282,7 +280,7 @@ private:
   Nccl &nccl;
   ncclComm comm;
   CUstream commStream = nullptr;
-  /// Recorded after a blocking collective, to wait for.
+  /// Recorded on the program's stream by waitForStream.
   CUevent done = nullptr;
   std::vector<Bucket> buckets;
 };
