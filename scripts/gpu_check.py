@@ -354,19 +354,7 @@ def run_distributed(bundle, env, work, deadline):
     version = subprocess.run([launcher, "--version"], capture_output=True, text=True)
     print(f"mpirun: {launcher}: "
           + " ".join((version.stdout + version.stderr).split()[:6]), flush=True)
-    # The ranks share the one GPU: through MPI on host memory (what the
-    # runtime chooses by itself there), and through NCCL, made to treat
-    # each rank as a machine of its own (NCCL_HOSTID; it refuses two ranks
-    # on one GPU of one host) and to talk over the loopback interface.
-    wrapper = work / "rank_env.sh"
-    wrapper.parent.mkdir(parents=True, exist_ok=True)
-    wrapper.write_text('#!/bin/sh\n'
-                       'export NCCL_HOSTID="gpu-check-rank-${OMPI_COMM_WORLD_RANK:-0}"\n'
-                       'exec "$@"\n')
-    wrapper.chmod(0o755)
-    modes = {"mpi": {"PARALLAX_GPU_COMM": "mpi"},
-             "nccl": {"PARALLAX_GPU_COMM": "nccl", "PARALLAX_RANK_WRAPPER": str(wrapper),
-                      "NCCL_SOCKET_IFNAME": "lo", "NCCL_DEBUG": "WARN"}}
+    modes = rank_modes(work)
     failures = 0
     for model, optimizer, workers in distributed:
         program = bundle / "programs" / f"{model}.{optimizer}.{workers}"
@@ -382,20 +370,38 @@ def run_distributed(bundle, env, work, deadline):
                 work / "logs" / f"{program.name}.{mode}.log")
             lines = output.strip().splitlines() or ["no output"]
             failures += status != 0
-            if status == 0:
-                lines.append(traffic_and_time(work / f"{model}.{workers}.{mode}",
-                                              pathlib.Path(str(program) + ".plan.json")))
             path = [l.split(": ", 1)[1] for l in lines if "communicate through" in l]
-            summary = [l for l in lines if "mismatches" in l] or lines[-1:]
             if status == 0:
-                summary = [summary[-1] + "; " + lines[-1]]
-            errors = [l for l in lines if "error" in l.lower() or "mismatch" in l
-                      or "timed out" in l] or lines[-3:]
+                summary = ([l for l in lines if "mismatches" in l] or lines[-1:])[-1]
+                result = summary + "; " + traffic_and_time(
+                    work / f"{model}.{workers}.{mode}",
+                    pathlib.Path(str(program) + ".plan.json"))
+            else:
+                errors = [l for l in lines if "error" in l.lower() or "mismatch" in l
+                          or "timed out" in l] or lines[-3:]
+                result = " | ".join(errors[-4:])
             print(f"{'PASS' if status == 0 else 'FAIL'} training {model} {optimizer} "
                   f"{workers} workers, {mode} ({time.monotonic() - started:.1f} s): "
-                  + (summary[-1] if status == 0 else " | ".join(errors[-4:]))
-                  + (f" [{path[0]}]" if path else ""), flush=True)
+                  + result + (f" [{path[0]}]" if path else ""), flush=True)
     return failures
+
+
+def rank_modes(work):
+    """The environment of each way ranks sharing the one GPU communicate:
+    through MPI on host memory (what the runtime chooses by itself there),
+    and through NCCL, made to treat each rank as a machine of its own
+    (NCCL_HOSTID, set by a wrapper each rank runs through: NCCL refuses two
+    ranks on one GPU of one host) and to talk over the loopback
+    interface."""
+    wrapper = work / "rank_env.sh"
+    wrapper.parent.mkdir(parents=True, exist_ok=True)
+    wrapper.write_text('#!/bin/sh\n'
+                       'export NCCL_HOSTID="gpu-check-rank-${OMPI_COMM_WORLD_RANK:-0}"\n'
+                       'exec "$@"\n')
+    wrapper.chmod(0o755)
+    return {"mpi": {"PARALLAX_GPU_COMM": "mpi"},
+            "nccl": {"PARALLAX_GPU_COMM": "nccl", "PARALLAX_RANK_WRAPPER": str(wrapper),
+                     "NCCL_SOCKET_IFNAME": "lo", "NCCL_DEBUG": "WARN"}}
 
 
 def compute_sanitizer():
@@ -424,13 +430,14 @@ def run_memcheck(bundle, env, work, deadline):
         str(bundle / "programs" / "cnn_train.sgd"), "--data", str(data / "cnn_train" / "train"),
         "--steps", "2", "--init", str(bundle / "models" / "cnn_train.onnx")], {})]
     nccl = bundle / "programs" / "cnn.sgd.2"
-    if nccl.exists() and shutil.which("mpirun") and (work / "rank_env.sh").exists():
+    if nccl.exists() and shutil.which("mpirun"):
+        sys.path.insert(0, str(bundle))
+        from check_training import mpirun
+        variables = rank_modes(work)["nccl"]
         runs.append(("cnn.sgd.2 nccl", [
-            "mpirun", "--oversubscribe", "--allow-run-as-root", "--mca", "btl", "self,vader",
-            "-np", "2", str(work / "rank_env.sh"), *memcheck, str(nccl),
+            *mpirun(2), variables["PARALLAX_RANK_WRAPPER"], *memcheck, str(nccl),
             "--data", str(data / "cnn" / "train"), "--steps", "2",
-            "--init", str(bundle / "models" / "cnn.onnx")],
-            {"PARALLAX_GPU_COMM": "nccl", "NCCL_SOCKET_IFNAME": "lo"}))
+            "--init", str(bundle / "models" / "cnn.onnx")], variables))
     failures = 0
     for name, command, variables in runs:
         status, output = bounded(command, dict(env, **variables), deadline,
