@@ -17,8 +17,9 @@ PACKAGES=(
   # clang's sanitizer and libFuzzer runtimes for the runtime's checks.
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
   libclang-rt-22-dev
-  # Matrix products of compiled programs.
-  libopenblas-dev
+  # Matrix products of compiled programs: oneDNN for large tiles, OpenBLAS
+  # for small ones (both loaded at run time: lib/Runtime/CpuKernels.cpp).
+  libopenblas-dev libdnnl2
   # The threads of generated loop nests (LLVM's OpenMP runtime).
   libomp-22-dev
   # Distributed programs: MPI runtime and mpirun.
@@ -32,7 +33,7 @@ PACKAGES=(
 )
 if [[ "${1:-}" == --bench ]]; then
   # bench/*.py and the reference-data generators: PyTorch 1.13 on OpenBLAS
-  # (it brings oneDNN, libdnnl2); BLIS for bench/cpu_libraries.py (at a
+  # (and oneDNN); BLIS for bench/cpu_libraries.py (at a
   # lower alternatives priority than OpenBLAS: libblas.so.3 stays OpenBLAS).
   PACKAGES+=(python3-torch python3-torchvision python3-matplotlib
              libopenblas0-pthread libblis4-pthread)

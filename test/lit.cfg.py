@@ -74,6 +74,12 @@ def _cpu_runs_haswell_kernels():
     return False
 if _cpu_runs_haswell_kernels():
     config.available_features.add("blas-haswell")
+# oneDNN (Debian's libdnnl2), which the runtime multiplies large tiles with.
+def _has_onednn():
+    import ctypes.util
+    return ctypes.util.find_library("dnnl") is not None
+if _has_onednn():
+    config.available_features.add("onednn")
 # --target cuda builds kernels with the CUDA toolkit's ptxas and
 # fatbinary: only where Parallax was configured with one. Running them
 # needs a GPU, which these tests never do (scripts/gpu-check.sh does).

@@ -38,8 +38,8 @@ std::string mlir::parallax::defaultRuntimeLibrary(const char *argv0,
 }
 
 std::vector<std::string> mlir::parallax::runtimeDependencies() {
-  // OpenBLAS is not among them: the runtime loads it (dlopen) once it
-  // has chosen its kernels.
+  // oneDNN and OpenBLAS are not among them: the runtime loads them
+  // (dlopen) once it has chosen their kernels.
   std::vector<std::string> libraries;
   SmallVector<StringRef> mpi;
   StringRef(PARALLAX_MPI_LIBRARIES).split(mpi, ',', -1, false);

@@ -1,14 +1,15 @@
-//===- Blas.cpp - Matrix products through OpenBLAS ------------------------===//
+//===- Blas.cpp - Matrix products through oneDNN or OpenBLAS --------------===//
 //
 // Part of the Parallax project.
 //
-// OpenBLAS is loaded by the runtime (CpuKernels.cpp), with the kernels
+// The library is loaded by the runtime (CpuKernels.cpp), with the kernels
 // the CPU's features call for, and runs single-threaded: a large product
 // is cut into tiles that the worker's OpenMP threads (the ones generated
 // loops run on) multiply in parallel. The tiles depend on the shapes
 // alone, so every element is computed by the same call, and the same
 // code, whatever the number of threads: results do not depend on it
-// (OpenBLAS's own threading splits by thread count, and its results do).
+// (the libraries' own threading splits by thread count, and their results
+// do).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,10 +25,6 @@
 using namespace parallax::runtime;
 
 namespace {
-
-CBLAS_TRANSPOSE transposeOf(const Matrices &m) {
-  return m.transposed ? CblasTrans : CblasNoTrans;
-}
 
 /// Multiply-adds per tile to aim for: enough to hide a tile's start.
 constexpr int64_t kTileWork = int64_t(1) << 22;
@@ -100,7 +97,7 @@ std::vector<Tile> tilesOf(const Matrices &C, int64_t depth) {
 
 extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
                                        void *b, int64_t rankC, void *c) {
-  static const SgemmFn sgemm = requireBlasLibrary().sgemm;
+  static const BlasLibrary &blas = requireBlasLibrary();
   Matrices A = viewMatrices(rankA, a), B = viewMatrices(rankB, b),
            C = viewMatrices(rankC, c);
   std::vector<Tile> tiles = tilesOf(C, A.cols);
@@ -112,8 +109,9 @@ extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
     const float *bTile = B.data + t.batch * B.batchStride +
                          t.col * (B.transposed ? B.leading : 1);
     float *cTile = C.data + t.batch * C.batchStride + t.row * C.leading + t.col;
-    sgemm(CblasRowMajor, transposeOf(A), transposeOf(B), t.rows, t.cols, A.cols,
-          1.0f, aTile, A.leading, bTile, B.leading, 1.0f, cTile, C.leading);
+    blas.gemmFor(t.rows, t.cols, A.cols)(A.transposed, B.transposed, t.rows,
+                                         t.cols, A.cols, aTile, A.leading,
+                                         bTile, B.leading, cTile, C.leading);
   };
   parallelChunks(static_cast<int64_t>(tiles.size()), 1,
                  [&](int64_t begin, int64_t end) {

@@ -10,8 +10,11 @@
 #include "Threads.h"
 #include "parallax/Support/FileNames.h"
 
+#include <cblas.h>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <strings.h>
 
@@ -116,11 +119,28 @@ bool parallax::runtime::cpuCanRun(const CpuFeatures &cpu,
   return true;
 }
 
+// OpenMP's calls, from the LLVM runtime every program links.
+extern "C" int omp_get_max_threads();
+extern "C" void omp_set_num_threads(int);
+
 namespace {
 
-BlasLibrary load() {
+using CblasSgemmFn = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE,
+                              blasint, blasint, blasint, float, const float *,
+                              blasint, const float *, blasint, float, float *,
+                              blasint);
+CblasSgemmFn openBlasSgemm;
+
+void openBlasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                  const float *a, int64_t lda, const float *b, int64_t ldb,
+                  float *c, int64_t ldc) {
+  openBlasSgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
+                ldb, 1.0f, c, ldc);
+}
+
+BlasLibrary loadOpenBlas(const CpuFeatures &cpu) {
   BlasLibrary blas;
-  CpuFeatures cpu = detectCpuFeatures();
   blas.cpu = describeCpu(cpu);
   const char *setting = std::getenv("PARALLAX_BLAS_CORE");
   std::string mode = setting && *setting ? setting : "auto";
@@ -161,13 +181,12 @@ BlasLibrary load() {
                  " (install Debian's libopenblas0)";
     return blas;
   }
-  blas.sgemm = reinterpret_cast<SgemmFn>(dlsym(library, "cblas_sgemm"));
+  openBlasSgemm = reinterpret_cast<CblasSgemmFn>(dlsym(library, "cblas_sgemm"));
   auto coreName = reinterpret_cast<const char *(*)()>(
       dlsym(library, "openblas_get_corename"));
   auto config = reinterpret_cast<const char *(*)()>(
       dlsym(library, "openblas_get_config"));
-  if (!blas.sgemm || !coreName || !config) {
-    blas.sgemm = nullptr;
+  if (!openBlasSgemm || !coreName || !config) {
     blas.error = "libopenblas.so.0 is not OpenBLAS (it lacks cblas_sgemm, "
                  "openblas_get_corename or openblas_get_config)";
     return blas;
@@ -177,14 +196,13 @@ BlasLibrary load() {
           dlsym(library, "openblas_set_num_threads")))
     setThreads(1);
   blas.core = coreName();
-  blas.config = config();
   // "OpenBLAS 0.3.21 DYNAMIC_ARCH ...": its first two words.
-  size_t space = blas.config.find(' ');
-  blas.version = blas.config.substr(
-      0, space == std::string::npos ? space : blas.config.find(' ', space + 1));
+  std::string words = config();
+  size_t space = words.find(' ');
+  blas.version = words.substr(
+      0, space == std::string::npos ? space : words.find(' ', space + 1));
   if (!requested.empty() && strcasecmp(blas.core.c_str(), requested.c_str())) {
     if (requestedByUser) {
-      blas.sgemm = nullptr;
       blas.error = "OpenBLAS core '" + requested + "' (" + blas.reason +
                    ") is not one " + blas.version + " has: it chose '" +
                    blas.core + "'";
@@ -192,7 +210,159 @@ BlasLibrary load() {
     }
     blas.reason += "; " + blas.version + " has no " + requested + " kernels";
   }
+  blas.gemm = openBlasGemm;
   return blas;
+}
+
+// oneDNN 2.x's C API (dnnl.h, dnnl_types.h), declared here: the library is
+// loaded at run time and its headers are not needed to build.
+struct DnnlVersion {
+  int major, minor, patch;
+  const char *hash;
+  unsigned cpuRuntime, gpuRuntime;
+};
+constexpr unsigned kDnnlRuntimeSeq = 1, kDnnlRuntimeOmp = 2;
+using DnnlSgemmFn = int (*)(char, char, int64_t, int64_t, int64_t, float,
+                            const float *, int64_t, const float *, int64_t,
+                            float, float *, int64_t);
+DnnlSgemmFn dnnlSgemm;
+
+/// dnnl_cpu_isa_t's values, whose bits add instruction sets.
+std::string dnnlIsaName(unsigned isa) {
+  switch (isa) {
+  case 0x1:
+    return "sse41";
+  case 0x3:
+    return "avx";
+  case 0x7:
+    return "avx2";
+  case 0x27:
+    return "avx512_core";
+  case 0x67:
+    return "avx512_core_vnni";
+  case 0xe7:
+    return "avx512_core_bf16";
+  case 0x3e7:
+    return "avx512_core_amx";
+  case 0x407:
+    return "avx2_vnni";
+  }
+  char hex[16];
+  snprintf(hex, sizeof(hex), "isa 0x%x", isa);
+  return hex;
+}
+constexpr unsigned kDnnlAvx2 = 0x7;
+
+void oneDnnGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                const float *a, int64_t lda, const float *b, int64_t ldb,
+                float *c, int64_t ldc) {
+  // oneDNN's OpenMP build shares a call among omp_get_max_threads()
+  // threads (the programs' OpenMP runtime, which implements GCC's calls
+  // too); a tile runs on its thread alone, so that results never depend on
+  // the thread count.
+  int threads = omp_get_max_threads();
+  if (threads != 1)
+    omp_set_num_threads(1);
+  int status = dnnlSgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f,
+                         a, lda, b, ldb, 1.0f, c, ldc);
+  if (threads != 1)
+    omp_set_num_threads(threads);
+  if (status != 0)
+    die("oneDNN's dnnl_sgemm failed (status " + std::to_string(status) +
+        ") on a " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+        std::to_string(k) + " product");
+}
+
+/// oneDNN, or why it cannot be used (in `error`).
+BlasLibrary loadOneDnn(const CpuFeatures &cpu, bool requiredByUser) {
+  BlasLibrary blas;
+  blas.cpu = describeCpu(cpu);
+  void *library = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    blas.error = std::string("cannot load oneDNN: ") + dlerror() +
+                 " (install Debian's libdnnl2)";
+    return blas;
+  }
+  dnnlSgemm = reinterpret_cast<DnnlSgemmFn>(dlsym(library, "dnnl_sgemm"));
+  auto version = reinterpret_cast<const DnnlVersion *(*)()>(
+      dlsym(library, "dnnl_version"));
+  auto isa = reinterpret_cast<unsigned (*)()>(
+      dlsym(library, "dnnl_get_effective_cpu_isa"));
+  if (!dnnlSgemm || !version || !isa) {
+    blas.error = "libdnnl.so.2 is not oneDNN 2 (it lacks dnnl_sgemm, "
+                 "dnnl_version or dnnl_get_effective_cpu_isa)";
+    return blas;
+  }
+  const DnnlVersion *v = version();
+  blas.version = "oneDNN " + std::to_string(v->major) + "." +
+                 std::to_string(v->minor) + "." + std::to_string(v->patch);
+  unsigned kernels = isa();
+  blas.core = dnnlIsaName(kernels);
+  if (v->cpuRuntime != kDnnlRuntimeOmp && v->cpuRuntime != kDnnlRuntimeSeq) {
+    blas.error = blas.version +
+                 " threads through a runtime other than OpenMP, which the "
+                 "runtime cannot keep to one thread per tile";
+    return blas;
+  }
+  if (!requiredByUser && (kernels & kDnnlAvx2) != kDnnlAvx2) {
+    blas.error =
+        blas.version + " has only " + blas.core + " kernels for this CPU";
+    return blas;
+  }
+  blas.reason = requiredByUser ? "set by PARALLAX_BLAS"
+                               : "chosen from the CPU's features by oneDNN";
+  blas.gemm = oneDnnGemm;
+  return blas;
+}
+
+BlasLibrary load() {
+  CpuFeatures cpu = detectCpuFeatures();
+  const char *setting = std::getenv("PARALLAX_BLAS");
+  std::string mode = setting && *setting ? setting : "auto";
+  const char *core = std::getenv("PARALLAX_BLAS_CORE");
+  bool openBlasCore = core && *core && strcmp(core, "auto") != 0;
+  if (mode == "openblas")
+    return loadOpenBlas(cpu);
+  if (mode == "onednn") {
+    BlasLibrary blas = loadOneDnn(cpu, /*requiredByUser=*/true);
+    if (openBlasCore) {
+      blas.gemm = nullptr;
+      blas.error = "PARALLAX_BLAS=onednn, but PARALLAX_BLAS_CORE names "
+                   "OpenBLAS's kernels; unset one of them";
+    }
+    return blas;
+  }
+  if (mode != "auto") {
+    BlasLibrary blas;
+    blas.cpu = describeCpu(cpu);
+    blas.error =
+        "PARALLAX_BLAS is '" + mode + "'; it takes auto, onednn or openblas";
+    return blas;
+  }
+  // PARALLAX_BLAS_CORE names OpenBLAS's kernels, so it asks for OpenBLAS.
+  if (openBlasCore)
+    return loadOpenBlas(cpu);
+  const char *userCore = std::getenv("OPENBLAS_CORETYPE");
+  bool coreSetByUser = userCore && *userCore;
+  BlasLibrary oneDnn = loadOneDnn(cpu, /*requiredByUser=*/false);
+  BlasLibrary openBlas = loadOpenBlas(cpu);
+  // The user's OpenBLAS core is wrong: say so rather than not use it.
+  if (!oneDnn.gemm || (!openBlas.gemm && coreSetByUser)) {
+    if (openBlas.gemm)
+      openBlas.reason += "; not oneDNN: " + oneDnn.error;
+    return openBlas;
+  }
+  // A oneDNN call costs about 0.25 us more than OpenBLAS's: on one tile
+  // it is slower up to 2^18 multiply-adds, even at 2^19-2^20 and faster
+  // from 2^20 (bench/blas_tiles_benchmark.cpp).
+  if (openBlas.gemm) {
+    oneDnn.smallGemm = openBlas.gemm;
+    oneDnn.smallTileWork = int64_t(1) << 20;
+    oneDnn.smallVersion = openBlas.version;
+    oneDnn.smallCore = openBlas.core;
+    oneDnn.smallReason = openBlas.reason;
+  }
+  return oneDnn;
 }
 
 } // namespace
@@ -204,7 +374,7 @@ const BlasLibrary &parallax::runtime::blasLibrary() {
 
 const BlasLibrary &parallax::runtime::requireBlasLibrary() {
   const BlasLibrary &blas = blasLibrary();
-  if (!blas.sgemm)
+  if (!blas.gemm)
     die(blas.error);
   return blas;
 }
@@ -218,10 +388,15 @@ std::string parallax::runtime::describeKernels() {
   const BlasLibrary &blas = blasLibrary();
   std::string cpu = "CPU: " + blas.cpu;
   std::string threads = "; " + describeThreads();
-  if (!blas.sgemm)
+  if (!blas.gemm)
     return cpu + threads + "; BLAS: none (" + blas.error + ")";
-  return cpu + threads + "; BLAS: " + blas.version + ", " + blas.core +
-         " kernels (" + blas.reason + ")";
+  std::string text = cpu + threads + "; BLAS: " + blas.version + ", " +
+                     blas.core + " kernels (" + blas.reason + ")";
+  if (blas.smallGemm)
+    text += "; tiles under " + std::to_string(blas.smallTileWork) +
+            " multiply-adds: " + blas.smallVersion + ", " + blas.smallCore +
+            " kernels (" + blas.smallReason + ")";
+  return text;
 }
 
 std::string parallax::runtime::kernelsJson() {
@@ -232,10 +407,17 @@ std::string parallax::runtime::kernelsJson() {
   const BlasLibrary &blas = blasLibrary();
   std::string json = "{\"cpu\": " + jsonString(blas.cpu) +
                      ", \"threads\": " + std::to_string(workerThreads());
-  if (!blas.sgemm)
+  if (!blas.gemm)
     return json +
            ", \"blas\": null, \"blas_error\": " + jsonString(blas.error) + "}";
-  return json + ", \"blas\": " + jsonString(blas.version) +
-         ", \"blas_core\": " + jsonString(blas.core) +
-         ", \"blas_core_reason\": " + jsonString(blas.reason) + "}";
+  json += ", \"blas\": " + jsonString(blas.version) +
+          ", \"blas_core\": " + jsonString(blas.core) +
+          ", \"blas_core_reason\": " + jsonString(blas.reason);
+  if (blas.smallGemm)
+    json += ", \"blas_small_tiles\": {\"below\": " +
+            std::to_string(blas.smallTileWork) +
+            ", \"blas\": " + jsonString(blas.smallVersion) +
+            ", \"blas_core\": " + jsonString(blas.smallCore) +
+            ", \"blas_core_reason\": " + jsonString(blas.smallReason) + "}";
+  return json + "}";
 }

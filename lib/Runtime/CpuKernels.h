@@ -2,18 +2,18 @@
 //
 // Part of the Parallax project. Internal to lib/Runtime.
 //
-// OpenBLAS picks its kernels by CPU model number when it loads: on a CPU
-// newer than the library it falls back to its SSE3 kernels (5x slower
-// SGEMM). The runtime decides from the CPU's features instead, tells
-// OpenBLAS before the library initialises, and loads it itself.
+// Matrix products run on oneDNN or OpenBLAS, loaded by the runtime. oneDNN
+// picks its kernels by the CPU's features. OpenBLAS picks them by CPU
+// model number when it loads: on a CPU newer than the library it falls
+// back to its SSE3 kernels (5x slower SGEMM), so the runtime decides from
+// the CPU's features instead and tells OpenBLAS before it initialises.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PARALLAX_LIB_RUNTIME_CPUKERNELS_H
 #define PARALLAX_LIB_RUNTIME_CPUKERNELS_H
 
-#include <cblas.h>
-
+#include <cstdint>
 #include <string>
 
 namespace parallax::runtime {
@@ -43,23 +43,37 @@ std::string openBlasCoreFor(const CpuFeatures &cpu);
 std::string instructionsNeededBy(const std::string &core);
 bool cpuCanRun(const CpuFeatures &cpu, const std::string &core);
 
-using SgemmFn = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint,
-                         blasint, blasint, float, const float *, blasint,
-                         const float *, blasint, float, float *, blasint);
+/// C += op(A) op(B) on row-major matrices, one tile on the calling
+/// thread alone: m x n of C, k deep; op transposes where asked.
+using TileGemmFn = void (*)(bool transA, bool transB, int64_t m, int64_t n,
+                            int64_t k, const float *a, int64_t lda,
+                            const float *b, int64_t ldb, float *c, int64_t ldc);
 
-/// The BLAS library the runtime runs matrix products with, loaded on
-/// first use. PARALLAX_BLAS_CORE chooses its kernels: `auto` (the
-/// default: by the CPU's features, unless the user set
+/// The library the runtime runs matrix products with, loaded on first use.
+/// PARALLAX_BLAS chooses it: `auto` (the default: oneDNN where it loads and
+/// has kernels for this CPU's vector unit, with OpenBLAS for small tiles;
+/// else OpenBLAS), `onednn` (oneDNN for every tile) or `openblas`.
+/// PARALLAX_BLAS_CORE chooses OpenBLAS's kernels, and so OpenBLAS: `auto`
+/// (the default: by the CPU's features, unless the user set
 /// OPENBLAS_CORETYPE), `library` (OpenBLAS's own detection), or an
 /// OpenBLAS core name.
 struct BlasLibrary {
   std::string cpu; // describeCpu of this CPU
-  SgemmFn sgemm = nullptr;
-  std::string config;  // "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
-  std::string version; // "OpenBLAS 0.3.21"
-  std::string core;    // what the library runs: "SkylakeX"
-  std::string reason;  // why: "chosen from the CPU's features (AVX-512)"
-  std::string error;   // why it could not be loaded, or ""
+  TileGemmFn gemm = nullptr;
+  std::string version; // "OpenBLAS 0.3.21", "oneDNN 2.6.3"
+  std::string core;    // its kernels: "SkylakeX", "avx512_core"
+  std::string reason;  // why: "chosen from the CPU's features"
+  std::string error;   // why no library could be loaded, or ""
+  /// Tiles of fewer than smallTileWork multiply-adds run on smallGemm
+  /// (null: gemm runs them all), from smallVersion with smallCore kernels,
+  /// chosen for smallReason.
+  TileGemmFn smallGemm = nullptr;
+  int64_t smallTileWork = 0;
+  std::string smallVersion, smallCore, smallReason;
+
+  TileGemmFn gemmFor(int64_t m, int64_t n, int64_t k) const {
+    return smallGemm && m * n * k < smallTileWork ? smallGemm : gemm;
+  }
 };
 
 /// Loads the library once; never dies (a program without matrix products

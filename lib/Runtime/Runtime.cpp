@@ -399,8 +399,8 @@ extern "C" void parallax_rt_init(int32_t argc, char **argv) {
         "BLAS (default: PARALLAX_THREADS, else OMP_NUM_THREADS, else the "
         "cores the program may run on); --verbose prints the CPU's features, "
         "the threads and the "
-        "kernels chosen for them (PARALLAX_BLAS_CORE: auto, library or an "
-        "OpenBLAS core)");
+        "library and kernels chosen for them (PARALLAX_BLAS: auto, onednn or "
+        "openblas; PARALLAX_BLAS_CORE: auto, library or an OpenBLAS core)");
   };
   bool verbose = false;
   int threads = 0;

@@ -388,10 +388,12 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
         "                   OMP_NUM_THREADS, else the cores the rank may run\n"
         "                   on, divided among the ranks of its machine that\n"
         "                   may run on them too)\n"
-        "  --verbose        each worker prints its CPU's features and the\n"
-        "                   kernels chosen for them (PARALLAX_BLAS_CORE:\n"
-        "                   auto, library or an OpenBLAS core), and how it\n"
-        "                   communicates (PARALLAX_COMM_THREAD: 1 or 0)\n";
+        "  --verbose        each worker prints its CPU's features, the\n"
+        "                   library and kernels chosen for them\n"
+        "                   (PARALLAX_BLAS: auto, onednn or openblas;\n"
+        "                   PARALLAX_BLAS_CORE: auto, library or an\n"
+        "                   OpenBLAS core), and how it communicates\n"
+        "                   (PARALLAX_COMM_THREAD: 1 or 0)\n";
     if (device())
       text += "\nOn the GPU (" + std::string(device()) +
               "):\n"

@@ -91,8 +91,9 @@ cl::opt<bool> unrollLoops(
              "innermost loop, such as a 16-pixel image row, makes LLVM "
              "vectorize the loop around it with gathers and scatters)"));
 cl::opt<bool> useBlas("blas", cl::init(true), cl::cat(category),
-                      cl::desc("Run f32 matrix products through OpenBLAS "
-                               "(--blas=false: generated loops)"));
+                      cl::desc("Run f32 matrix products through the "
+                               "runtime's BLAS libraries, oneDNN and "
+                               "OpenBLAS (--blas=false: generated loops)"));
 cl::opt<bool> dumpPipeline("dump-pipeline", cl::cat(category),
                            cl::desc("Print the MLIR pass pipeline"));
 cl::opt<int64_t> batchSize("batch-size", cl::cat(category), cl::value_desc("B"),

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
 #include <strings.h>
 
 using namespace parallax::runtime;
@@ -78,29 +80,63 @@ TEST(CpuKernelsTest, DetectionAgreesWithTheCompiler) {
 }
 #endif
 
-TEST(CpuKernelsTest, LoadsOpenBlasWithTheChosenKernels) {
-  // This process sets neither PARALLAX_BLAS_CORE nor OPENBLAS_CORETYPE
-  // (ctest's environment does not), so the choice is by features.
+TEST(CpuKernelsTest, LoadsTheChosenLibraryWithTheChosenKernels) {
+  // ctest sets no kernel choice but, for a second run of these tests,
+  // PARALLAX_BLAS.
   if (std::getenv("PARALLAX_BLAS_CORE") || std::getenv("OPENBLAS_CORETYPE"))
     GTEST_SKIP() << "a kernel choice is set in the environment";
+  const char *setting = std::getenv("PARALLAX_BLAS");
+  std::string mode = setting ? setting : "auto";
   const BlasLibrary &blas = blasLibrary();
-  ASSERT_NE(blas.sgemm, nullptr) << blas.error;
-  EXPECT_EQ(blas.version.rfind("OpenBLAS ", 0), 0u) << blas.version;
-  std::string wanted = openBlasCoreFor(detectCpuFeatures());
-  bool libraryHasIt = blas.reason.find("kernels") == std::string::npos;
-  if (!wanted.empty() && libraryHasIt) {
-    EXPECT_EQ(strcasecmp(blas.core.c_str(), wanted.c_str()), 0)
-        << blas.core << " vs " << wanted;
+  if (mode == "onednn" && !blas.gemm)
+    GTEST_SKIP() << blas.error;
+  ASSERT_NE(blas.gemm, nullptr) << blas.error;
+  bool oneDnn = blas.version.rfind("oneDNN ", 0) == 0;
+  if (mode == "openblas" || !oneDnn) {
+    EXPECT_NE(mode, "onednn");
+    EXPECT_EQ(blas.version.rfind("OpenBLAS ", 0), 0u) << blas.version;
+    std::string wanted = openBlasCoreFor(detectCpuFeatures());
+    bool libraryHasIt = blas.reason.find("kernels") == std::string::npos;
+    if (!wanted.empty() && libraryHasIt) {
+      EXPECT_EQ(strcasecmp(blas.core.c_str(), wanted.c_str()), 0)
+          << blas.core << " vs " << wanted;
+    }
+    // Under auto, OpenBLAS only where oneDNN could not be used.
+    if (mode == "auto") {
+      EXPECT_NE(blas.reason.find("not oneDNN: "), std::string::npos)
+          << blas.reason;
+    }
+  } else {
+    EXPECT_NE(mode, "openblas");
+    EXPECT_NE(blas.core.find("avx"), std::string::npos) << blas.core;
+    // Small tiles go to OpenBLAS under auto, never when oneDNN is asked for.
+    if (mode == "onednn") {
+      EXPECT_EQ(blas.smallGemm, nullptr);
+    } else if (blas.smallGemm) {
+      EXPECT_EQ(blas.smallVersion.rfind("OpenBLAS ", 0), 0u);
+    }
+    EXPECT_EQ(blas.gemmFor(64, 128, 64),
+              blas.smallGemm ? blas.smallGemm : blas.gemm);
+    EXPECT_EQ(blas.gemmFor(128, 128, 64), blas.gemm);
   }
-  // C = A B with A = [[1, 2], [3, 4]], B = [[5, 6], [7, 8]].
-  float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8}, c[4] = {};
-  blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1.0f, a, 2, b,
-             2, 0.0f, c, 2);
-  EXPECT_EQ(c[0], 19);
-  EXPECT_EQ(c[1], 22);
-  EXPECT_EQ(c[2], 43);
-  EXPECT_EQ(c[3], 50);
-  EXPECT_NE(describeKernels().find(blas.core + " kernels"), std::string::npos);
+  // C += A B with A = [[1, 2], [3, 4]], B = [[5, 6], [7, 8]], and with A
+  // read transposed.
+  float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8}, c[4] = {1, 1, 1, 1};
+  blas.gemm(false, false, 2, 2, 2, a, 2, b, 2, c, 2);
+  EXPECT_EQ(c[0], 20);
+  EXPECT_EQ(c[1], 23);
+  EXPECT_EQ(c[2], 44);
+  EXPECT_EQ(c[3], 51);
+  float t[4] = {};
+  blas.gemm(true, false, 2, 2, 2, a, 2, b, 2, t, 2);
+  EXPECT_EQ(t[0], 26);
+  EXPECT_EQ(t[1], 30);
+  EXPECT_EQ(t[2], 38);
+  EXPECT_EQ(t[3], 44);
+  EXPECT_NE(
+      describeKernels().find(blas.version + ", " + blas.core + " kernels"),
+      std::string::npos)
+      << describeKernels();
 }
 
 } // namespace

@@ -42,7 +42,7 @@ struct EmitOptions {
   /// The CUDA driver side of the runtime (libParallaxCudaRuntime.a), for
   /// programs with kernels; empty otherwise.
   std::string gpuRuntimeLibrary;
-  /// Libraries after the runtime (OpenBLAS, MPI, libm), as linker
+  /// Libraries after the runtime (MPI, OpenMP, libm), as linker
   /// arguments.
   std::vector<std::string> libraries;
 };
@@ -50,8 +50,9 @@ struct EmitOptions {
 /// The runtime archive installed beside the tool `argv0` (../lib).
 std::string defaultRuntimeLibrary(const char *argv0, void *anchor);
 
-/// The libraries the runtime needs: OpenBLAS, the MPI libraries
-/// parallax-compile was built with, libm.
+/// The libraries the runtime needs: the MPI libraries parallax-compile was
+/// built with, LLVM's OpenMP runtime, libm (the BLAS libraries are loaded
+/// at run time).
 std::vector<std::string> runtimeDependencies();
 
 /// The CUDA runtime archive beside the runtime archive `runtimeLibrary`.

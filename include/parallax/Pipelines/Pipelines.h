@@ -80,7 +80,8 @@ void buildInferenceToLinalgPipeline(OpPassManager &pm);
 
 /// The CPU back half: from linalg on tensors and runtime calls to an
 /// LLVM-dialect module with a C `main` (the training loop or the inference
-/// program). With `useBlas`, f32 matrix products call OpenBLAS.
+/// program). With `useBlas`, f32 matrix products call the runtime's BLAS
+/// libraries (oneDNN and OpenBLAS).
 enum class ProgramKind { Training, Inference };
 void buildCPUCodegenPipeline(OpPassManager &pm, ProgramKind kind,
                              bool useBlas = true);
@@ -119,7 +120,8 @@ struct TrainingPipelineCLOptions
       *this, "profile-data",
       llvm::cl::desc("Measure sparsity on the sample data in this directory")};
   Option<bool> blas{*this, "blas",
-                    llvm::cl::desc("f32 matrix products through OpenBLAS"),
+                    llvm::cl::desc("f32 matrix products through the runtime's "
+                                   "BLAS libraries"),
                     llvm::cl::init(true)};
   Option<std::string> optimizer{
       *this, "optimizer",

@@ -547,12 +547,13 @@ def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
   let description = [{
     Replaces `linalg.matmul` and `linalg.batch_matmul` on f32 memrefs whose
     rows are contiguous (unit stride along the last dimension) by a call to
-    `parallax_rt_matmul_f32`, which runs OpenBLAS's `cblas_sgemm` (C += A B,
-    as linalg accumulates into its output). Other products stay loops.
+    `parallax_rt_matmul_f32`, which runs the product in tiles on oneDNN's
+    `dnnl_sgemm` or OpenBLAS's `cblas_sgemm` (C += A B, as linalg
+    accumulates into its output). Other products stay loops.
     An operand that is a fresh buffer filled only by a `linalg.transpose`
     of the last two dimensions (a Gemm's `transB`, a weight gradient's
     `dY^T`) is passed as a `memref.transpose` view of the source instead,
-    which `cblas_sgemm` reads transposed: the copy disappears, unless
+    which the library reads transposed: the copy disappears, unless
     something may write the source between the transpose and the product.
     Where bufferization gave the buffer to several values, the last op to
     overwrite it before the product (without reading it) must be that
@@ -571,13 +572,14 @@ def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
     kernels).
 
     Precondition: the module is bufferized. Postcondition: the programs
-    built from it link the Parallax runtime, which loads OpenBLAS with the
-    kernels the CPU's features call for (parallax-compile does), or, with
+    built from it link the Parallax runtime, which loads oneDNN and
+    OpenBLAS with the kernels the CPU's features call for (parallax-compile
+    does), or, with
     `cublas`, the CUDA runtime, which loads cuBLAS.
   }];
   let options = [
     Option<"cublas", "cublas", "bool", /*default=*/"false",
-           "Call cuBLAS (--target cuda) instead of OpenBLAS">,
+           "Call cuBLAS (--target cuda) instead of the CPU's libraries">,
   ];
   let dependentDialects = [
     "::mlir::func::FuncDialect",
