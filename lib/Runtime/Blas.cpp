@@ -47,8 +47,23 @@ int64_t edgeFor(int64_t size, int64_t parts, int64_t minEdge) {
   return std::max(minEdge, ceilDiv(edge, kEdgeMultiple) * kEdgeMultiple);
 }
 
+/// A product cut into fewer tiles than kFewTiles, deep enough for slices
+/// of at least kMinSliceDepth, is also cut along its depth (at most
+/// kMaxSlices slices, each at least kTileWork): otherwise its one or two
+/// tiles keep one thread busy while the others wait (the LM's hidden
+/// gradient, 320 x 128 x 100,000, ran on one thread of two). Each slice
+/// multiplies into a zeroed partial of its own, and the partials are added
+/// to C in slice order: the slices, and so the results, depend on the
+/// shapes alone. Partials of more than kMaxPartialBytes are not made.
+constexpr int64_t kFewTiles = 4, kMinSliceDepth = 1024, kMaxSlices = 16;
+constexpr int64_t kMaxPartialBytes = int64_t(64) << 20;
+
 struct Tile {
   int64_t batch, row, rows, col, cols;
+  /// Depth slice: [depthBegin, depthBegin + depth), or all of it.
+  int64_t depthBegin = 0, depth = 0;
+  /// Where the slice accumulates: C itself, or a partial of rows x cols.
+  float *partial = nullptr;
 };
 
 struct TileEdges {
@@ -77,7 +92,7 @@ TileEdges edgesOf(const Matrices &C, int64_t wanted, int64_t minEdge) {
 }
 
 /// Tiles of C, from the shapes alone (never the thread count).
-std::vector<Tile> tilesOf(const Matrices &C, int64_t depth) {
+std::vector<Tile> blocksOf(const Matrices &C, int64_t depth) {
   int64_t work = C.rows * C.cols * depth;
   int64_t wanted = std::clamp(work / kTileWork, int64_t(1), kMaxTiles);
   TileEdges edges = edgesOf(C, wanted, kLargeEdge);
@@ -89,8 +104,18 @@ std::vector<Tile> tilesOf(const Matrices &C, int64_t depth) {
     for (int64_t row = 0; row < C.rows; row += rowEdge)
       for (int64_t col = 0; col < C.cols; col += colEdge)
         tiles.push_back({b, row, std::min(rowEdge, C.rows - row), col,
-                         std::min(colEdge, C.cols - col)});
+                         std::min(colEdge, C.cols - col), 0, depth});
   return tiles;
+}
+
+/// How many depth slices each block gets (1: none), from the shapes alone.
+int64_t slicesOf(const Matrices &C, int64_t depth, int64_t blocks) {
+  if (blocks >= kFewTiles)
+    return 1;
+  int64_t slices = std::min({kMaxSlices, depth / kMinSliceDepth,
+                             C.batch * C.rows * C.cols * depth / kTileWork});
+  int64_t partialBytes = slices * C.batch * C.rows * C.cols * 4;
+  return slices >= 2 && partialBytes <= kMaxPartialBytes ? slices : 1;
 }
 
 } // namespace
@@ -100,22 +125,65 @@ extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
   static const BlasLibrary &blas = requireBlasLibrary();
   Matrices A = viewMatrices(rankA, a), B = viewMatrices(rankB, b),
            C = viewMatrices(rankC, c);
-  std::vector<Tile> tiles = tilesOf(C, A.cols);
+  int64_t depth = A.cols;
+  std::vector<Tile> blocks = blocksOf(C, depth);
+  int64_t slices = slicesOf(C, depth, static_cast<int64_t>(blocks.size()));
+  std::vector<Tile> tiles;
+  std::vector<float> partials;
+  if (slices == 1) {
+    tiles = std::move(blocks);
+  } else {
+    partials.assign(slices * C.batch * C.rows * C.cols, 0.0f);
+    int64_t sliceDepth = ceilDiv(depth, slices), offset = 0;
+    for (const Tile &block : blocks) {
+      for (int64_t s = 0; s * sliceDepth < depth; ++s) {
+        Tile t = block;
+        t.depthBegin = s * sliceDepth;
+        t.depth = std::min(sliceDepth, depth - t.depthBegin);
+        t.partial = partials.data() + offset;
+        offset += block.rows * block.cols;
+        tiles.push_back(t);
+      }
+    }
+  }
   auto multiply = [&](const Tile &t) {
     // A is [rows, depth] (stored transposed: [depth, rows]), B is
     // [depth, cols] (stored transposed: [cols, depth]).
     const float *aTile = A.data + t.batch * A.batchStride +
-                         t.row * (A.transposed ? 1 : A.leading);
+                         t.row * (A.transposed ? 1 : A.leading) +
+                         t.depthBegin * (A.transposed ? A.leading : 1);
     const float *bTile = B.data + t.batch * B.batchStride +
-                         t.col * (B.transposed ? B.leading : 1);
-    float *cTile = C.data + t.batch * C.batchStride + t.row * C.leading + t.col;
-    blas.gemmFor(t.rows, t.cols, A.cols)(A.transposed, B.transposed, t.rows,
-                                         t.cols, A.cols, aTile, A.leading,
-                                         bTile, B.leading, cTile, C.leading);
+                         t.col * (B.transposed ? B.leading : 1) +
+                         t.depthBegin * (B.transposed ? 1 : B.leading);
+    float *cTile = t.partial ? t.partial
+                             : C.data + t.batch * C.batchStride +
+                                   t.row * C.leading + t.col;
+    int64_t leading = t.partial ? t.cols : C.leading;
+    blas.gemmFor(t.rows, t.cols, t.depth)(A.transposed, B.transposed, t.rows,
+                                          t.cols, t.depth, aTile, A.leading,
+                                          bTile, B.leading, cTile, leading);
   };
   parallelChunks(static_cast<int64_t>(tiles.size()), 1,
                  [&](int64_t begin, int64_t end) {
                    for (int64_t i = begin; i < end; ++i)
                      multiply(tiles[i]);
                  });
+  if (slices == 1)
+    return;
+  // C += the block's slices in order, row by row of C: every element sums
+  // the same partials in the same order on any thread.
+  int64_t rowsPerMatrix = C.rows;
+  parallelChunks(C.batch * rowsPerMatrix, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      int64_t batch = i / rowsPerMatrix, row = i % rowsPerMatrix;
+      float *out = C.data + batch * C.batchStride + row * C.leading;
+      for (const Tile &t : tiles) {
+        if (t.batch != batch || row < t.row || row >= t.row + t.rows)
+          continue;
+        const float *in = t.partial + (row - t.row) * t.cols;
+        for (int64_t j = 0; j < t.cols; ++j)
+          out[t.col + j] += in[j];
+      }
+    }
+  });
 }

@@ -26,11 +26,11 @@ struct Shape {
   bool transposeA, transposeB;
 };
 
-/// C = A B through parallax_rt_matmul_f32 (C zeroed first: the runtime
-/// accumulates into it), A and B row-major or viewed transposed.
+/// C = 0.5 + A B through parallax_rt_matmul_f32 (the runtime accumulates
+/// into C, as linalg does), A and B row-major or viewed transposed.
 std::vector<float> product(const Shape &s, const std::vector<float> &a,
                            const std::vector<float> &b) {
-  std::vector<float> c(s.m * s.n, 0.0f);
+  std::vector<float> c(s.m * s.n, 0.5f);
   auto view = [](const std::vector<float> &data, int64_t rows, int64_t cols,
                  bool transposed) {
     // A transposed operand is the row-major cols x rows matrix read with
@@ -74,7 +74,7 @@ TEST_P(BlasTest, TilesGiveTheProductOnAnyThreadCount) {
             0);
   for (int64_t i = 0; i < s.m; ++i)
     for (int64_t j = 0; j < s.n; ++j) {
-      double want = 0;
+      double want = 0.5;
       for (int64_t p = 0; p < s.k; ++p)
         want += double(s.transposeA ? a[p * s.m + i] : a[i * s.k + p]) *
                 double(s.transposeB ? b[j * s.k + p] : b[p * s.n + j]);
@@ -84,13 +84,17 @@ TEST_P(BlasTest, TilesGiveTheProductOnAnyThreadCount) {
 }
 
 // Single tiles, tiles along one edge, a grid of tiles with ragged edges,
-// transposed operands, and a product large enough for 512-wide tiles.
+// transposed operands, a product large enough for 512-wide tiles, and
+// products of few tiles cut along their depth too (one block in 16 slices;
+// two ragged blocks of transposed operands in 4 slices).
 INSTANTIATE_TEST_SUITE_P(Shapes, BlasTest,
                          testing::Values(Shape{1, 1, 1, false, false},
                                          Shape{64, 2048, 576, false, false},
                                          Shape{300, 5000, 40, false, true},
                                          Shape{700, 900, 300, true, false},
                                          Shape{1000, 1100, 200, true, true},
-                                         Shape{2048, 2048, 16, false, true}));
+                                         Shape{2048, 2048, 16, false, true},
+                                         Shape{64, 64, 20000, false, false},
+                                         Shape{300, 100, 5000, true, true}));
 
 } // namespace
