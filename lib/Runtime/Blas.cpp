@@ -126,6 +126,10 @@ extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
   Matrices A = viewMatrices(rankA, a), B = viewMatrices(rankB, b),
            C = viewMatrices(rankC, c);
   int64_t depth = A.cols;
+  // C += nothing; the libraries would reject the operands' leading
+  // dimensions (at least 1).
+  if (depth == 0)
+    return;
   std::vector<Tile> blocks = blocksOf(C, depth);
   int64_t slices = slicesOf(C, depth, static_cast<int64_t>(blocks.size()));
   std::vector<Tile> tiles;

@@ -86,7 +86,8 @@ TEST_P(BlasTest, TilesGiveTheProductOnAnyThreadCount) {
 // Single tiles, tiles along one edge, a grid of tiles with ragged edges,
 // transposed operands, a product large enough for 512-wide tiles, and
 // products of few tiles cut along their depth too (one block in 16 slices;
-// two ragged blocks of transposed operands in 4 slices).
+// two ragged blocks of transposed operands in 4 slices), and a product of
+// depth 0, which leaves C as it was.
 INSTANTIATE_TEST_SUITE_P(Shapes, BlasTest,
                          testing::Values(Shape{1, 1, 1, false, false},
                                          Shape{64, 2048, 576, false, false},
@@ -95,6 +96,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, BlasTest,
                                          Shape{1000, 1100, 200, true, true},
                                          Shape{2048, 2048, 16, false, true},
                                          Shape{64, 64, 20000, false, false},
-                                         Shape{300, 100, 5000, true, true}));
+                                         Shape{300, 100, 5000, true, true},
+                                         Shape{5, 7, 0, false, false}));
 
 } // namespace
