@@ -22,7 +22,8 @@ so far (it cannot be the best).
 Parallax's program (parallax-compile -O3 --batch-size B --lr 0.01, the
 same model, weights and data; SGD) runs with --threads 1 and --threads
 CORES with no environment variable of ours set (OPENBLAS_CORETYPE
-removed: the runtime chooses OpenBLAS's kernels itself).
+removed: the runtime chooses its libraries, oneDNN and OpenBLAS, and their
+kernels itself).
 
 Models: torchvision's resnet18 and mobilenet_v2 exported for training
 (batch statistics, dropout; 10 classes, 32x32 images, batch 32), and
@@ -109,7 +110,7 @@ def torch_child(config):
 def base_environment():
     env = dict(os.environ)
     for key in ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY", "OMP_NUM_THREADS",
-                "OPENBLAS_NUM_THREADS", "PARALLAX_BLAS_CORE"):
+                "OPENBLAS_NUM_THREADS", "PARALLAX_BLAS", "PARALLAX_BLAS_CORE"):
         env.pop(key, None)
     return env
 
