@@ -321,24 +321,22 @@ BlasLibrary load() {
   std::string mode = setting && *setting ? setting : "auto";
   const char *core = std::getenv("PARALLAX_BLAS_CORE");
   bool openBlasCore = core && *core && strcmp(core, "auto") != 0;
-  if (mode == "openblas")
-    return loadOpenBlas(cpu);
-  if (mode == "onednn") {
-    BlasLibrary blas = loadOneDnn(cpu, /*requiredByUser=*/true);
-    if (openBlasCore) {
-      blas.gemm = nullptr;
-      blas.error = "PARALLAX_BLAS=onednn, but PARALLAX_BLAS_CORE names "
-                   "OpenBLAS's kernels; unset one of them";
-    }
-    return blas;
-  }
-  if (mode != "auto") {
+  auto refused = [&](std::string error) {
     BlasLibrary blas;
     blas.cpu = describeCpu(cpu);
-    blas.error =
-        "PARALLAX_BLAS is '" + mode + "'; it takes auto, onednn or openblas";
+    blas.error = std::move(error);
     return blas;
-  }
+  };
+  if (mode == "openblas")
+    return loadOpenBlas(cpu);
+  if (mode == "onednn" && openBlasCore)
+    return refused("PARALLAX_BLAS=onednn, but PARALLAX_BLAS_CORE names "
+                   "OpenBLAS's kernels; unset one of them");
+  if (mode == "onednn")
+    return loadOneDnn(cpu, /*requiredByUser=*/true);
+  if (mode != "auto")
+    return refused("PARALLAX_BLAS is '" + mode +
+                   "'; it takes auto, onednn or openblas");
   // PARALLAX_BLAS_CORE names OpenBLAS's kernels, so it asks for OpenBLAS.
   if (openBlasCore)
     return loadOpenBlas(cpu);
