@@ -50,3 +50,75 @@ func.func @two_users(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %y = parallax.log %e : tensor<4xf32>
   return %x, %y : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A convolution's input gradient flips its filter spatially and then
+// swaps its channels: the transpose reads the flip's input directly, one
+// copy where there were two.
+// CHECK-DAG: #[[READ:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 4 + d2, d1, -d3 + 2, -d4 + 2)>
+// CHECK-DAG: #[[WRITE:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @flip_then_swap
+// CHECK-SAME: (%[[W:.*]]: tensor<4x6x3x3xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: tensor.expand_shape
+// CHECK: %[[COPY:.*]] = linalg.generic {indexing_maps = [#[[READ]], #[[WRITE]]]
+// CHECK-SAME: ins(%[[W]] : tensor<4x6x3x3xf32>) outs(%{{.*}} : tensor<1x6x4x3x3xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: linalg.yield %[[IN]] : f32
+// CHECK: return %[[COPY]]
+#flip = affine_map<(d0, d1, d2, d3) -> (d0, d1, -d2 + 2, -d3 + 2)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @flip_then_swap(%w: tensor<4x6x3x3xf32>) -> tensor<1x6x4x3x3xf32> {
+  %e0 = tensor.empty() : tensor<4x6x3x3xf32>
+  %flipped = linalg.generic {indexing_maps = [#flip, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%w : tensor<4x6x3x3xf32>) outs(%e0 : tensor<4x6x3x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x6x3x3xf32>
+  %grouped = tensor.expand_shape %flipped [[0, 1], [2], [3], [4]] output_shape [1, 4, 6, 3, 3] : tensor<4x6x3x3xf32> into tensor<1x4x6x3x3xf32>
+  %e1 = tensor.empty() : tensor<1x6x4x3x3xf32>
+  %swapped = linalg.transpose ins(%grouped : tensor<1x4x6x3x3xf32>) outs(%e1 : tensor<1x6x4x3x3xf32>) permutation = [0, 2, 1, 3, 4]
+  return %swapped : tensor<1x6x4x3x3xf32>
+}
+
+// -----
+
+// A copy whose result is used elsewhere too stays: folding it would copy
+// twice.
+// CHECK-LABEL: func.func @copy_used_twice
+// CHECK: linalg.generic
+// CHECK: linalg.transpose
+#flip2 = affine_map<(d0, d1) -> (d0, -d1 + 2)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @copy_used_twice(%w: tensor<4x3xf32>) -> (tensor<3x4xf32>, tensor<4x3xf32>) {
+  %e0 = tensor.empty() : tensor<4x3xf32>
+  %flipped = linalg.generic {indexing_maps = [#flip2, #id2], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<4x3xf32>) outs(%e0 : tensor<4x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x3xf32>
+  %e1 = tensor.empty() : tensor<3x4xf32>
+  %t = linalg.transpose ins(%flipped : tensor<4x3xf32>) outs(%e1 : tensor<3x4xf32>) permutation = [1, 0]
+  return %t, %flipped : tensor<3x4xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// Without an expand_shape between them, a reversal and a transpose of the
+// same matrix fold too.
+// CHECK-DAG: #[[READ2:.*]] = affine_map<(d0, d1) -> (-d1 + 3, d0)>
+// CHECK-LABEL: func.func @reverse_then_transpose
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic {indexing_maps = [#[[READ2]],
+// CHECK-SAME: ins(%{{.*}} : tensor<4x3xf32>) outs(%{{.*}} : tensor<3x4xf32>)
+#rev = affine_map<(d0, d1) -> (-d0 + 3, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @reverse_then_transpose(%w: tensor<4x3xf32>) -> tensor<3x4xf32> {
+  %e0 = tensor.empty() : tensor<4x3xf32>
+  %r = linalg.generic {indexing_maps = [#rev, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<4x3xf32>) outs(%e0 : tensor<4x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x3xf32>
+  %e1 = tensor.empty() : tensor<3x4xf32>
+  %t = linalg.transpose ins(%r : tensor<4x3xf32>) outs(%e1 : tensor<3x4xf32>) permutation = [1, 0]
+  return %t : tensor<3x4xf32>
+}

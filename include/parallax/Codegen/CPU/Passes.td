@@ -52,9 +52,19 @@ def ParallaxFuseElementwise : Pass<"parallax-fuse-elementwise"> {
     broadcasting producer into them, turning them into generics that can
     no longer go to BLAS). A producer is fused only into its single user.
 
+    A `linalg.transpose` whose input is a copy (a `linalg.generic` with one
+    input, only parallel loops and a body that yields the input element,
+    read through any affine map), directly or through one
+    `tensor.expand_shape`, and the copy's only user, becomes one copy that
+    reads the copy's input through the composed map. A convolution's input
+    gradient flips its filter spatially and then swaps its channels: one
+    pass over the filter instead of two (ResNet-18's step moves 959 MB
+    instead of 1,049, `PROGRAM --profile`).
+
     Precondition: linalg on tensors. Postcondition: no elementwise
     `linalg.generic` with a single user that is an elementwise generic
-    remains unfused; named matrix products are unchanged.
+    remains unfused, no transpose reads such a copy; named matrix products
+    are unchanged.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
