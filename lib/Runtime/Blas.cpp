@@ -167,11 +167,8 @@ extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
                                           t.cols, t.depth, aTile, A.leading,
                                           bTile, B.leading, cTile, leading);
   };
-  parallelChunks(static_cast<int64_t>(tiles.size()), 1,
-                 [&](int64_t begin, int64_t end) {
-                   for (int64_t i = begin; i < end; ++i)
-                     multiply(tiles[i]);
-                 });
+  parallelTasks(static_cast<int64_t>(tiles.size()),
+                [&](int64_t i) { multiply(tiles[i]); });
   if (slices == 1)
     return;
   // C += the block's slices in order, row by row of C: every element sums

@@ -135,7 +135,23 @@ void parallax::runtime::parallelChunks(
       body(begin, std::min(begin + chunk, count));
     return;
   }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  // Static: thread t takes the t-th run of chunks, the same part of a
+  // buffer as the generated loop nests' static schedule gives it, so data
+  // one kernel wrote is read from the same core's caches by the next.
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t i = 0; i < chunks; ++i)
     body(i * chunk, std::min((i + 1) * chunk, count));
+}
+
+void parallax::runtime::parallelTasks(
+    int64_t count, const std::function<void(int64_t)> &body) {
+  int threads = workerThreads();
+  if (threads == 1 || count <= 1) {
+    for (int64_t i = 0; i < count; ++i)
+      body(i);
+    return;
+  }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (int64_t i = 0; i < count; ++i)
+    body(i);
 }

@@ -37,12 +37,18 @@ int workerThreads();
 std::string describeThreads();
 
 /// Runs body(begin, end) over [0, count) cut into chunks of at least
-/// `minChunk` (and at most 256 chunks), on the worker's threads. The
+/// `minChunk` (and at most 256 chunks), on the worker's threads, each
+/// thread one run of consecutive chunks (equal work per chunk). The
 /// chunks depend on `count` and `minChunk` only, so a body that computes
 /// each index independently gives the same results on any number of
 /// threads.
 void parallelChunks(int64_t count, int64_t minChunk,
                     const std::function<void(int64_t, int64_t)> &body);
+
+/// Runs body(i) for i in [0, count) on the worker's threads, each task
+/// handed to the next thread that is free: for tasks of unequal work
+/// (matrix product tiles).
+void parallelTasks(int64_t count, const std::function<void(int64_t)> &body);
 
 } // namespace parallax::runtime
 
