@@ -34,7 +34,7 @@ double secondsPerCall(TileGemmFn gemm, int64_t m, int64_t n, int64_t k,
                       const std::vector<float> &b, std::vector<float> &c) {
   auto start = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < calls; ++i)
-    gemm(false, false, m, n, k, a.data(), k, b.data(), n, c.data(), n);
+    gemm(false, false, m, n, k, a.data(), k, b.data(), n, 1.0f, c.data(), n);
   std::chrono::duration<double> elapsed =
       std::chrono::steady_clock::now() - start;
   return elapsed.count() / calls;

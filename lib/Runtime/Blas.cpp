@@ -20,6 +20,8 @@
 #include "Support.h"
 #include "Threads.h"
 
+#include <algorithm>
+#include <memory>
 #include <vector>
 
 using namespace parallax::runtime;
@@ -118,33 +120,41 @@ int64_t slicesOf(const Matrices &C, int64_t depth, int64_t blocks) {
   return slices >= 2 && partialBytes <= kMaxPartialBytes ? slices : 1;
 }
 
-} // namespace
-
-extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
-                                       void *b, int64_t rankC, void *c) {
+/// C += A B (accumulate) or C = A B (C's old contents never read).
+void multiplyMatrices(int64_t rankA, void *a, int64_t rankB, void *b,
+                      int64_t rankC, void *c, bool accumulate) {
   static const BlasLibrary &blas = requireBlasLibrary();
   Matrices A = viewMatrices(rankA, a), B = viewMatrices(rankB, b),
            C = viewMatrices(rankC, c);
   int64_t depth = A.cols;
-  // C += nothing; the libraries would reject the operands' leading
-  // dimensions (at least 1).
-  if (depth == 0)
+  // A product of depth 0 is zero; the libraries would reject the
+  // operands' leading dimensions (at least 1).
+  if (depth == 0) {
+    if (!accumulate)
+      parallelChunks(C.batch * C.rows, 64, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+          std::fill_n(C.data + (i / C.rows) * C.batchStride +
+                          (i % C.rows) * C.leading,
+                      C.cols, 0.0f);
+      });
     return;
+  }
   std::vector<Tile> blocks = blocksOf(C, depth);
   int64_t slices = slicesOf(C, depth, static_cast<int64_t>(blocks.size()));
   std::vector<Tile> tiles;
-  std::vector<float> partials;
+  // Each slice overwrites a partial of its own: never zero-filled.
+  std::unique_ptr<float[]> partials;
   if (slices == 1) {
     tiles = std::move(blocks);
   } else {
-    partials.assign(slices * C.batch * C.rows * C.cols, 0.0f);
+    partials.reset(new float[slices * C.batch * C.rows * C.cols]);
     int64_t sliceDepth = ceilDiv(depth, slices), offset = 0;
     for (const Tile &block : blocks) {
       for (int64_t s = 0; s * sliceDepth < depth; ++s) {
         Tile t = block;
         t.depthBegin = s * sliceDepth;
         t.depth = std::min(sliceDepth, depth - t.depthBegin);
-        t.partial = partials.data() + offset;
+        t.partial = partials.get() + offset;
         offset += block.rows * block.cols;
         tiles.push_back(t);
       }
@@ -163,21 +173,25 @@ extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
                              : C.data + t.batch * C.batchStride +
                                    t.row * C.leading + t.col;
     int64_t leading = t.partial ? t.cols : C.leading;
-    blas.gemmFor(t.rows, t.cols, t.depth)(A.transposed, B.transposed, t.rows,
-                                          t.cols, t.depth, aTile, A.leading,
-                                          bTile, B.leading, cTile, leading);
+    float beta = accumulate && !t.partial ? 1.0f : 0.0f;
+    blas.gemmFor(t.rows, t.cols, t.depth)(
+        A.transposed, B.transposed, t.rows, t.cols, t.depth, aTile, A.leading,
+        bTile, B.leading, beta, cTile, leading);
   };
   parallelTasks(static_cast<int64_t>(tiles.size()),
                 [&](int64_t i) { multiply(tiles[i]); });
   if (slices == 1)
     return;
-  // C += the block's slices in order, row by row of C: every element sums
-  // the same partials in the same order on any thread.
+  // C += the block's slices in order (C = them, overwriting), row by row
+  // of C: every element sums the same partials in the same order on any
+  // thread.
   int64_t rowsPerMatrix = C.rows;
   parallelChunks(C.batch * rowsPerMatrix, 64, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       int64_t batch = i / rowsPerMatrix, row = i % rowsPerMatrix;
       float *out = C.data + batch * C.batchStride + row * C.leading;
+      if (!accumulate)
+        std::fill_n(out, C.cols, 0.0f);
       for (const Tile &t : tiles) {
         if (t.batch != batch || row < t.row || row >= t.row + t.rows)
           continue;
@@ -187,4 +201,17 @@ extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
       }
     }
   });
+}
+
+} // namespace
+
+extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
+                                       void *b, int64_t rankC, void *c) {
+  multiplyMatrices(rankA, a, rankB, b, rankC, c, /*accumulate=*/true);
+}
+
+extern "C" void parallax_rt_matmul_into_f32(int64_t rankA, void *a,
+                                            int64_t rankB, void *b,
+                                            int64_t rankC, void *c) {
+  multiplyMatrices(rankA, a, rankB, b, rankC, c, /*accumulate=*/false);
 }

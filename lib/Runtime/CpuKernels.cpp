@@ -133,10 +133,10 @@ CblasSgemmFn openBlasSgemm;
 
 void openBlasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                   const float *a, int64_t lda, const float *b, int64_t ldb,
-                  float *c, int64_t ldc) {
+                  float beta, float *c, int64_t ldc) {
   openBlasSgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
                 transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
-                ldb, 1.0f, c, ldc);
+                ldb, beta, c, ldc);
 }
 
 BlasLibrary loadOpenBlas(const CpuFeatures &cpu) {
@@ -255,7 +255,7 @@ constexpr unsigned kDnnlAvx2 = 0x7;
 
 void oneDnnGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                 const float *a, int64_t lda, const float *b, int64_t ldb,
-                float *c, int64_t ldc) {
+                float beta, float *c, int64_t ldc) {
   // oneDNN's OpenMP build shares a call among omp_get_max_threads()
   // threads (the programs' OpenMP runtime, which implements GCC's calls
   // too); a tile runs on its thread alone, so that results never depend on
@@ -264,7 +264,7 @@ void oneDnnGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   if (threads != 1)
     omp_set_num_threads(1);
   int status = dnnlSgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f,
-                         a, lda, b, ldb, 1.0f, c, ldc);
+                         a, lda, b, ldb, beta, c, ldc);
   if (threads != 1)
     omp_set_num_threads(threads);
   if (status != 0)

@@ -43,11 +43,13 @@ std::string openBlasCoreFor(const CpuFeatures &cpu);
 std::string instructionsNeededBy(const std::string &core);
 bool cpuCanRun(const CpuFeatures &cpu, const std::string &core);
 
-/// C += op(A) op(B) on row-major matrices, one tile on the calling
+/// C = op(A) op(B) + beta C on row-major matrices (beta 1: accumulate;
+/// 0: overwrite, C's old contents never read), one tile on the calling
 /// thread alone: m x n of C, k deep; op transposes where asked.
 using TileGemmFn = void (*)(bool transA, bool transB, int64_t m, int64_t n,
                             int64_t k, const float *a, int64_t lda,
-                            const float *b, int64_t ldb, float *c, int64_t ldc);
+                            const float *b, int64_t ldb, float beta, float *c,
+                            int64_t ldc);
 
 /// The library the runtime runs matrix products with, loaded on first use.
 /// PARALLAX_BLAS chooses it: `auto` (the default: oneDNN where it loads and

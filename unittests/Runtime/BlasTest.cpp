@@ -26,11 +26,14 @@ struct Shape {
   bool transposeA, transposeB;
 };
 
-/// C = 0.5 + A B through parallax_rt_matmul_f32 (the runtime accumulates
-/// into C, as linalg does), A and B row-major or viewed transposed.
+/// C = start + A B through parallax_rt_matmul_f32 (the runtime accumulates
+/// into C, as linalg does), A and B row-major or viewed transposed; with
+/// `overwrite`, C = A B through parallax_rt_matmul_into_f32 (C's old
+/// contents, `start`, never read).
 std::vector<float> product(const Shape &s, const std::vector<float> &a,
-                           const std::vector<float> &b) {
-  std::vector<float> c(s.m * s.n, 0.5f);
+                           const std::vector<float> &b, float start = 0.5f,
+                           bool overwrite = false) {
+  std::vector<float> c(s.m * s.n, start);
   auto view = [](const std::vector<float> &data, int64_t rows, int64_t cols,
                  bool transposed) {
     // A transposed operand is the row-major cols x rows matrix read with
@@ -43,7 +46,10 @@ std::vector<float> product(const Shape &s, const std::vector<float> &a,
   auto A = view(a, s.m, s.k, s.transposeA);
   auto B = view(b, s.k, s.n, s.transposeB);
   auto C = view(c, s.m, s.n, false);
-  parallax_rt_matmul_f32(2, &A, 2, &B, 2, &C);
+  if (overwrite)
+    parallax_rt_matmul_into_f32(2, &A, 2, &B, 2, &C);
+  else
+    parallax_rt_matmul_f32(2, &A, 2, &B, 2, &C);
   return c;
 }
 
@@ -83,11 +89,34 @@ TEST_P(BlasTest, TilesGiveTheProductOnAnyThreadCount) {
     }
 }
 
+// C = A B over whatever C held (NaN here) is C = 0, then C += A B, bit
+// for bit (up to the sign of zero), on any thread count: the fill before a
+// product can go.
+TEST_P(BlasTest, OverwritingIsAccumulatingOntoZeros) {
+  const Shape &s = GetParam();
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<float> a(s.m * s.k), b(s.k * s.n);
+  for (float &x : a)
+    x = value(rng);
+  for (float &x : b)
+    x = value(rng);
+  for (int threads : {1, 3}) {
+    configureThreads(threads);
+    std::vector<float> accumulated = product(s, a, b, 0.0f);
+    std::vector<float> overwritten = product(s, a, b, NAN, true);
+    for (size_t i = 0; i < accumulated.size(); ++i)
+      ASSERT_EQ(accumulated[i], overwritten[i])
+          << "element " << i << ", " << threads << " threads";
+  }
+  configureThreads(0);
+}
+
 // Single tiles, tiles along one edge, a grid of tiles with ragged edges,
 // transposed operands, a product large enough for 512-wide tiles, and
 // products of few tiles cut along their depth too (one block in 16 slices;
 // two ragged blocks of transposed operands in 4 slices), and a product of
-// depth 0, which leaves C as it was.
+// depth 0, which leaves C as it was (or zeroes it, overwriting).
 INSTANTIATE_TEST_SUITE_P(Shapes, BlasTest,
                          testing::Values(Shape{1, 1, 1, false, false},
                                          Shape{64, 2048, 576, false, false},

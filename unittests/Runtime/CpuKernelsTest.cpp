@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <strings.h>
@@ -122,17 +123,24 @@ TEST(CpuKernelsTest, LoadsTheChosenLibraryWithTheChosenKernels) {
   // C += A B with A = [[1, 2], [3, 4]], B = [[5, 6], [7, 8]], and with A
   // read transposed.
   float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8}, c[4] = {1, 1, 1, 1};
-  blas.gemm(false, false, 2, 2, 2, a, 2, b, 2, c, 2);
+  blas.gemm(false, false, 2, 2, 2, a, 2, b, 2, 1.0f, c, 2);
   EXPECT_EQ(c[0], 20);
   EXPECT_EQ(c[1], 23);
   EXPECT_EQ(c[2], 44);
   EXPECT_EQ(c[3], 51);
   float t[4] = {};
-  blas.gemm(true, false, 2, 2, 2, a, 2, b, 2, t, 2);
+  blas.gemm(true, false, 2, 2, 2, a, 2, b, 2, 1.0f, t, 2);
   EXPECT_EQ(t[0], 26);
   EXPECT_EQ(t[1], 30);
   EXPECT_EQ(t[2], 38);
   EXPECT_EQ(t[3], 44);
+  // beta 0: C = A B, its old contents (here NaN) never read.
+  float o[4] = {NAN, NAN, NAN, NAN};
+  blas.gemm(false, false, 2, 2, 2, a, 2, b, 2, 0.0f, o, 2);
+  EXPECT_EQ(o[0], 19);
+  EXPECT_EQ(o[1], 22);
+  EXPECT_EQ(o[2], 43);
+  EXPECT_EQ(o[3], 50);
   EXPECT_NE(
       describeKernels().find(blas.version + ", " + blas.core + " kernels"),
       std::string::npos)

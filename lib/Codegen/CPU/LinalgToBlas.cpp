@@ -217,6 +217,37 @@ std::optional<TransposedOutput> transposedOutputOf(linalg::LinalgOp product) {
   return found;
 }
 
+/// An op whose only memory effect is a fresh allocation (memref.alloc).
+bool onlyAllocates(Operation *op) {
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects || op->getNumRegions() != 0)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  return llvm::all_of(list, [](const MemoryEffects::EffectInstance &effect) {
+    return isa<MemoryEffects::Allocate>(effect.getEffect());
+  });
+}
+
+/// The zero fill the product would otherwise accumulate onto: the last op
+/// before `product` with memory effects, when it fills `output` itself
+/// with zero. Ops between only compute, make views or allocate; nothing
+/// reads the zeros but the product.
+linalg::FillOp zeroFillBefore(Operation *product, Value output) {
+  for (Operation *op = product->getPrevNode(); op; op = op->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+      if (fill.hasPureBufferSemantics() &&
+          fill.getOutputs().front() == output &&
+          matchPattern(fill.getInputs().front(), m_AnyZeroFloat()))
+        return fill;
+      return nullptr;
+    }
+    if (!isMemoryEffectFree(op) && !onlyAllocates(op))
+      return nullptr;
+  }
+  return nullptr;
+}
+
 struct LinalgToBlasPass
     : parallax::impl::ParallaxLinalgToBlasBase<LinalgToBlasPass> {
   using Base::Base;
@@ -267,13 +298,22 @@ struct LinalgToBlasPass
             transposed->destination.getResult());
         transposed->transpose->erase();
       }
+      // C = A B where C was zero-filled for the product alone: no pass
+      // over C to write the zeros, none to read them back.
+      linalg::FillOp zeroFill;
+      if (!cublas && rootBuffer(operands[0]) != rootBuffer(operands[2]) &&
+          rootBuffer(operands[1]) != rootBuffer(operands[2]))
+        zeroFill = zeroFillBefore(op, operands[2]);
+      if (zeroFill)
+        zeroFill->erase();
       for (Value &operand : operands)
         operand =
             memref::CastOp::create(builder, op.getLoc(), unranked, operand);
-      parallax::callRuntime(builder, module, op.getLoc(),
-                            cublas ? parallax::abi::Function::cuda_matmul_f32
-                                   : parallax::abi::Function::matmul_f32,
-                            operands);
+      parallax::abi::Function function =
+          cublas     ? parallax::abi::Function::cuda_matmul_f32
+          : zeroFill ? parallax::abi::Function::matmul_into_f32
+                     : parallax::abi::Function::matmul_f32;
+      parallax::callRuntime(builder, module, op.getLoc(), function, operands);
       auto output = op.getDpsInits().front().getDefiningOp<memref::AllocOp>();
       op->erase();
       if (output && output->use_empty()) // written transposed instead

@@ -119,9 +119,9 @@ func.func @read_twice(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3xf
 // CHECK: %[[T:.*]] = memref.alloc() : memref<8x3xf32>
 // CHECK: memref.transpose %arg1
 // CHECK: call @parallax_rt_matmul_f32
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[T]] : memref<8x3xf32>)
+// CHECK-NOT: linalg.fill
 // CHECK: %[[T2:.*]] = memref.cast %[[T]]
-// CHECK: call @parallax_rt_matmul_f32(%{{.*}}, %{{.*}}, %[[T2]])
+// CHECK: call @parallax_rt_matmul_into_f32(%{{.*}}, %{{.*}}, %[[T2]])
 // CHECK: linalg.copy ins(%[[T]]
 func.func @reused_after(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3xf32>, %x: memref<8x4xf32>, %y: memref<4x3xf32>, %out: memref<8x3xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -155,12 +155,12 @@ func.func @accumulated_after(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memre
 // CHECK-LABEL: func.func @transposed_output
 // CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[DY:.*]]: memref<4x3xf32>, %[[OUT:.*]]: memref<3x8xf32>)
 // CHECK: %[[D:.*]] = memref.alloc() : memref<3x8xf32>
-// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[D]] : memref<3x8xf32>)
+// CHECK-NOT: linalg.fill
 // CHECK: %[[DYT:.*]] = memref.transpose %[[DY]] (d0, d1) -> (d1, d0) : memref<4x3xf32> to memref<3x4xf32, strided<[1, 3]>>
 // CHECK: %[[XTT:.*]] = memref.transpose %{{.*}} (d0, d1) -> (d1, d0)
 // CHECK: %[[B:.*]] = memref.cast %[[XTT]]
 // CHECK: %[[C:.*]] = memref.cast %[[D]]
-// CHECK: call @parallax_rt_matmul_f32(%{{.*}}, %[[B]], %[[C]])
+// CHECK: call @parallax_rt_matmul_into_f32(%{{.*}}, %[[B]], %[[C]])
 // CHECK-NOT: linalg.transpose
 // CHECK: linalg.copy ins(%[[D]]
 func.func @transposed_output(%x: memref<4x8xf32>, %dy: memref<4x3xf32>, %out: memref<3x8xf32>) {
@@ -178,10 +178,12 @@ func.func @transposed_output(%x: memref<4x8xf32>, %dy: memref<4x3xf32>, %out: me
 
 // The transpose stays when its destination is used before it (here by
 // a fill for an earlier value), or when something else reads the output.
+// The first product accumulates (another fill comes between it and its
+// own); the second overwrites its zero-filled buffer.
 // CHECK-LABEL: func.func @transposed_output_kept
 // CHECK: call @parallax_rt_matmul_f32
 // CHECK: linalg.transpose
-// CHECK: call @parallax_rt_matmul_f32
+// CHECK: call @parallax_rt_matmul_into_f32
 // CHECK: linalg.copy
 // CHECK: linalg.transpose
 func.func @transposed_output_kept(%a: memref<8x4xf32>, %b: memref<4x3xf32>, %out: memref<3x8xf32>, %out2: memref<8x3xf32>) {
@@ -209,7 +211,7 @@ func.func @transposed_output_kept(%a: memref<8x4xf32>, %b: memref<4x3xf32>, %out
 // CHECK-LABEL: func.func @decoder
 // CHECK-NOT: linalg.transpose
 // CHECK: call @parallax_rt_matmul_f32
-// CHECK: call @parallax_rt_matmul_f32
+// CHECK: call @parallax_rt_matmul_into_f32
 // CHECK-NOT: linalg.transpose
 // CHECK-NOT: memref<8x3xf32>
 // CHECK: return
@@ -225,5 +227,57 @@ func.func @decoder(%x: memref<4x8xf32>, %w: memref<3x8xf32>, %y: memref<4x3xf32>
   %g = memref.alloc() : memref<3x8xf32>
   linalg.transpose ins(%t : memref<8x3xf32>) outs(%g : memref<3x8xf32>) permutation = [1, 0]
   linalg.copy ins(%g : memref<3x8xf32>) outs(%dw : memref<3x8xf32>)
+  return
+}
+
+// A product into a buffer zero-filled for it alone overwrites the buffer
+// instead (C = A B): the fill's pass over C goes. Views and allocations
+// between the two are no reads.
+// CHECK-LABEL: func.func @zero_filled
+// CHECK-NOT: linalg.fill
+// CHECK: call @parallax_rt_matmul_into_f32
+// CHECK-NOT: linalg.fill
+// CHECK: call @parallax_rt_matmul_into_f32
+// CHECK: return
+func.func @zero_filled(%a: memref<4x8xf32>, %b: memref<8x3xf32>, %out: memref<4x3xf32>,
+                       %ba: memref<2x4x8xf32>, %bb: memref<2x8x3xf32>, %bout: memref<2x4x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<4x3xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x3xf32>)
+  %other = memref.alloc() : memref<4x3xf32>
+  %view = memref.collapse_shape %c [[0, 1]] : memref<4x3xf32> into memref<12xf32>
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  linalg.copy ins(%c : memref<4x3xf32>) outs(%out : memref<4x3xf32>)
+  %bc = memref.alloc() : memref<2x4x3xf32>
+  linalg.fill ins(%zero : f32) outs(%bc : memref<2x4x3xf32>)
+  linalg.batch_matmul ins(%ba, %bb : memref<2x4x8xf32>, memref<2x8x3xf32>) outs(%bc : memref<2x4x3xf32>)
+  linalg.copy ins(%bc : memref<2x4x3xf32>) outs(%bout : memref<2x4x3xf32>)
+  return
+}
+
+// The fill stays, and the product accumulates onto it, when it is not
+// zero, when something may read the zeros before the product, or when it
+// fills another buffer than the product's output (here a view of it).
+// CHECK-LABEL: func.func @fill_kept
+// CHECK: linalg.fill
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK: linalg.fill
+// CHECK: linalg.copy
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK: linalg.fill
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK-NOT: matmul_into
+func.func @fill_kept(%a: memref<4x8xf32>, %b: memref<8x3xf32>, %c: memref<4x3xf32>, %d: memref<4x3xf32>,
+                     %e: memref<4x3xf32>, %out: memref<4x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%c : memref<4x3xf32>)
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  linalg.fill ins(%zero : f32) outs(%d : memref<4x3xf32>)
+  linalg.copy ins(%d : memref<4x3xf32>) outs(%out : memref<4x3xf32>)
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x3xf32>) outs(%d : memref<4x3xf32>)
+  %flat = memref.collapse_shape %e [[0, 1]] : memref<4x3xf32> into memref<12xf32>
+  linalg.fill ins(%zero : f32) outs(%flat : memref<12xf32>)
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x3xf32>) outs(%e : memref<4x3xf32>)
   return
 }

@@ -576,6 +576,13 @@ def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
     where the output was: the transpose, a full pass over the gradient,
     goes.
 
+    A product whose output was filled with zero for it alone (the last op
+    before it that touches memory is that fill; only views, arithmetic and
+    allocations come between) calls `parallax_rt_matmul_into_f32`, C = A B
+    with the libraries' beta = 0, and the fill goes: one pass over C fewer
+    (ResNet-18's step at batch 32: 61 of its 180 fills, 1.8 ms on one
+    thread; the LM's 100,000-word weight gradient's, 2.8 ms).
+
     With `cublas`, the call is `parallax_rt_cuda_matmul_f32` instead,
     which runs cuBLAS's `cublasSgemm` on the GPU (--target cuda; the GPU
     pipeline runs this pass before it maps the remaining linalg ops to
