@@ -53,6 +53,19 @@ std::vector<float> product(const Shape &s, const std::vector<float> &a,
   return c;
 }
 
+/// A (m x k) and B (k x n), uniform in [-1, 1).
+std::pair<std::vector<float>, std::vector<float>>
+randomOperands(const Shape &s, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<float> a(s.m * s.k), b(s.k * s.n);
+  for (float &x : a)
+    x = value(rng);
+  for (float &x : b)
+    x = value(rng);
+  return {a, b};
+}
+
 class BlasTest : public testing::TestWithParam<Shape> {
 protected:
   void SetUp() override {
@@ -63,13 +76,7 @@ protected:
 
 TEST_P(BlasTest, TilesGiveTheProductOnAnyThreadCount) {
   const Shape &s = GetParam();
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<float> a(s.m * s.k), b(s.k * s.n);
-  for (float &x : a)
-    x = value(rng);
-  for (float &x : b)
-    x = value(rng);
+  auto [a, b] = randomOperands(s, 7);
   configureThreads(1);
   std::vector<float> one = product(s, a, b);
   configureThreads(3);
@@ -94,13 +101,7 @@ TEST_P(BlasTest, TilesGiveTheProductOnAnyThreadCount) {
 // product can go.
 TEST_P(BlasTest, OverwritingIsAccumulatingOntoZeros) {
   const Shape &s = GetParam();
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<float> a(s.m * s.k), b(s.k * s.n);
-  for (float &x : a)
-    x = value(rng);
-  for (float &x : b)
-    x = value(rng);
+  auto [a, b] = randomOperands(s, 11);
   for (int threads : {1, 3}) {
     configureThreads(threads);
     std::vector<float> accumulated = product(s, a, b, 0.0f);
