@@ -495,8 +495,6 @@ void parallax::runtime::writeProfile() {
       true);
   std::vector<Totals> byNode =
       groupSites([](const Site &s) { return s.node; }, false);
-  constexpr size_t kListed = 40;
-
   std::string json = std::string(kProfileSignature) + ":1";
   json += ",\"workers\":" + std::to_string(w.size) +
           ",\"threads\":" + std::to_string(workerThreads()) +
@@ -526,17 +524,17 @@ void parallax::runtime::writeProfile() {
                        "best of 5") +
             "}";
   auto list = [&](const char *name, const char *key,
-                  const std::vector<Totals> &rows, size_t limit) {
+                  const std::vector<Totals> &rows) {
     json += ",\"" + std::string(name) + "\":[";
-    for (size_t i = 0; i < rows.size() && i < limit; ++i)
+    for (size_t i = 0; i < rows.size(); ++i)
       json += (i ? "," : "") + totalsJson(rows[i], key, step);
     json += "]";
   };
-  list("families", "family", byFamily, byFamily.size());
+  list("families", "family", byFamily);
   json += ",\"outside_sites\":{\"seconds\":" + number(unattributed) +
           ",\"share\":" + number(step > 0 ? unattributed / step : 0) + "}";
-  list("sites", "site", bySite, kListed);
-  list("nodes", "node", byNode, kListed);
+  list("sites", "site", bySite);
+  list("nodes", "node", byNode);
   json += ",\"per_worker\":[";
   for (size_t r = 0; r < workers.size(); ++r)
     json += (r ? "," : "") + workers[r];
