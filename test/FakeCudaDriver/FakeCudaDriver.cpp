@@ -228,10 +228,10 @@ CUresult cuMemFree_v2(CUdeviceptr pointer) {
   return ready();
 }
 
-/// 16 GiB free, or PARALLAX_FAKE_CUDA_FREE_MIB.
+/// 16 GiB free, or PARALLAX_FAKE_CUDA_FREE_MIB (fractions allowed).
 CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
   const char *text = std::getenv("PARALLAX_FAKE_CUDA_FREE_MIB");
-  *free = text ? size_t(std::atoll(text)) << 20 : size_t(1) << 34;
+  *free = text ? size_t(std::atof(text) * (1 << 20)) : size_t(1) << 34;
   *total = size_t(1) << 34;
   return ready();
 }

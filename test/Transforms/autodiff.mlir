@@ -86,3 +86,32 @@ func.func @forward(%ids: tensor<2xi64>) -> tensor<f32> {
   %l = parallax.reduce sum %y axes = [0, 1] : tensor<2x3xf32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A convolution's input gradient: one conv_input_grad (a product and
+// col2im) where the convolution is strided or its filter holds more
+// elements than its input, else a transposed convolution of dy with the
+// flipped filter (a parallax.conv). The filter gradient is a
+// conv_filter_grad either way.
+parallax.variable trainable @shift : tensor<4x3x8x8xf32> = dense<0.0>
+parallax.variable trainable @w1 : tensor<4x3x3x3xf32> = dense<0.5>
+parallax.variable trainable @w2 : tensor<4x4x3x3xf32> = dense<0.25>
+parallax.variable trainable @w3 : tensor<128x4x1x1xf32> = dense<0.125>
+// CHECK-LABEL: func.func @train_step
+// CHECK: parallax.conv_input_grad %{{.*}}, %{{.*}} input_spatial = [4, 4] strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] : tensor<4x128x4x4xf32>, tensor<128x4x1x1xf32>
+// CHECK: parallax.conv %{{.*}}, %{{.*}} strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : tensor<4x4x6x6xf32>, tensor<4x4x3x3xf32>
+// CHECK: parallax.conv_input_grad %{{.*}}, %{{.*}} input_spatial = [8, 8] strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] : tensor<4x4x4x4xf32>, tensor<4x3x3x3xf32>
+// CHECK-NOT: parallax.conv_input_grad
+func.func @forward(%x: tensor<4x3x8x8xf32>) -> tensor<f32> {
+  %s = parallax.read @shift : tensor<4x3x8x8xf32>
+  %w1 = parallax.read @w1 : tensor<4x3x3x3xf32>
+  %w2 = parallax.read @w2 : tensor<4x4x3x3xf32>
+  %w3 = parallax.read @w3 : tensor<128x4x1x1xf32>
+  %t = parallax.add %x, %s : tensor<4x3x8x8xf32>, tensor<4x3x8x8xf32>
+  %a = parallax.conv %t, %w1 strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : tensor<4x3x8x8xf32>, tensor<4x3x3x3xf32>
+  %b = parallax.conv %a, %w2 strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : tensor<4x4x4x4xf32>, tensor<4x4x3x3xf32>
+  %c = parallax.conv %b, %w3 strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : tensor<4x4x4x4xf32>, tensor<128x4x1x1xf32>
+  %l = parallax.reduce sum %c axes = [0, 1, 2, 3] : tensor<4x128x4x4xf32>
+  return %l : tensor<f32>
+}

@@ -295,6 +295,17 @@ def cases():
     yield Case("pool_max_3d",
                "parallax.pool max {x0} kernel = [2, 2, 3] strides = [1, 2, 2] pads = [0, 0, 1, 0, 0, 1] : {t0}",
                lambda x: F.max_pool3d(x, (2, 2, 3), (1, 2, 2), (0, 0, 1)), [rand(1, 2, 3, 5, 6)])
+    # Input gradients through conv_input_grad (a product and col2im): a
+    # filter larger than its input at stride 1 (most of the 3x3 kernel
+    # reaches only padding), and a 1-d strided, dilated convolution.
+    yield Case("conv_filter_larger_than_input",
+               "parallax.conv {x0}, {x1}, {x2} strides = [1, 1] pads = [1, 2, 1, 0] dilations = [1, 1] groups = 1 : {t0}, {t1}, {t2}",
+               lambda x, w, b: F.conv2d(F.pad(x, (2, 0, 1, 1)), w, b),
+               [rand(2, 3, 2, 1), rand(8, 3, 3, 3), rand(8)])
+    yield Case("conv_1d_strided_dilated",
+               "parallax.conv {x0}, {x1} strides = [3] pads = [2, 1] dilations = [2] groups = 1 : {t0}, {t1}",
+               lambda x, w: F.conv1d(F.pad(x, (2, 1)), w, None, 3, 0, 2),
+               [rand(2, 3, 11), rand(4, 3, 3)])
 
 
 def main():

@@ -89,6 +89,25 @@ struct FoldCopyIntoTranspose : OpRewritePattern<linalg::TransposeOp> {
   }
 };
 
+/// Whether fusing `producer` into `consumer` through `fused` would make the
+/// fused op update one of the producer's outputs several times: the
+/// producer adds into its output (reads its init) and the consumer reads
+/// each of its elements at more than one point (a broadcast). Upstream's
+/// fusion keeps such an output and composes its map, so every visit would
+/// add the input again (a convolution input gradient's col2im, fused into
+/// a global pooling's gradient, was counted once per pixel).
+bool accumulatesIntoRevisited(Operation *producer, linalg::GenericOp consumer,
+                              OpOperand *fused) {
+  auto generic = dyn_cast<linalg::GenericOp>(producer);
+  if (!generic)
+    return false;
+  bool readsInit =
+      llvm::any_of(generic.getDpsInitsMutable(), [&](OpOperand &o) {
+        return generic.payloadUsesValueFromOperand(&o);
+      });
+  return readsInit && !consumer.getMatchingIndexingMap(fused).isPermutation();
+}
+
 struct FuseElementwisePass
     : parallax::impl::ParallaxFuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
@@ -98,7 +117,8 @@ struct FuseElementwisePass
           Operation *producer = fused->get().getDefiningOp();
           auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
           return producer && producer->hasOneUse() && consumer &&
-                 consumer.getNumLoops() == consumer.getNumParallelLoops();
+                 consumer.getNumLoops() == consumer.getNumParallelLoops() &&
+                 !accumulatesIntoRevisited(producer, consumer, fused);
         });
     patterns.add<FoldCopyIntoTranspose>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

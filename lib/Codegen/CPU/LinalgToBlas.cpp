@@ -42,15 +42,29 @@ Value rootBuffer(Value value) {
   return value;
 }
 
+/// Whether `call` never returns (the runtime's index check, which ends the
+/// program): what it may write is never read after it.
+bool endsTheProgram(CallOpInterface call) {
+  auto callee = dyn_cast_if_present<func::FuncOp>(call.resolveCallable());
+  auto attributes =
+      callee ? callee->getAttrOfType<ArrayAttr>("passthrough") : ArrayAttr();
+  return attributes && llvm::any_of(attributes, [](Attribute a) {
+           auto name = dyn_cast<StringAttr>(a);
+           return name && name.getValue() == "noreturn";
+         });
+}
+
 /// Whether an op strictly between `from` and `to` (one block) may write
-/// the buffer `root`. Calls may (the runtime updates variables in place);
-/// ops that do not declare their effects are assumed to.
+/// the buffer `root`. Calls may (the runtime updates variables in place),
+/// except those that end the program; ops that do not declare their
+/// effects are assumed to.
 bool mayWriteBetween(Operation *from, Operation *to, Value root) {
   for (Operation *op = from->getNextNode(); op && op != to;
        op = op->getNextNode()) {
     WalkResult result = op->walk([&](Operation *nested) {
-      if (isa<CallOpInterface>(nested))
-        return WalkResult::interrupt();
+      if (auto call = dyn_cast<CallOpInterface>(nested))
+        return endsTheProgram(call) ? WalkResult::advance()
+                                    : WalkResult::interrupt();
       auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
       if (!effects)
         return nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
@@ -115,19 +129,34 @@ bool overwrites(linalg::LinalgOp op, Value buffer) {
 /// transpose that counts is the last op to overwrite the buffer before the
 /// product, and no other op may read the buffer between it and the next op
 /// that overwrites it (a transpose, or a fill for a later product).
-/// `copies` collects the transposes made dead.
+/// Other products to be called through BLAS that read the buffer as A or
+/// B (`products`) before it is overwritten read the same view instead
+/// (`shared` maps the buffer to the transpose's source for them): CSE
+/// merges a filter's transposes for a pixel-major convolution and for its
+/// input gradient. `copies` collects the transposes made dead.
 Value transposedSource(OpBuilder &builder, Value operand, Operation *product,
-                       SmallVectorImpl<linalg::TransposeOp> &copies) {
+                       const llvm::SmallPtrSetImpl<Operation *> &products,
+                       DenseMap<std::pair<Operation *, Value>, Value> &shared,
+                       llvm::SetVector<linalg::TransposeOp> &copies) {
+  builder.setInsertionPoint(product);
+  if (Value source = shared.lookup({product, operand}))
+    return swapLastTwo(builder, product->getLoc(), source);
   auto alloc = operand.getDefiningOp<memref::AllocOp>();
   if (!alloc)
     return {};
   Block *block = product->getBlock();
-  SmallVector<Operation *> writers, readers;
+  SmallVector<Operation *> writers, readers, otherProducts;
   for (Operation *user : alloc->getUsers()) {
     if (user->getBlock() != block)
       return {};
     if (user == product)
       continue;
+    if (products.contains(user) &&
+        llvm::none_of(cast<linalg::LinalgOp>(user).getDpsInits(),
+                      [&](Value init) { return init == alloc.getResult(); })) {
+      otherProducts.push_back(user);
+      continue;
+    }
     // Other linalg ops only; anything else (a view, a call) may read the
     // buffer anywhere.
     auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
@@ -156,8 +185,18 @@ Value transposedSource(OpBuilder &builder, Value operand, Operation *product,
   if (!swapsLastTwo(transpose.getPermutation()) || !hasContiguousRows(source) ||
       mayWriteBetween(transpose, product, rootBuffer(source)))
     return {};
-  builder.setInsertionPoint(product);
-  copies.push_back(transpose);
+  SmallVector<Operation *> alsoReading;
+  for (Operation *other : otherProducts) {
+    if (!transpose->isBeforeInBlock(other) ||
+        (next && next->isBeforeInBlock(other)))
+      continue;
+    if (mayWriteBetween(transpose, other, rootBuffer(source)))
+      return {};
+    alsoReading.push_back(other);
+  }
+  for (Operation *other : alsoReading)
+    shared[{other, alloc.getResult()}] = source;
+  copies.insert(transpose);
   return swapLastTwo(builder, product->getLoc(), source);
 }
 
@@ -274,7 +313,11 @@ struct LinalgToBlasPass
       return;
     MLIRContext *ctx = &getContext();
     auto unranked = UnrankedMemRefType::get(Float32Type::get(ctx), 0);
-    SmallVector<linalg::TransposeOp> copies;
+    llvm::SetVector<linalg::TransposeOp> copies;
+    llvm::SmallPtrSet<Operation *, 16> pending;
+    DenseMap<std::pair<Operation *, Value>, Value> shared;
+    for (linalg::LinalgOp op : products)
+      pending.insert(op);
     for (linalg::LinalgOp op : products) {
       OpBuilder builder(op);
       std::optional<TransposedOutput> transposed =
@@ -283,7 +326,8 @@ struct LinalgToBlasPass
       for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
         Value view;
         if (i < 2) // A and B may be read transposed
-          view = transposedSource(builder, operand, op, copies);
+          view =
+              transposedSource(builder, operand, op, pending, shared, copies);
         operands.push_back(view ? view : operand);
       }
       if (transposed) {
@@ -315,6 +359,7 @@ struct LinalgToBlasPass
                      : parallax::abi::Function::matmul_f32;
       parallax::callRuntime(builder, module, op.getLoc(), function, operands);
       auto output = op.getDpsInits().front().getDefiningOp<memref::AllocOp>();
+      pending.erase(op);
       op->erase();
       if (output && output->use_empty()) // written transposed instead
         output->erase();

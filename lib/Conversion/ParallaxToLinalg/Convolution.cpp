@@ -7,7 +7,8 @@
 // Ungrouped f32 convolutions as one matrix product over the whole batch
 // (im2col), grouped ones as a linalg.generic, the filter gradient
 // (conv_filter_grad) as one product with the forward's patches (grouped: a
-// linalg.generic), pooling as windowed loops.
+// linalg.generic), the input gradient (conv_input_grad) as one product and
+// col2im, pooling as windowed loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,6 +130,18 @@ Value multiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
       .getResult(0);
 }
 
+/// DY [N, M, O...] as the rows [M, N*O] of a matrix product; the filter
+/// gradient and the input gradient build the same transpose, which CSE
+/// merges.
+Value gradientRows(OpBuilder &b, Location loc, Value dy) {
+  RankedTensorType type = tensorTypeOf(dy);
+  int64_t n = type.getDimSize(0), m = type.getDimSize(1);
+  int64_t o = ShapedType::getNumElements(type.getShape().drop_front(2));
+  return reshapeTo(
+      b, loc, transposed(b, loc, reshapeTo(b, loc, dy, {n, m, o}), {1, 0, 2}),
+      {m, n * o});
+}
+
 /// The filter gradient of a grouped convolution as one loop nest
 /// (f, c, k_1..k_k, n, o_1..o_k): dW[f, c, k] += X[n, group(f) * C/G + c,
 /// o * s + k * d] * DY[n, f, o]. Depthwise filters have one channel per
@@ -180,24 +193,130 @@ struct ConvFilterGradLowering : OpConversionPattern<ConvFilterGradOp> {
     }
     Value dy = adaptor.getOutputGrad();
     RankedTensorType dyType = tensorTypeOf(dy);
-    int64_t n = dyType.getDimSize(0), m = dyType.getDimSize(1);
     ArrayRef<int64_t> kernel = op.getKernel();
     ArrayRef<int64_t> outSpatial = dyType.getShape().drop_front(2);
-    int64_t o = ShapedType::getNumElements(outSpatial);
     bool pixelMajor = usesPixelMajorPatches(kernel, outSpatial);
     Value patches = convolutionPatches(rewriter, loc, adaptor.getInput(),
                                        kernel, outSpatial, op.getStrides(),
                                        op.getDilations(), pixelMajor);
     if (!pixelMajor)
       patches = transposed(rewriter, loc, patches, {1, 0});
-    Value dyRows = reshapeTo(rewriter, loc,
-                             transposed(rewriter, loc,
-                                        reshapeTo(rewriter, loc, dy, {n, m, o}),
-                                        {1, 0, 2}),
-                             {m, n * o});
-    rewriter.replaceOp(op, reshapeTo(rewriter, loc,
-                                     matmul(rewriter, loc, dyRows, patches),
-                                     type.getShape()));
+    rewriter.replaceOp(
+        op, reshapeTo(
+                rewriter, loc,
+                matmul(rewriter, loc, gradientRows(rewriter, loc, dy), patches),
+                type.getShape()));
+    return success();
+  }
+};
+
+/// dX [N, C, I...] (col2im): the filter read transposed, [C*K, M] (a view
+/// for BLAS, no copy), times DY as [M, N*O] gives every kernel position's
+/// contribution from every output pixel, [C, K..., N, O...]. Each kernel
+/// position's contributions are then added into the strided window of dX
+/// they came from, dropping those that fall into the padding: one
+/// accumulating pass per kernel position, each over at most the output's
+/// size. Unlike a transposed convolution, it neither copies the filter
+/// (flipped, channels swapped) nor multiplies the zeros a strided
+/// convolution's gradient would be dilated with.
+struct ConvInputGradLowering : OpConversionPattern<ConvInputGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvInputGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    Location loc = op.getLoc();
+    RankedTensorType type = tensorTypeOf(op.getResult());
+    Value dy = adaptor.getOutputGrad();
+    RankedTensorType dyType = tensorTypeOf(dy);
+    RankedTensorType filterType = tensorTypeOf(adaptor.getFilter());
+    int64_t k = type.getRank() - 2;
+    int64_t n = type.getDimSize(0), c = type.getDimSize(1);
+    int64_t m = dyType.getDimSize(1);
+    ArrayRef<int64_t> inSpatial = type.getShape().drop_front(2);
+    ArrayRef<int64_t> outSpatial = dyType.getShape().drop_front(2);
+    ArrayRef<int64_t> kernel = filterType.getShape().drop_front(2);
+    ArrayRef<int64_t> strides = op.getStrides(), pads = op.getPads();
+    ArrayRef<int64_t> dilations = op.getDilations();
+    int64_t taps = ShapedType::getNumElements(kernel);
+
+    Value weights = transposed(
+        rewriter, loc,
+        reshapeTo(rewriter, loc, adaptor.getFilter(), {m, c * taps}), {1, 0});
+    Shape columnsShape{c};
+    llvm::append_range(columnsShape, kernel);
+    columnsShape.push_back(n);
+    llvm::append_range(columnsShape, outSpatial);
+    Value columns = reshapeTo(
+        rewriter, loc,
+        matmul(rewriter, loc, weights, gradientRows(rewriter, loc, dy)),
+        columnsShape);
+
+    Value result =
+        filledTensor(rewriter, loc, type,
+                     scalarConstant(rewriter, loc, type.getElementType(), 0));
+    auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<utils::IteratorType> parallel(k + 2,
+                                              utils::IteratorType::parallel);
+    for (int64_t flat = 0; flat < taps; ++flat) {
+      // The kernel position, and the outputs o whose input
+      // o * s + tap * d - pad lies inside the input: o in [lo, lo + count).
+      SmallVector<OpFoldResult> offsets{rewriter.getIndexAttr(0),
+                                        rewriter.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes{rewriter.getIndexAttr(n),
+                                      rewriter.getIndexAttr(c)};
+      SmallVector<OpFoldResult> steps(2, rewriter.getIndexAttr(1));
+      // The tap's columns for those outputs, [C, 1..., N, count...].
+      SmallVector<OpFoldResult> from(2 * k + 2, rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> part(2 * k + 2, rewriter.getIndexAttr(1));
+      part[0] = rewriter.getIndexAttr(c);
+      part[k + 1] = rewriter.getIndexAttr(n);
+      bool inside = true;
+      for (int64_t d = k - 1, rest = flat; d >= 0; --d) {
+        int64_t tap = rest % kernel[d];
+        rest /= kernel[d];
+        int64_t shift = tap * dilations[d] - pads[d];
+        int64_t lo = shift >= 0 ? 0 : llvm::divideCeil(-shift, strides[d]);
+        int64_t hi = std::min(
+            outSpatial[d] - 1,
+            llvm::divideFloorSigned(inSpatial[d] - 1 - shift, strides[d]));
+        inside &= hi >= lo;
+        from[1 + d] = rewriter.getIndexAttr(tap);
+        from[k + 2 + d] = rewriter.getIndexAttr(lo);
+        part[k + 2 + d] = rewriter.getIndexAttr(hi - lo + 1);
+        offsets.insert(offsets.begin() + 2,
+                       rewriter.getIndexAttr(lo * strides[d] + shift));
+        sizes.insert(sizes.begin() + 2, rewriter.getIndexAttr(hi - lo + 1));
+        steps.insert(steps.begin() + 2, rewriter.getIndexAttr(strides[d]));
+      }
+      if (!inside)
+        continue;
+      Value tapColumns = tensor::ExtractSliceOp::create(
+          rewriter, loc, columns, from, part,
+          SmallVector<OpFoldResult>(2 * k + 2, rewriter.getIndexAttr(1)));
+      // Loops (n, c, o...) over the window, reading [c, 0..., n, o...].
+      SmallVector<AffineExpr> read{dim(1)};
+      read.append(k, getAffineConstantExpr(0, ctx));
+      read.push_back(dim(0));
+      for (int64_t d = 0; d < k; ++d)
+        read.push_back(dim(2 + d));
+      Value window = tensor::ExtractSliceOp::create(rewriter, loc, result,
+                                                    offsets, sizes, steps);
+      SmallVector<AffineMap> maps{
+          AffineMap::get(k + 2, 0, read, ctx),
+          AffineMap::getMultiDimIdentityMap(k + 2, ctx)};
+      Value sum =
+          linalg::GenericOp::create(
+              rewriter, loc, TypeRange{window.getType()},
+              ValueRange{tapColumns}, ValueRange{window}, maps, parallel,
+              [](OpBuilder &nb, Location l, ValueRange v) {
+                linalg::YieldOp::create(nb, l, addOf(nb, l, v[1], v[0]));
+              })
+              .getResult(0);
+      result = tensor::InsertSliceOp::create(rewriter, loc, sum, result,
+                                             offsets, sizes, steps);
+    }
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -444,6 +563,6 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
 
 void mlir::parallax::populateParallaxConvolutionToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<ConvLowering, ConvFilterGradLowering, PoolLowering>(
-      patterns.getContext());
+  patterns.add<ConvLowering, ConvFilterGradLowering, ConvInputGradLowering,
+               PoolLowering>(patterns.getContext());
 }

@@ -122,3 +122,57 @@ func.func @reverse_then_transpose(%w: tensor<4x3xf32>) -> tensor<3x4xf32> {
   %t = linalg.transpose ins(%r : tensor<4x3xf32>) outs(%e1 : tensor<3x4xf32>) permutation = [1, 0]
   return %t : tensor<3x4xf32>
 }
+
+// -----
+
+// A producer that adds into its output (a convolution input gradient's
+// col2im) stays apart from a consumer that reads each of its elements at
+// several points (a global pooling's gradient broadcast over the pixels):
+// fused, the kept output would be added to once per pixel.
+// CHECK-LABEL: func.func @accumulate_then_broadcast
+// CHECK: %[[SUM:.*]] = linalg.generic
+// CHECK-SAME: ins(%arg0 : tensor<2x3xf32>) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK: arith.addf
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[SUM]] : tensor<2x3xf32>) outs(%{{.*}} : tensor<2x3x4xf32>)
+// CHECK: arith.mulf
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#bc = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @accumulate_then_broadcast(%x: tensor<2x3xf32>, %acc: tensor<2x3xf32>) -> tensor<2x3x4xf32> {
+  %sum = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<2x3xf32>) outs(%acc : tensor<2x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  } -> tensor<2x3xf32>
+  %e = tensor.empty() : tensor<2x3x4xf32>
+  %b = linalg.generic {indexing_maps = [#bc, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sum : tensor<2x3xf32>) outs(%e : tensor<2x3x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3x4xf32>
+  return %b : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Read at each element once, the same producer fuses.
+// CHECK-LABEL: func.func @accumulate_then_elementwise
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @accumulate_then_elementwise(%x: tensor<2x3xf32>, %acc: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %sum = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<2x3xf32>) outs(%acc : tensor<2x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  } -> tensor<2x3xf32>
+  %e = tensor.empty() : tensor<2x3xf32>
+  %b = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%sum : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3xf32>
+  return %b : tensor<2x3xf32>
+}

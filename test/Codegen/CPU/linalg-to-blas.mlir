@@ -97,16 +97,54 @@ func.func @shared_buffer(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %v: memref<3x
   return
 }
 
-// A transpose that another op reads too must stay: here a second product
-// reads the same transposed buffer.
+// Two products reading one transposed buffer (CSE merged a filter's
+// transposes for a pixel-major convolution and for its input gradient)
+// both read the transposed view: the copy and its buffer go. A call that
+// ends the program (the runtime's index check) between them writes
+// nothing a later op reads.
 // CHECK-LABEL: func.func @read_twice
-// CHECK: linalg.transpose
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: memref.alloc
+// CHECK: memref.transpose %arg1
 // CHECK: call @parallax_rt_matmul_f32
+// CHECK: call @parallax_rt_index_out_of_range
+// CHECK: memref.transpose %arg1
 // CHECK: call @parallax_rt_matmul_f32
-func.func @read_twice(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3xf32>, %d: memref<4x3xf32>) {
+func.func private @parallax_rt_index_out_of_range(i64) attributes {passthrough = ["noreturn", "cold"]}
+func.func @read_twice(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3xf32>, %d: memref<4x3xf32>, %bad: i1, %i: i64) {
   %t = memref.alloc() : memref<8x3xf32>
   linalg.transpose ins(%w : memref<3x8xf32>) outs(%t : memref<8x3xf32>) permutation = [1, 0]
   linalg.matmul ins(%a, %t : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  scf.if %bad {
+    func.call @parallax_rt_index_out_of_range(%i) : (i64) -> ()
+  }
+  linalg.matmul ins(%a, %t : memref<4x8xf32>, memref<8x3xf32>) outs(%d : memref<4x3xf32>)
+  return
+}
+
+// The copy stays when another op reads it too, or when the source may
+// change before the second product (a call that returns may write it).
+// CHECK-LABEL: func.func @read_by_another_op
+// CHECK: linalg.transpose
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK: linalg.copy
+// CHECK-LABEL: func.func @written_before_the_second
+// CHECK: linalg.transpose
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK: call @update
+// CHECK: call @parallax_rt_matmul_f32
+func.func @read_by_another_op(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3xf32>, %e: memref<8x3xf32>) {
+  %t = memref.alloc() : memref<8x3xf32>
+  linalg.transpose ins(%w : memref<3x8xf32>) outs(%t : memref<8x3xf32>) permutation = [1, 0]
+  linalg.matmul ins(%a, %t : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  linalg.copy ins(%t : memref<8x3xf32>) outs(%e : memref<8x3xf32>)
+  return
+}
+func.func @written_before_the_second(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3xf32>, %d: memref<4x3xf32>) {
+  %t = memref.alloc() : memref<8x3xf32>
+  linalg.transpose ins(%w : memref<3x8xf32>) outs(%t : memref<8x3xf32>) permutation = [1, 0]
+  linalg.matmul ins(%a, %t : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  func.call @update(%w) : (memref<3x8xf32>) -> ()
   linalg.matmul ins(%a, %t : memref<4x8xf32>, memref<8x3xf32>) outs(%d : memref<4x3xf32>)
   return
 }

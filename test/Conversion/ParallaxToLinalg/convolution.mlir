@@ -151,3 +151,48 @@ func.func @filter_gradient_grouped(%x: tensor<2x6x9x9xf32>, %dy: tensor<2x4x4x4x
   %0 = parallax.conv_filter_grad %x, %dy kernel = [3, 3] strides = [2, 2] dilations = [1, 1] groups = 2 : tensor<2x6x9x9xf32>, tensor<2x4x4x4xf32>
   return %0 : tensor<4x3x3x3xf32>
 }
+
+// -----
+
+// The input gradient of an ungrouped convolution (col2im): the filter read
+// transposed, [C*K, M], times dy as [M, N*O] (the filter gradient's
+// transpose of dy, merged by CSE), then each kernel position's columns
+// added into the strided window of the input gradient they came from.
+// With stride 2 and a leading pad of 1, kernel position (0, 0) reaches the
+// input from output (1, 1) on, at input (1, 1) with step 2.
+// CHECK-DAG: #[[TAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0, d0, d2, d3)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @input_gradient_strided
+// CHECK: %[[WT:.*]] = linalg.transpose ins(%{{.*}} : tensor<4x27xf32>) outs(%{{.*}} : tensor<27x4xf32>) permutation = [1, 0]
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x4x9xf32>) outs(%{{.*}} : tensor<4x2x9xf32>) permutation = [1, 0, 2]
+// CHECK: %[[DY:.*]] = tensor.expand_shape {{.*}} into tensor<4x18xf32>
+// CHECK: %[[COLS:.*]] = linalg.matmul ins(%[[WT]], %[[DY]] : tensor<27x4xf32>, tensor<4x18xf32>) outs(%{{.*}} : tensor<27x18xf32>)
+// CHECK: %[[TAPS:.*]] = tensor.expand_shape {{.*}} into tensor<3x3x3x2x3x3xf32>
+// CHECK: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<2x3x6x6xf32>
+// CHECK: %[[PART:.*]] = tensor.extract_slice %[[TAPS]][0, 0, 0, 0, 1, 1] [3, 1, 1, 2, 2, 2] [1, 1, 1, 1, 1, 1]
+// CHECK: %[[WINDOW:.*]] = tensor.extract_slice %[[ZERO]][0, 0, 1, 1] [2, 3, 2, 2] [1, 1, 2, 2]
+// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[TAP]], #[[ID]]], {{.*}} ins(%[[PART]] : tensor<3x1x1x2x2x2xf32>) outs(%[[WINDOW]] : tensor<2x3x2x2xf32>)
+// CHECK: arith.addf
+// CHECK: tensor.insert_slice %[[SUM]] into %[[ZERO]][0, 0, 1, 1] [2, 3, 2, 2] [1, 1, 2, 2]
+// CHECK-COUNT-8: tensor.insert_slice
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return
+func.func @input_gradient_strided(%dy: tensor<2x4x3x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x3x6x6xf32> {
+  %0 = parallax.conv_input_grad %dy, %w input_spatial = [6, 6] strides = [2, 2] pads = [1, 1, 0, 0] dilations = [1, 1] : tensor<2x4x3x3xf32>, tensor<4x3x3x3xf32>
+  return %0 : tensor<2x3x6x6xf32>
+}
+
+// -----
+
+// Kernel positions that only ever meet the padding add nothing: a 3x3
+// filter over a 1x1 input padded by 1 has one position, its centre, that
+// reaches the input.
+// CHECK-LABEL: func.func @input_gradient_one_pixel
+// CHECK: linalg.matmul
+// CHECK: tensor.extract_slice %{{.*}}[0, 1, 1, 0, 0, 0] [5, 1, 1, 2, 1, 1]
+// CHECK-COUNT-1: tensor.insert_slice
+// CHECK-NOT: tensor.insert_slice
+func.func @input_gradient_one_pixel(%dy: tensor<2x4x1x1xf32>, %w: tensor<4x5x3x3xf32>) -> tensor<2x5x1x1xf32> {
+  %0 = parallax.conv_input_grad %dy, %w input_spatial = [1, 1] strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1] : tensor<2x4x1x1xf32>, tensor<4x5x3x3xf32>
+  return %0 : tensor<2x5x1x1xf32>
+}

@@ -439,3 +439,27 @@ func.func @segment_reduce_grad_shape(%dy: tensor<3x4xf32>, %d: tensor<6x4xf32>, 
   %r = parallax.segment_reduce_grad sum %dy, %d bounds %b : tensor<3x4xf32>, tensor<6x4xf32>, tensor<3xi64>
   return
 }
+
+// -----
+
+func.func @input_grad_filter_features(%dy: tensor<2x4x6x6xf32>, %w: tensor<5x3x3x3xf32>) -> tensor<2x3x8x8xf32> {
+  // expected-error @+1 {{output gradient must be N x M x O1.. (rank >= 3) and the filter M x C x K1.. of the same rank and M}}
+  %r = parallax.conv_input_grad %dy, %w input_spatial = [8, 8] strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] : tensor<2x4x6x6xf32>, tensor<5x3x3x3xf32>
+  return %r : tensor<2x3x8x8xf32>
+}
+
+// -----
+
+func.func @input_grad_spatial_rank(%dy: tensor<2x4x6x6xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x3x8x8xf32> {
+  // expected-error @+1 {{'input_spatial' must have 2 entries, got [8]}}
+  %r = parallax.conv_input_grad %dy, %w input_spatial = [8] strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] : tensor<2x4x6x6xf32>, tensor<4x3x3x3xf32>
+  return %r : tensor<2x3x8x8xf32>
+}
+
+// -----
+
+func.func @input_grad_wrong_output_size(%dy: tensor<2x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x3x8x8xf32> {
+  // expected-error @+1 {{output gradient 'tensor<2x4x5x5xf32>' does not have the spatial shape [6, 6] of the forward convolution's result}}
+  %r = parallax.conv_input_grad %dy, %w input_spatial = [8, 8] strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] : tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>
+  return %r : tensor<2x3x8x8xf32>
+}

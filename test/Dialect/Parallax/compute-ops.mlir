@@ -117,6 +117,8 @@ func.func @structural(%a: tensor<2x4x8xf32>, %b: tensor<8x3xf32>, %m: tensor<4x8
 func.func @nn(%x: tensor<2x3x8x8xf32>, %w: tensor<6x3x3x3xf32>, %bias: tensor<6xf32>, %c: tensor<3xf32>, %s: tensor<2x5x8xf32>, %g: tensor<8xf32>, %scores: tensor<4x10xf32>, %labels: tensor<4xi64>, %cw: tensor<10xf32>) {
   // CHECK: parallax.conv %{{.*}}, %{{.*}}, %{{.*}} strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : tensor<2x3x8x8xf32>, tensor<6x3x3x3xf32>, tensor<6xf32>
   %0 = parallax.conv %x, %w, %bias strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : tensor<2x3x8x8xf32>, tensor<6x3x3x3xf32>, tensor<6xf32>
+  // CHECK: parallax.conv_input_grad %{{.*}}, %{{.*}} input_spatial = [8, 8] strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] : tensor<2x6x4x4xf32>, tensor<6x3x3x3xf32>
+  %dx = parallax.conv_input_grad %0, %w input_spatial = [8, 8] strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] : tensor<2x6x4x4xf32>, tensor<6x3x3x3xf32>
   // CHECK: parallax.pool average %{{.*}} kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] ceil_mode count_include_pad : tensor<2x3x8x8xf32>
   %1 = parallax.pool average %x kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] ceil_mode count_include_pad : tensor<2x3x8x8xf32>
   // CHECK: parallax.batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} epsilon = 9.99999974E-6 : tensor<2x3x8x8xf32>, tensor<3xf32>

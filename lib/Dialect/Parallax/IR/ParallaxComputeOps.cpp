@@ -519,6 +519,38 @@ LogicalResult inferConvFilterGrad(MLIRContext *, std::optional<Location> loc,
 }
 
 template <typename Adaptor>
+LogicalResult inferConvInputGrad(MLIRContext *, std::optional<Location> loc,
+                                 Adaptor adaptor,
+                                 SmallVectorImpl<Type> &types) {
+  RankedTensorType grad = getTensor(adaptor.getOutputGrad());
+  RankedTensorType filter = getTensor(adaptor.getFilter());
+  if (!grad || !filter || grad.getRank() < 3 ||
+      filter.getRank() != grad.getRank() ||
+      filter.getDimSize(0) != grad.getDimSize(1))
+    return fail(loc, "output gradient must be N x M x O1.. (rank >= 3) and "
+                     "the filter M x C x K1.. of the same rank and M");
+  int64_t k = grad.getRank() - 2;
+  ArrayRef<int64_t> inputSpatial = adaptor.getInputSpatial();
+  if (failed(checkPerDim(loc, "input_spatial", inputSpatial, k, 1)))
+    return failure();
+  Shape shape{grad.getDimSize(0), filter.getDimSize(1)};
+  llvm::append_range(shape, inputSpatial);
+  auto input = RankedTensorType::get(shape, grad.getElementType());
+  Shape spatial;
+  if (failed(inferWindowed(loc, input, filter.getShape().drop_front(2),
+                           adaptor.getStrides(), adaptor.getPads(),
+                           adaptor.getDilations(), /*ceilMode=*/false,
+                           spatial)))
+    return failure();
+  if (ArrayRef<int64_t>(spatial) != grad.getShape().drop_front(2))
+    return fail(loc, "output gradient " + str(grad) +
+                         " does not have the spatial shape " + str(spatial) +
+                         " of the forward convolution's result");
+  types.push_back(input);
+  return success();
+}
+
+template <typename Adaptor>
 LogicalResult inferPool(MLIRContext *, std::optional<Location> loc,
                         Adaptor adaptor, SmallVectorImpl<Type> &types) {
   RankedTensorType input = getTensor(adaptor.getInput());

@@ -650,6 +650,47 @@ def Parallax_ConvFilterGradOp : Parallax_Op<"conv_filter_grad",
   let extraClassDefinition = Parallax_InferWith<"inferConvFilterGrad">.body;
 }
 
+def Parallax_ConvInputGradOp : Parallax_Op<"conv_input_grad",
+    [Pure, SameOperandsElementType, InferTypeOpAdaptor]> {
+  let summary = "the input gradient of an ungrouped convolution";
+  let description = [{
+    The gradient of `conv(input, filter)` (one group) with respect to an
+    `N x C x I1 x ... x Ik` input (`input_spatial` = `[I1, ..., Ik]`),
+    given the `M x C x K1 x ... x Kk` filter and the gradient
+    `output_grad` (`N x M x O1 x ... x Ok`) of its result:
+    `dX[n, c, i...] = sum over m, k..., o... with
+    o * strides + k * dilations - leading pads = i of
+    filter[m, c, k...] * output_grad[n, m, o...]`. `output_grad`'s spatial
+    shape must be the forward convolution's. Autodiff writes it where the
+    filter is larger than the input or the convolution is strided (a
+    transposed convolution would copy the whole filter, or multiply the
+    zeros between a strided gradient's elements); the lowering is one
+    matrix product, the filter read transposed times `output_grad` as
+    `[M, N*O]`, and a sum of each kernel position's columns into the
+    strided window of the input it came from (col2im). Not
+    differentiable.
+
+    Example:
+
+    ```mlir
+    %dx = parallax.conv_input_grad %dy, %w input_spatial = [8, 8] strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1]
+        : tensor<2x16x4x4xf32>, tensor<16x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins Parallax_FloatTensor:$output_grad,
+                       Parallax_FloatTensor:$filter,
+                       DenseI64ArrayAttr:$input_spatial,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations);
+  let results = (outs Parallax_FloatTensor:$result);
+  let assemblyFormat = [{
+    $output_grad `,` $filter `input_spatial` `=` $input_spatial
+    `strides` `=` $strides `pads` `=` $pads `dilations` `=` $dilations
+    attr-dict `:` type($output_grad) `,` type($filter)
+  }];
+  let extraClassDefinition = Parallax_InferWith<"inferConvInputGrad">.body;
+}
+
 def Parallax_PoolOp : Parallax_Op<"pool", [Pure, Parallax_Differentiable, InferTypeOpAdaptor]> {
   let summary = "N-d max or average pooling, NC... layout (ONNX MaxPool, AveragePool)";
   let description = [{

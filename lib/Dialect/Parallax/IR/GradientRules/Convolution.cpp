@@ -67,17 +67,37 @@ Value mlir::parallax::buildTransposedConvolution(
                         dilations, groups);
 }
 
-/// dx and dw of a convolution: dx is a transposed convolution with as many
-/// groups, dw one conv_filter_grad.
+/// Whether an ungrouped convolution's input gradient is better one
+/// conv_input_grad (a product with the filter read as it is, then col2im)
+/// than a transposed convolution: when the convolution is strided (the
+/// transposed convolution would multiply the zeros its input is dilated
+/// with) or its filter is larger than its input (the transposed
+/// convolution copies the whole filter, flipped, which then costs more
+/// than col2im's passes over the input).
+static bool prefersColumnsToImage(RankedTensorType x, RankedTensorType w,
+                                  ArrayRef<int64_t> strides, int64_t groups) {
+  if (groups != 1 || !x.hasStaticShape() || !w.hasStaticShape())
+    return false;
+  return llvm::any_of(strides, [](int64_t s) { return s > 1; }) ||
+         w.getNumElements() > x.getNumElements();
+}
+
+/// dx and dw of a convolution: dx is a conv_input_grad or a transposed
+/// convolution with as many groups, dw one conv_filter_grad.
 static std::pair<Value, Value>
 convGradients(GradBuilder &g, Value x, Value w, Value dy,
               ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
               ArrayRef<int64_t> pads, int64_t groups) {
   auto xType = tensorType(x), wType = tensorType(w);
   int64_t rank = xType.getRank(), spatial = rank - 2;
-  Value dx = buildTransposedConvolution(
-      g.b, g.loc, dy, w, Value(), strides, dilations,
-      pads.take_front(spatial), xType.getShape().drop_front(2), groups);
+  Value dx =
+      prefersColumnsToImage(xType, wType, strides, groups)
+          ? ConvInputGradOp::create(g.b, g.loc, dy, w,
+                                    xType.getShape().drop_front(2), strides,
+                                    pads, dilations)
+          : buildTransposedConvolution(g.b, g.loc, dy, w, Value(), strides,
+                                       dilations, pads.take_front(spatial),
+                                       xType.getShape().drop_front(2), groups);
 
   // dw: the padded input's patches against dy (conv_filter_grad).
   Shape padLow(rank, 0), padHigh(rank, 0);
