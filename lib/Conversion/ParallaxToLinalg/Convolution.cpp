@@ -255,20 +255,30 @@ struct ConvInputGradLowering : OpConversionPattern<ConvInputGradOp> {
     Value result =
         filledTensor(rewriter, loc, type,
                      scalarConstant(rewriter, loc, type.getElementType(), 0));
-    auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    // Loops (n, c, o...) over a kernel position's window of dX, reading
+    // that position's columns at [c, 0..., n, o...]: the same for every
+    // position.
+    SmallVector<AffineExpr> read{getAffineDimExpr(1, ctx)};
+    read.append(k, getAffineConstantExpr(0, ctx));
+    read.push_back(getAffineDimExpr(0, ctx));
+    for (int64_t d = 0; d < k; ++d)
+      read.push_back(getAffineDimExpr(2 + d, ctx));
+    SmallVector<AffineMap> maps{AffineMap::get(k + 2, 0, read, ctx),
+                                AffineMap::getMultiDimIdentityMap(k + 2, ctx)};
     SmallVector<utils::IteratorType> parallel(k + 2,
                                               utils::IteratorType::parallel);
+    OpFoldResult zero = rewriter.getIndexAttr(0),
+                 one = rewriter.getIndexAttr(1);
     for (int64_t flat = 0; flat < taps; ++flat) {
-      // The kernel position, and the outputs o whose input
-      // o * s + tap * d - pad lies inside the input: o in [lo, lo + count).
-      SmallVector<OpFoldResult> offsets{rewriter.getIndexAttr(0),
-                                        rewriter.getIndexAttr(0)};
-      SmallVector<OpFoldResult> sizes{rewriter.getIndexAttr(n),
-                                      rewriter.getIndexAttr(c)};
-      SmallVector<OpFoldResult> steps(2, rewriter.getIndexAttr(1));
-      // The tap's columns for those outputs, [C, 1..., N, count...].
-      SmallVector<OpFoldResult> from(2 * k + 2, rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> part(2 * k + 2, rewriter.getIndexAttr(1));
+      // Per spatial dimension, the kernel position and the outputs o whose
+      // input o * s + tap * d - pad lies inside the input, o in [lo, hi]:
+      // the window of dX they reach ([N, C, count...] from lo * s + tap *
+      // d - pad, step s) and their columns ([C, 1..., N, count...]).
+      SmallVector<OpFoldResult> offsets(k + 2, zero), sizes(k + 2, zero),
+          steps(k + 2, one);
+      sizes[0] = rewriter.getIndexAttr(n);
+      sizes[1] = rewriter.getIndexAttr(c);
+      SmallVector<OpFoldResult> from(2 * k + 2, zero), part(2 * k + 2, one);
       part[0] = rewriter.getIndexAttr(c);
       part[k + 1] = rewriter.getIndexAttr(n);
       bool inside = true;
@@ -281,30 +291,21 @@ struct ConvInputGradLowering : OpConversionPattern<ConvInputGradOp> {
             outSpatial[d] - 1,
             llvm::divideFloorSigned(inSpatial[d] - 1 - shift, strides[d]));
         inside &= hi >= lo;
+        OpFoldResult count = rewriter.getIndexAttr(hi - lo + 1);
+        offsets[2 + d] = rewriter.getIndexAttr(lo * strides[d] + shift);
+        sizes[2 + d] = count;
+        steps[2 + d] = rewriter.getIndexAttr(strides[d]);
         from[1 + d] = rewriter.getIndexAttr(tap);
         from[k + 2 + d] = rewriter.getIndexAttr(lo);
-        part[k + 2 + d] = rewriter.getIndexAttr(hi - lo + 1);
-        offsets.insert(offsets.begin() + 2,
-                       rewriter.getIndexAttr(lo * strides[d] + shift));
-        sizes.insert(sizes.begin() + 2, rewriter.getIndexAttr(hi - lo + 1));
-        steps.insert(steps.begin() + 2, rewriter.getIndexAttr(strides[d]));
+        part[k + 2 + d] = count;
       }
       if (!inside)
         continue;
       Value tapColumns = tensor::ExtractSliceOp::create(
           rewriter, loc, columns, from, part,
-          SmallVector<OpFoldResult>(2 * k + 2, rewriter.getIndexAttr(1)));
-      // Loops (n, c, o...) over the window, reading [c, 0..., n, o...].
-      SmallVector<AffineExpr> read{dim(1)};
-      read.append(k, getAffineConstantExpr(0, ctx));
-      read.push_back(dim(0));
-      for (int64_t d = 0; d < k; ++d)
-        read.push_back(dim(2 + d));
+          SmallVector<OpFoldResult>(2 * k + 2, one));
       Value window = tensor::ExtractSliceOp::create(rewriter, loc, result,
                                                     offsets, sizes, steps);
-      SmallVector<AffineMap> maps{
-          AffineMap::get(k + 2, 0, read, ctx),
-          AffineMap::getMultiDimIdentityMap(k + 2, ctx)};
       Value sum =
           linalg::GenericOp::create(
               rewriter, loc, TypeRange{window.getType()},
