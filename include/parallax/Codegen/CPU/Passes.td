@@ -400,6 +400,38 @@ def ParallaxShortenBufferLifetimes
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def ParallaxStridedCopiesToLinalg
+    : Pass<"parallax-strided-copies-to-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Copy between strided buffers with a loop nest of the "
+                "program's own (linalg.copy)";
+  let description = [{
+    MLIR's conversion to the LLVM dialect copies a `memref.copy` between
+    two contiguous buffers with `llvm.memcpy`, and any other one through a
+    runtime function that walks the shapes and strides it reads from the
+    descriptors at run time (`parallax_rt_memref_copy`). Bufferization
+    writes such copies wherever a tensor lands in part of another: a
+    convolution's input into its zero-padded buffer, a gradient into the
+    strided places of a dilated one. Their rows are short (a 2x2 or 8x8
+    activation copies 8 or 32 bytes a row), so the runtime's walk costs
+    far more than the data: ResNet-18's copies into padded buffers ran at
+    1-2 GB/s on one thread and did not get faster on two.
+
+    This pass turns each `memref.copy` of static shape whose source or
+    target is not one contiguous run into a `linalg.copy`: it then becomes
+    a kernel like any other op (`--parallax-outline-kernels`), with the
+    shapes and strides constants LLVM unrolls and vectorizes, shared among
+    threads where it is large (`--parallax-parallelize-kernels`), and
+    profiled as a kernel of the "copy and layout" or "im2col and padding"
+    family. Copies that are one run on both sides stay `memref.copy`
+    (`llvm.memcpy`), as do copies of dynamic shape (the runtime).
+
+    Precondition: bufferized (memrefs), before `--parallax-outline-kernels`.
+    Postcondition: every remaining `memref.copy` is between contiguous
+    buffers or has a dynamic shape.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def ParallaxOutlineKernels
     : Pass<"parallax-outline-kernels", "::mlir::ModuleOp"> {
   let summary = "Give each linalg op on buffers a function of its own";
