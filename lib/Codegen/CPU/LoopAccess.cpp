@@ -10,9 +10,12 @@
 
 using namespace mlir;
 
-bool mlir::parallax::isContiguousAlong(linalg::GenericOp op, unsigned loop) {
+bool mlir::parallax::isContiguousAlong(linalg::GenericOp op, unsigned loop,
+                                       int64_t maxInputStep) {
   unsigned numDims = op.getNumLoops();
-  for (AffineMap map : op.getIndexingMapsArray()) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    int64_t maxStep = op.isDpsInput(&operand) ? maxInputStep : 1;
     ArrayRef<AffineExpr> results = map.getResults();
     for (auto [i, expr] : llvm::enumerate(results)) {
       if (!expr.isFunctionOfDim(loop))
@@ -22,7 +25,7 @@ bool mlir::parallax::isContiguousAlong(linalg::GenericOp op, unsigned loop) {
       if (i + 1 != results.size() ||
           failed(
               getFlattenedAffineExpr(expr, numDims, /*numSymbols=*/0, &flat)) ||
-          flat[loop] != 1)
+          flat[loop] < 1 || flat[loop] > maxStep)
         return false;
     }
   }

@@ -18,6 +18,8 @@ using namespace mlir::parallax;
 namespace {
 
 constexpr int64_t kMaxPartialSums = int64_t(1) << 22;
+/// Inputs may move by two along the loop: a stride-2 convolution's input.
+constexpr int64_t kMaxInputStep = 2;
 
 /// Whether `op` accumulates: one f32 output whose body yields
 /// `addf(out, x)` (reassociable) with `x` not depending on `out`.
@@ -76,7 +78,7 @@ struct SplitShortReductionsPass
     auto outType = cast<RankedTensorType>(op.getResult(0).getType());
     if (outType.getNumElements() * ranges[inner] > kMaxPartialSums)
       return false;
-    return outer >= minOuter && isContiguousAlong(op, inner);
+    return outer >= minOuter && isContiguousAlong(op, inner, kMaxInputStep);
   }
 
   /// out = sum over (r..., w) of f   becomes

@@ -79,3 +79,63 @@ func.func @row_sums(%x: tensor<64x16xf32>, %init: tensor<64xf32>) -> tensor<64xf
   } -> tensor<64xf32>
   return %r : tensor<64xf32>
 }
+
+// -----
+
+// A stride-2 depthwise filter gradient on 8x8 images: the input moves by
+// two along the row of 8 (read with gathers or interleaved loads), the
+// gradient and the partial sums by one.
+// CHECK-DAG: #[[X2:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0, d4 * 2 + d1, d5 * 2 + d2)>
+// CHECK-DAG: #[[PARTIAL2:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d5)>
+// CHECK-LABEL: func.func @strided_filter_grad(
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x3x3x8xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[X2]], #{{.*}}, #[[PARTIAL2]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<3x3x3x8xf32>) outs(%arg2 : tensor<3x3x3xf32>)
+#x2 = affine_map<(c, kh, kw, n, h, w) -> (n, c, 2 * h + kh, 2 * w + kw)>
+#dy2 = affine_map<(c, kh, kw, n, h, w) -> (n, c, h, w)>
+#dw2 = affine_map<(c, kh, kw, n, h, w) -> (c, kh, kw)>
+func.func @strided_filter_grad(%x: tensor<8x3x18x18xf32>, %dy: tensor<8x3x8x8xf32>, %init: tensor<3x3x3xf32>) -> tensor<3x3x3xf32> {
+  %r = linalg.generic {indexing_maps = [#x2, #dy2, #dw2], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : tensor<8x3x18x18xf32>, tensor<8x3x8x8xf32>) outs(%init : tensor<3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  } -> tensor<3x3x3xf32>
+  return %r : tensor<3x3x3xf32>
+}
+
+// -----
+
+// Left alone: an input that moves by three along the row (a stride-3
+// window), and a row shorter than 8 (min-inner).
+// CHECK-LABEL: func.func @stride_three(
+// CHECK-NOT: tensor.empty
+// CHECK: iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+// CHECK-LABEL: func.func @short_row(
+// CHECK-NOT: tensor.empty
+// CHECK: iterator_types = ["parallel", "reduction", "reduction"]
+#x3 = affine_map<(c, kh, kw, n, h, w) -> (n, c, 3 * h + kh, 3 * w + kw)>
+#dy3 = affine_map<(c, kh, kw, n, h, w) -> (n, c, h, w)>
+#dw3 = affine_map<(c, kh, kw, n, h, w) -> (c, kh, kw)>
+func.func @stride_three(%x: tensor<8x3x26x26xf32>, %dy: tensor<8x3x8x8xf32>, %init: tensor<3x3x3xf32>) -> tensor<3x3x3xf32> {
+  %r = linalg.generic {indexing_maps = [#x3, #dy3, #dw3], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : tensor<8x3x26x26xf32>, tensor<8x3x8x8xf32>) outs(%init : tensor<3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  } -> tensor<3x3x3xf32>
+  return %r : tensor<3x3x3xf32>
+}
+#in1 = affine_map<(c, n, w) -> (n, c, w)>
+#out1 = affine_map<(c, n, w) -> (c)>
+func.func @short_row(%x: tensor<32x4x4xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [#in1, #out1], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : tensor<32x4x4xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

@@ -14,8 +14,12 @@ namespace mlir::parallax {
 
 /// Whether every operand of `op` walks memory contiguously along loop
 /// `loop`: the loop moves only the operand's innermost index, by one, or
-/// none of its indices.
-bool isContiguousAlong(linalg::GenericOp op, unsigned loop);
+/// none of its indices. With `maxInputStep` above one, inputs may move
+/// their innermost index by up to that many elements (a strided
+/// convolution's window), which LLVM's vectorizer reads as interleaved
+/// loads.
+bool isContiguousAlong(linalg::GenericOp op, unsigned loop,
+                       int64_t maxInputStep = 1);
 
 } // namespace mlir::parallax
 

@@ -183,7 +183,9 @@ def ParallaxSplitShortReductions
     It applies to a `linalg.generic` on tensors with one f32 output whose
     body yields `addf(out, x)` with `reassoc`, whose innermost loop is a
     reduction of `min-inner` to `max-inner` iterations along which every
-    operand moves only its innermost index, by one, and whose other
+    operand moves only its innermost index, by one (an input by one or
+    two: a stride-2 convolution's input, which LLVM reads with gathers or
+    interleaved loads), and whose other
     reduction loops have at least `min-outer` iterations together (a plain
     row sum has none: its vectorized loop already sums the row in vector
     registers), and whose partial sums number at most 4M.
