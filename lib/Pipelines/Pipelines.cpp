@@ -135,11 +135,11 @@ static void addFinalLLVMConversion(OpPassManager &pm) {
 
 /// Host loops and the conversion of everything to LLVM.
 static void addCPUBufferToLLVMPasses(OpPassManager &pm) {
-  // Many small functions for LLVM instead of one step of thousands of
-  // loop nests, whose loop passes grow with the whole function.
   // Copies between strided buffers as loop nests with constant strides,
   // not the runtime's walk of their descriptors.
   pm.addNestedPass<func::FuncOp>(createParallaxStridedCopiesToLinalg());
+  // Many small functions for LLVM instead of one step of thousands of
+  // loop nests, whose loop passes grow with the whole function.
   pm.addPass(createParallaxOutlineKernels());
   // Sites for PROGRAM --profile: each kernel as a whole, before it is
   // parallelized.

@@ -17,7 +17,7 @@ namespace mlir::parallax {
 /// none of its indices. With `maxInputStep` above one, inputs may move
 /// their innermost index by up to that many elements (a strided
 /// convolution's window), which LLVM's vectorizer reads as interleaved
-/// loads.
+/// loads or gathers.
 bool isContiguousAlong(linalg::GenericOp op, unsigned loop,
                        int64_t maxInputStep = 1);
 
