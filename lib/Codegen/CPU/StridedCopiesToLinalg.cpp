@@ -17,14 +17,6 @@ using namespace mlir;
 
 namespace {
 
-/// Whether MLIR's LLVM lowering copies `type` as one run of memory
-/// (`llvm.memcpy`), as its memref.copy lowering decides.
-bool isOneRun(Type type) {
-  auto memref = dyn_cast<MemRefType>(type);
-  return memref && (memref.getLayout().isIdentity() ||
-                    memref::isStaticShapeAndContiguousRowMajor(memref));
-}
-
 struct StridedCopiesToLinalgPass
     : parallax::impl::ParallaxStridedCopiesToLinalgBase<
           StridedCopiesToLinalgPass> {
@@ -36,7 +28,10 @@ struct StridedCopiesToLinalgPass
       if (!source || !target || !source.hasStaticShape() ||
           !target.hasStaticShape())
         return;
-      if (isOneRun(source) && isOneRun(target))
+      // One run on both sides: MLIR's LLVM lowering copies it with
+      // llvm.memcpy.
+      if (memref::isStaticShapeAndContiguousRowMajor(source) &&
+          memref::isStaticShapeAndContiguousRowMajor(target))
         return;
       copies.push_back(copy);
     });

@@ -423,8 +423,7 @@ def ParallaxStridedCopiesToLinalg
     a kernel like any other op (`--parallax-outline-kernels`), with the
     shapes and strides constants LLVM unrolls and vectorizes, shared among
     threads where it is large (`--parallax-parallelize-kernels`), and
-    profiled as a kernel of the "copy and layout" or "im2col and padding"
-    family. Copies that are one run on both sides stay `memref.copy`
+    profiled as a kernel of the "copy and layout" family. Copies that are one run on both sides stay `memref.copy`
     (`llvm.memcpy`), as do copies of dynamic shape (the runtime).
 
     Precondition: bufferized (memrefs), before `--parallax-outline-kernels`.
