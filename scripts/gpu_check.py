@@ -490,6 +490,19 @@ def benchmark(bundle, env, work, deadline):
             continue
         times = [json.loads(l)["time_s"] for l in metrics.read_text().splitlines()][2:]
         parallax[model] = 1e3 * sum(times) / len(times)
+        # The same steps with each batch copied at its own step, the host
+        # waiting (PARALLAX_GPU_PREFETCH=0): what the data loader's
+        # overlap saves.
+        unstaged = work / "bench" / f"{model}.no-prefetch.jsonl"
+        status, output = bounded(program + ["--steps", str(BENCH_STEPS), "--metrics",
+                                            str(unstaged)],
+                                 dict(env, PARALLAX_GPU_PREFETCH="0"), deadline,
+                                 work / "logs" / f"bench.{model}.no-prefetch.log")
+        if status == 0:
+            waited = [json.loads(l)["time_s"] for l in unstaged.read_text().splitlines()][2:]
+            print(f"data loader {model}: {parallax[model]:.3f} ms a step with each batch "
+                  f"copied during the step before, {1e3 * sum(waited) / len(waited):.3f} ms "
+                  f"copied at its step (PARALLAX_GPU_PREFETCH=0)", flush=True)
         # Where the step's time goes: the same run under --profile (each
         # kernel and cuBLAS product timed by CUDA events).
         profile = work / "bench" / f"{model}.profile.json"

@@ -79,6 +79,7 @@ constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
     (CUdeviceptr, unsigned, size_t, CUstream))                                 \
   X(cuMemsetD16Async, "cuMemsetD16Async", CUresult,                            \
     (CUdeviceptr, unsigned short, size_t, CUstream))                           \
+  X(cuMemAllocHost, "cuMemAllocHost_v2", CUresult, (void **, size_t))          \
   X(cuMemHostRegister, "cuMemHostRegister_v2", CUresult,                       \
     (void *, size_t, unsigned))                                                \
   X(cuMemHostUnregister, "cuMemHostUnregister", CUresult, (void *))
@@ -132,5 +133,14 @@ std::string describe(CUresult result);
 void check(CUresult result, const std::string &operation);
 
 } // namespace parallax::runtime::cuda
+
+namespace parallax::runtime {
+class StagingDevice;
+namespace cuda {
+/// The data loader's device (CudaBatchLoader.cpp): a side stream, page-locked
+/// training data, device staging slots.
+StagingDevice *makeCudaStagingDevice();
+} // namespace cuda
+} // namespace parallax::runtime
 
 #endif // PARALLAX_LIB_RUNTIME_CUDADRIVER_H

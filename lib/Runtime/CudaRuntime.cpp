@@ -19,6 +19,7 @@
 
 #include "parallax/Runtime/Runtime.h"
 
+#include "BatchPrefetch.h"
 #include "CudaDriver.h"
 #include "DeviceCollectives.h"
 #include "Matrices.h"
@@ -182,6 +183,9 @@ bool loadDriver(Driver &cuda) {
   // Several workers: NCCL where each has a GPU (decided once MPI is up).
   parallax::runtime::setDeviceCollectivesFactory(
       parallax::runtime::makeNcclCollectives);
+  // Batches go to the GPU on a side stream during the step before theirs.
+  parallax::runtime::setStagingDeviceFactory(
+      parallax::runtime::cuda::makeCudaStagingDevice);
   // One worker's "AllReduce" is a copy between two device buffers.
   parallax::runtime::setBufferCopy(
       [](void *to, const void *from, size_t bytes) {

@@ -86,8 +86,8 @@ void checkInputValues(const std::string &name, const std::string &path,
                       int64_t batch);
 
 /// How the runtime copies into buffers of generated code (from another
-/// such buffer, or a batch from host memory): memcpy, or, in a GPU
-/// program, the CUDA runtime's copy (its buffers are device memory, which
+/// such buffer, or a CPU program's batch from host memory): memcpy, or, in a
+/// GPU program, the CUDA runtime's copy (its buffers are device memory, which
 /// a host memcpy would migrate to the host and back). Returns once done.
 using BufferCopy = void (*)(void *to, const void *from, size_t bytes);
 void setBufferCopy(BufferCopy copy);

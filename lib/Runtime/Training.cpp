@@ -15,6 +15,7 @@
 #include "parallax/Runtime/Runtime.h"
 #include "parallax/Support/Npy.h"
 
+#include "BatchPrefetch.h"
 #include "Checkpoint.h"
 #include "Comm.h"
 #include "CommThread.h"
@@ -83,6 +84,10 @@ int64_t firstStep = 0, endStep = 0, currentStep = 1, batch = 0;
 // The global index of the first example of this worker's batch (random draws).
 int64_t firstExample = 0;
 double computeStart = 0; // parallax_rt_now() when the step function starts
+/// A GPU program's loader of the inputs that are plain example rows: each
+/// batch copied to the device during the step before its own. Null in a
+/// CPU program. Never destroyed: it may be in use while the program exits.
+BatchPrefetcher *prefetcher = nullptr;
 std::FILE *metricsFile = nullptr, *rankMetricsFile = nullptr;
 double stepStart = 0, runStart = 0;
 
@@ -404,7 +409,12 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
               "host\n"
               "                         memory), nccl or mpi\n"
               "  PARALLAX_NCCL_LIBRARY  the NCCL to load (default "
-              "libnccl.so.2)\n";
+              "libnccl.so.2)\n"
+              "  PARALLAX_GPU_PREFETCH  1 (default): each batch goes to the "
+              "GPU\n"
+              "                         during the step before; 0: at its "
+              "step,\n"
+              "                         the host waiting (for comparisons)\n";
     if (problem.empty()) {
       std::fputs(text.c_str(), stdout);
       std::exit(0);
@@ -546,6 +556,38 @@ static void registerInput(const char *name, const char *dtype, int64_t rank,
 PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_REGISTER_INPUT)
 #undef PARALLAX_RT_REGISTER_INPUT
 
+/// In a GPU program, stages the inputs that are example rows through the
+/// device's side stream (BatchPrefetch.h); the others (bags) are copied
+/// by load_batch as in a CPU program.
+static void startPrefetching() {
+  const char *enabled = std::getenv("PARALLAX_GPU_PREFETCH");
+  std::string setting = enabled ? enabled : "1";
+  if (setting != "0" && setting != "1")
+    die("PARALLAX_GPU_PREFETCH must be 1 or 0, got '" + setting + "'");
+  StagingDevice *device = setting == "1" ? makeStagingDevice() : nullptr;
+  if (!device)
+    return;
+  std::vector<StagedInput> staged;
+  for (const Input &input : inputs)
+    if (input.bags < 0 && !input.holdsElements)
+      staged.push_back({input.data, static_cast<size_t>(input.bytes),
+                        input.file.data.data(), input.file.data.size()});
+  if (staged.empty())
+    return;
+  const World &w = world();
+  prefetcher = new BatchPrefetcher(
+      *device, std::move(staged), [size = w.size, rank = w.rank](int64_t step) {
+        return step * size + rank;
+      });
+  if (options.verbose)
+    note(std::string("batches go to the GPU during the step before theirs, "
+                     "on a side stream, ") +
+         (prefetcher->pinnedInPlace()
+              ? "from the training data, page-locked in place"
+              : "through page-locked buffers (the training data could not "
+                "be page-locked in place)"));
+}
+
 extern "C" int64_t parallax_rt_begin() {
   int64_t examples = -1;
   std::string examplesFrom;
@@ -626,6 +668,7 @@ extern "C" int64_t parallax_rt_begin() {
     metricsFile = openMetrics(options.metrics);
   if (options.metricsAllRanks)
     rankMetricsFile = openMetrics(options.rankMetrics);
+  startPrefetching();
   setTraceOrigin();
   startProfile(endStep - firstStep);
   runStart = stepStart = parallax_rt_now();
@@ -657,10 +700,8 @@ extern "C" void parallax_rt_load_batch(int64_t step) {
       }
       const char *examples = input.file.data.data() + slice * input.bytes;
       if (input.bags < 0) {
-        // In a GPU program a copy to the device: a host memcpy would
-        // migrate the buffer's pages to the host and the step's first
-        // kernel would fault them back.
-        copyBuffer(input.data, examples, input.bytes);
+        if (!prefetcher)
+          copyBuffer(input.data, examples, input.bytes);
         continue;
       }
       // Offsets into the batch's elements, not the file's, rebased here.
@@ -673,6 +714,8 @@ extern "C" void parallax_rt_load_batch(int64_t step) {
     for (const Bags &bags : bagGroups)
       if (bags.group->count)
         *bags.group->count = bagRange(bags, slice).size();
+    if (prefetcher)
+      prefetcher->load(step, step + 1 < endStep ? step + 1 : -1);
   }
   computeStart = tracing() ? parallax_rt_now() : 0;
 }

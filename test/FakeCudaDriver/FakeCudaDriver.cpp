@@ -13,9 +13,14 @@
 // --target cuda program with this library first on LD_LIBRARY_PATH to
 // check the program's host side end to end; numbers are checked on a GPU
 // (scripts/gpu-check.sh). PARALLAX_FAKE_CUDA_REPORT set: the counts are
-// printed to stderr at exit. PARALLAX_FAKE_CUDA_GPUS: how many GPUs it
-// has (1); PARALLAX_FAKE_CUDA_FREE_MIB: its free memory (16 GiB). FakeNccl.cpp
-// is the NCCL beside it.
+// printed to stderr at exit, with the copies from the host by the memory
+// they read (page-locked or pageable, which a GPU copies asynchronously
+// or not) and the stream they were queued on. PARALLAX_FAKE_CUDA_NO_PIN
+// set: host memory cannot be page-locked in place (cuMemHostRegister
+// fails, as it can where the locked-memory limit is low).
+// PARALLAX_FAKE_CUDA_GPUS: how many GPUs it has (1);
+// PARALLAX_FAKE_CUDA_FREE_MIB: its free memory (16 GiB). FakeNccl.cpp is the
+// NCCL beside it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +30,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 
 namespace {
@@ -34,6 +41,7 @@ using CUdeviceptr = unsigned long long;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
+constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_NOT_INITIALIZED = 3;
 constexpr CUresult CUDA_ERROR_INVALID_IMAGE = 200;
 constexpr CUresult CUDA_ERROR_INVALID_HANDLE = 400;
@@ -44,17 +52,58 @@ constexpr uint32_t fatbinMagic = 0xBA55ED50;
 
 std::atomic<bool> initialised{false};
 std::atomic<long> launches{0}, modules{0}, allocations{0}, copies{0},
-    products{0};
-int context, stream, event;
+    products{0}, streams{0};
+int context, event;
+
+/// Where memory came from, by its first byte and size: device (and
+/// managed) allocations, and page-locked host memory (allocated or
+/// registered). Everything else is pageable host memory.
+enum class Memory { Device, Pinned, Pageable };
+std::mutex memoryMutex;
+std::map<uintptr_t, std::pair<size_t, Memory>> blocks;
+
+Memory memoryAt(const void *pointer) {
+  auto address = reinterpret_cast<uintptr_t>(pointer);
+  std::lock_guard<std::mutex> lock(memoryMutex);
+  auto block = blocks.upper_bound(address);
+  if (block == blocks.begin())
+    return Memory::Pageable;
+  --block;
+  return address < block->first + block->second.first ? block->second.second
+                                                      : Memory::Pageable;
+}
+
+void addBlock(const void *pointer, size_t bytes, Memory memory) {
+  std::lock_guard<std::mutex> lock(memoryMutex);
+  blocks[reinterpret_cast<uintptr_t>(pointer)] = {bytes, memory};
+}
+
+void removeBlock(const void *pointer) {
+  std::lock_guard<std::mutex> lock(memoryMutex);
+  blocks.erase(reinterpret_cast<uintptr_t>(pointer));
+}
+
+/// Copies to the device from the host: from page-locked memory, from
+/// pageable memory, and those queued on a stream other than the first
+/// one made (the program's).
+std::atomic<long> pinnedCopies{0}, pageableCopies{0}, sideStreamCopies{0};
+void *firstStream = nullptr;
 
 struct Report {
   ~Report() {
-    if (std::getenv("PARALLAX_FAKE_CUDA_REPORT"))
-      std::fprintf(stderr,
-                   "fake CUDA driver: %ld modules, %ld launches, %ld "
-                   "allocations, %ld copies, %ld cuBLAS products\n",
-                   modules.load(), launches.load(), allocations.load(),
-                   copies.load(), products.load());
+    if (!std::getenv("PARALLAX_FAKE_CUDA_REPORT"))
+      return;
+    std::fprintf(stderr,
+                 "fake CUDA driver: %ld modules, %ld launches, %ld "
+                 "allocations, %ld copies, %ld cuBLAS products\n",
+                 modules.load(), launches.load(), allocations.load(),
+                 copies.load(), products.load());
+    std::fprintf(stderr,
+                 "fake CUDA driver: %ld streams; copies to the device from "
+                 "the host: %ld from page-locked memory, %ld from pageable "
+                 "memory, %ld on a stream other than the first\n",
+                 streams.load(), pinnedCopies.load(), pageableCopies.load(),
+                 sideStreamCopies.load());
   }
 } report;
 
@@ -112,6 +161,9 @@ CUresult cuGetErrorName(CUresult error, const char **name) {
     return CUDA_SUCCESS;
   case CUDA_ERROR_INVALID_VALUE:
     *name = "CUDA_ERROR_INVALID_VALUE";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_OUT_OF_MEMORY:
+    *name = "CUDA_ERROR_OUT_OF_MEMORY";
     return CUDA_SUCCESS;
   case CUDA_ERROR_NOT_INITIALIZED:
     *name = "CUDA_ERROR_NOT_INITIALIZED";
@@ -185,8 +237,12 @@ CUresult cuLaunchKernel(void *function, unsigned gridX, unsigned gridY,
 }
 
 CUresult cuStreamCreate(void **result, unsigned) {
-  *result = &stream;
-  return ready();
+  if (CUresult status = ready())
+    return status;
+  *result = new int;
+  if (streams++ == 0)
+    firstStream = *result;
+  return CUDA_SUCCESS;
 }
 CUresult cuStreamSynchronize(void *) { return ready(); }
 CUresult cuStreamWaitEvent(void *, void *, unsigned) { return ready(); }
@@ -215,6 +271,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
   if (!block)
     return CUDA_ERROR_INVALID_VALUE;
   ++allocations;
+  addBlock(block, bytes, Memory::Device);
   *pointer = reinterpret_cast<CUdeviceptr>(block);
   return CUDA_SUCCESS;
 }
@@ -224,6 +281,7 @@ CUresult cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes, unsigned) {
 }
 
 CUresult cuMemFree_v2(CUdeviceptr pointer) {
+  removeBlock(reinterpret_cast<void *>(pointer));
   std::free(reinterpret_cast<void *>(pointer));
   return ready();
 }
@@ -236,9 +294,17 @@ CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
   return ready();
 }
 
-CUresult cuMemcpyAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes, void *) {
-  std::memmove(reinterpret_cast<void *>(to), reinterpret_cast<void *>(from),
-               bytes);
+CUresult cuMemcpyAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes,
+                       void *stream) {
+  auto *target = reinterpret_cast<void *>(to);
+  auto *source = reinterpret_cast<void *>(from);
+  Memory read = memoryAt(source);
+  if (memoryAt(target) == Memory::Device && read != Memory::Device) {
+    ++(read == Memory::Pinned ? pinnedCopies : pageableCopies);
+    if (stream && stream != firstStream)
+      ++sideStreamCopies;
+  }
+  std::memmove(target, source, bytes);
   ++copies;
   return ready();
 }
@@ -259,8 +325,28 @@ CUresult cuMemsetD16Async(CUdeviceptr to, unsigned short value, size_t count,
   return ready();
 }
 
-CUresult cuMemHostRegister_v2(void *, size_t, unsigned) { return ready(); }
-CUresult cuMemHostUnregister(void *) { return ready(); }
+CUresult cuMemAllocHost_v2(void **pointer, size_t bytes) {
+  if (CUresult result = ready())
+    return result;
+  if (!bytes || !(*pointer = std::calloc(1, bytes)))
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  addBlock(*pointer, bytes, Memory::Pinned);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostRegister_v2(void *pointer, size_t bytes, unsigned) {
+  if (CUresult result = ready())
+    return result;
+  if (std::getenv("PARALLAX_FAKE_CUDA_NO_PIN"))
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  addBlock(pointer, bytes, Memory::Pinned);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostUnregister(void *pointer) {
+  removeBlock(pointer);
+  return ready();
+}
 
 //===----------------------------------------------------------------------===//
 // cuBLAS
