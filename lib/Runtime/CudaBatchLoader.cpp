@@ -13,6 +13,7 @@
 #include "CudaDriver.h"
 
 #include <string>
+#include <unistd.h>
 
 using namespace parallax::runtime;
 using namespace parallax::runtime::cuda;
@@ -31,6 +32,12 @@ public:
   bool pin(const void *host, size_t bytes) override {
     if (!bytes)
       return true;
+    // Page-locked memory cannot be swapped out: an array past half the
+    // machine's memory goes through the page-locked buffers instead.
+    long pages = sysconf(_SC_PHYS_PAGES), pageBytes = sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && pageBytes > 0 &&
+        bytes > static_cast<size_t>(pages) * pageBytes / 2)
+      return false;
     // Not "already registered": two small arrays may share a page, and
     // the second would then be page-locked only in part.
     return cuda.cuMemHostRegister(const_cast<void *>(host), bytes,
