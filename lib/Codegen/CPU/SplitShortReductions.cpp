@@ -39,6 +39,21 @@ bool isReassociableSum(linalg::GenericOp op) {
   return add.getLhs() == out || add.getRhs() == out;
 }
 
+/// Whether an input of `op` is read through a window: an index that adds
+/// two loops (a convolution's `h * s + kh`).
+bool readsThroughWindow(linalg::GenericOp op) {
+  auto isWindow = [](AffineExpr expr) {
+    auto sum = dyn_cast<AffineBinaryOpExpr>(expr);
+    return sum && sum.getKind() == AffineExprKind::Add &&
+           !sum.getLHS().isSymbolicOrConstant() &&
+           !sum.getRHS().isSymbolicOrConstant();
+  };
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (llvm::any_of(op.getMatchingIndexingMap(input).getResults(), isWindow))
+      return true;
+  return false;
+}
+
 struct SplitShortReductionsPass
     : parallax::impl::ParallaxSplitShortReductionsBase<
           SplitShortReductionsPass> {
@@ -58,7 +73,9 @@ struct SplitShortReductionsPass
   /// A sum on tensors whose innermost loop is a reduction of
   /// [min-inner, max-inner] iterations along which every operand is
   /// contiguous, inside other reductions of at least `min-outer`
-  /// iterations together.
+  /// iterations together; or a shorter row, of at least
+  /// `min-window-inner`, where an input is read through a window, inside
+  /// other reductions of at least `min-window-outer`.
   bool applies(linalg::GenericOp op) {
     if (!op.hasPureTensorSemantics() || !isReassociableSum(op))
       return false;
@@ -67,8 +84,11 @@ struct SplitShortReductionsPass
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     if (iterators.empty() ||
         iterators[inner] != utils::IteratorType::reduction ||
-        llvm::any_of(ranges, ShapedType::isDynamic) ||
-        ranges[inner] < minInner || ranges[inner] > maxInner)
+        llvm::any_of(ranges, ShapedType::isDynamic) || ranges[inner] > maxInner)
+      return false;
+    bool shortWindow = ranges[inner] < minInner;
+    if (shortWindow &&
+        (ranges[inner] < minWindowInner || !readsThroughWindow(op)))
       return false;
     int64_t outer = 1;
     for (unsigned loop = 0; loop < inner; ++loop)
@@ -78,7 +98,8 @@ struct SplitShortReductionsPass
     auto outType = cast<RankedTensorType>(op.getResult(0).getType());
     if (outType.getNumElements() * ranges[inner] > kMaxPartialSums)
       return false;
-    return outer >= minOuter && isContiguousAlong(op, inner, kMaxInputStep);
+    return outer >= (shortWindow ? minWindowOuter : minOuter) &&
+           isContiguousAlong(op, inner, kMaxInputStep);
   }
 
   /// out = sum over (r..., w) of f   becomes

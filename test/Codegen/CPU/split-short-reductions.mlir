@@ -108,7 +108,8 @@ func.func @strided_filter_grad(%x: tensor<8x3x18x18xf32>, %dy: tensor<8x3x8x8xf3
 // -----
 
 // Left alone: an input that moves by three along the row (a stride-3
-// window), and a row shorter than 8 (min-inner).
+// window), and a row shorter than 8 (min-inner) read through no window (a
+// batch norm's sum), however many rows it sums.
 // CHECK-LABEL: func.func @stride_three(
 // CHECK-NOT: tensor.empty
 // CHECK: iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
@@ -138,4 +139,56 @@ func.func @short_row(%x: tensor<32x4x4xf32>, %init: tensor<4xf32>) -> tensor<4xf
     linalg.yield %s : f32
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
+}
+
+// -----
+
+// Rows shorter than 8 read through a window (min-window-inner 2): the
+// depthwise filter gradients of 4x4 and (stride 2) 2x2 images, split where
+// the other reductions sum at least 32 terms (min-window-outer); a batch
+// of two 4x4 images (8 terms) is left as it was.
+// CHECK-LABEL: func.func @short_window_row(
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x3x3x4xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<3x3x3x4xf32>)
+// CHECK-LABEL: func.func @short_strided_window_row(
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x3x3x2xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<3x3x3x2xf32>)
+// CHECK-LABEL: func.func @short_window_few_rows(
+// CHECK-NOT: tensor.empty
+// CHECK: iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+#xw = affine_map<(c, kh, kw, n, h, w) -> (n, c, h + kh, w + kw)>
+#xw2 = affine_map<(c, kh, kw, n, h, w) -> (n, c, 2 * h + kh, 2 * w + kw)>
+#dyw = affine_map<(c, kh, kw, n, h, w) -> (n, c, h, w)>
+#dww = affine_map<(c, kh, kw, n, h, w) -> (c, kh, kw)>
+func.func @short_window_row(%x: tensor<16x3x6x6xf32>, %dy: tensor<16x3x4x4xf32>, %init: tensor<3x3x3xf32>) -> tensor<3x3x3xf32> {
+  %r = linalg.generic {indexing_maps = [#xw, #dyw, #dww], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : tensor<16x3x6x6xf32>, tensor<16x3x4x4xf32>) outs(%init : tensor<3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  } -> tensor<3x3x3xf32>
+  return %r : tensor<3x3x3xf32>
+}
+func.func @short_strided_window_row(%x: tensor<32x3x6x6xf32>, %dy: tensor<32x3x2x2xf32>, %init: tensor<3x3x3xf32>) -> tensor<3x3x3xf32> {
+  %r = linalg.generic {indexing_maps = [#xw2, #dyw, #dww], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : tensor<32x3x6x6xf32>, tensor<32x3x2x2xf32>) outs(%init : tensor<3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  } -> tensor<3x3x3xf32>
+  return %r : tensor<3x3x3xf32>
+}
+func.func @short_window_few_rows(%x: tensor<2x3x6x6xf32>, %dy: tensor<2x3x4x4xf32>, %init: tensor<3x3x3xf32>) -> tensor<3x3x3xf32> {
+  %r = linalg.generic {indexing_maps = [#xw, #dyw, #dww], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : tensor<2x3x6x6xf32>, tensor<2x3x4x4xf32>) outs(%init : tensor<3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  } -> tensor<3x3x3xf32>
+  return %r : tensor<3x3x3xf32>
 }
