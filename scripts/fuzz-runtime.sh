@@ -35,7 +35,7 @@ source scripts/parallel.sh
 mkdir -p "$BUILD/obj"
 objects=()
 for source in tools/parallax-runtime-fuzzer/parallax-runtime-fuzzer.cpp \
-  lib/Support/{FileNames,Npy,Segments}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Profile,Runtime,Threads,Trace,Training}.cpp; do
+  lib/Support/{FileNames,Npy,Segments}.cpp lib/Runtime/{BatchPrefetch,Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Profile,Runtime,Threads,Trace,Training}.cpp; do
   objects+=("$BUILD/obj/$(basename "$source" .cpp).o")
   run_parallel /usr/lib/llvm-22/bin/clang++ "${FLAGS[@]}" -c "$source" -o "${objects[-1]}"
 done

@@ -43,8 +43,8 @@ compile() { # SOURCE
     -DOMPI_SKIP_MPICXX -DONNX_NAMESPACE=onnx -DONNX_ML=1 $MPI_CFLAGS \
     -c "$1" -o "$BUILD/obj/$(basename "$1" .cpp).o"
 }
-RUNTIME_SOURCES=(lib/Support/{FileNames,Npy,Segments}.cpp lib/Runtime/{Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Profile,Runtime,Threads,Trace,Training}.cpp)
-TEST_SOURCES=(unittests/Support/{FileNames,Npy,Segments}Test.cpp unittests/Runtime/{CpuKernels,InputChecks,MemRefCopy,Optimizers,Profile,Threads}Test.cpp)
+RUNTIME_SOURCES=(lib/Support/{FileNames,Npy,Segments}.cpp lib/Runtime/{BatchPrefetch,Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Profile,Runtime,Threads,Trace,Training}.cpp)
+TEST_SOURCES=(unittests/Support/{FileNames,Npy,Segments}Test.cpp unittests/Runtime/{BatchPrefetch,CpuKernels,InputChecks,MemRefCopy,Optimizers,Profile,Threads}Test.cpp)
 for source in "${RUNTIME_SOURCES[@]}" "${TEST_SOURCES[@]}" unittests/Runtime/ParameterStoreTest.cpp; do
   run_parallel compile "$source"
 done
