@@ -558,27 +558,31 @@ PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_REGISTER_INPUT)
 
 /// In a GPU program, stages the inputs that are example rows through the
 /// device's side stream (BatchPrefetch.h); the others (bags) are copied
-/// by load_batch as in a CPU program.
+/// by load_batch as in a CPU program. A CPU program ignores the GPU's
+/// setting, as it does PARALLAX_GPU_COMM.
 static void startPrefetching() {
+  if (!device())
+    return;
   const char *enabled = std::getenv("PARALLAX_GPU_PREFETCH");
   std::string setting = enabled ? enabled : "1";
   if (setting != "0" && setting != "1")
     die("PARALLAX_GPU_PREFETCH must be 1 or 0, got '" + setting + "'");
-  StagingDevice *device = setting == "1" ? makeStagingDevice() : nullptr;
-  if (!device)
+  if (setting == "0")
     return;
   std::vector<StagedInput> staged;
   for (const Input &input : inputs)
     if (input.bags < 0 && !input.holdsElements)
       staged.push_back({input.data, static_cast<size_t>(input.bytes),
                         input.file.data.data(), input.file.data.size()});
-  if (staged.empty())
+  StagingDevice *staging = staged.empty() ? nullptr : makeStagingDevice();
+  if (!staging)
     return;
   const World &w = world();
-  prefetcher = new BatchPrefetcher(
-      *device, std::move(staged), [size = w.size, rank = w.rank](int64_t step) {
-        return step * size + rank;
-      });
+  prefetcher =
+      new BatchPrefetcher(*staging, std::move(staged),
+                          [size = w.size, rank = w.rank](int64_t step) {
+                            return step * size + rank;
+                          });
   if (options.verbose)
     note(std::string("batches go to the GPU during the step before theirs, "
                      "on a side stream, ") +
