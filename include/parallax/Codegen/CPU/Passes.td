@@ -182,19 +182,21 @@ def ParallaxSplitShortReductions
 
     It applies to a `linalg.generic` on tensors with one f32 output whose
     body yields `addf(out, x)` with `reassoc`, whose innermost loop is a
-    reduction of `min-inner` to `max-inner` iterations (from
-    `min-window-inner` where an input is read through a window, an index
-    adding two loops as a convolution's `h + kh`, and the other reductions
-    have at least `min-window-outer` iterations together: the depthwise
-    filter gradients of MobileNetV2's 4x4 and 2x2 stages at batch 32; a
-    batch norm's sums over rows that short, and the filter gradients of a
-    batch of a few images, are left as they were) along which every
+    reduction of `min-inner` to `max-inner` iterations along which every
     operand moves only its innermost index, by one (an input by one or
     two: a stride-2 convolution's input, which LLVM reads with gathers or
     interleaved loads), and whose other
     reduction loops have at least `min-outer` iterations together (a plain
     row sum has none: its vectorized loop already sums the row in vector
     registers), and whose partial sums number at most 4M.
+
+    Rows shorter than `min-inner`, down to `min-window-inner`, are split
+    too where an input is read through a window (an index adding two
+    loops, as a convolution's `h + kh`) and the other reductions have at
+    least `min-window-outer` iterations together: the depthwise filter
+    gradients of MobileNetV2's 4x4 and 2x2 stages at batch 32. A batch
+    norm's sums over rows that short, and the filter gradients of a batch
+    of a few images, are left as they were.
 
     Precondition: after `--parallax-reassociate-reductions`, before
     bufferization. Postcondition: no op meeting those conditions remains;
@@ -435,8 +437,9 @@ def ParallaxStridedCopiesToLinalg
     a kernel like any other op (`--parallax-outline-kernels`), with the
     shapes and strides constants LLVM unrolls and vectorizes, shared among
     threads where it is large (`--parallax-parallelize-kernels`), and
-    profiled as a kernel of the "copy and layout" family. Copies that are one run on both sides stay `memref.copy`
-    (`llvm.memcpy`), as do copies of dynamic shape (the runtime).
+    profiled as a kernel of the "copy and layout" family. Copies that are
+    one run on both sides stay `memref.copy` (`llvm.memcpy`), as do copies
+    of dynamic shape (the runtime).
 
     Precondition: bufferized (memrefs), before `--parallax-outline-kernels`.
     Postcondition: every remaining `memref.copy` is between contiguous
