@@ -109,6 +109,14 @@ int64_t mlir::parallax::rowExchangeRounds(const Cluster &cluster) {
   return localAggregation + 2 + 3;
 }
 
+int64_t mlir::parallax::densePsRounds(const Cluster &cluster, double bytes) {
+  if (cluster.machines <= 1)
+    return 0;
+  if (bytes >= kRingMinBytes)
+    return 2 * (cluster.machines - 1);
+  return treeRounds(cluster.machines) + 2;
+}
+
 Transfer mlir::parallax::allReduceTransfer(const Cluster &cluster,
                                            double bytes) {
   double m = cluster.machines;
@@ -138,6 +146,5 @@ Transfer mlir::parallax::psTransfer(const Cluster &cluster, double bytes,
   double withIds = bytes + (sparse ? kIdBytes * static_cast<double>(rows) : 0);
   double moved = alpha * withIds / s;
   return {2 * moved * (s - 1) + 2 * moved * (m - 1),
-          sparse ? rowExchangeRounds(cluster)
-                 : 2 * treeRounds(cluster.machines)};
+          sparse ? rowExchangeRounds(cluster) : densePsRounds(cluster, bytes)};
 }

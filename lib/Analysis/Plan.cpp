@@ -81,11 +81,11 @@ int64_t Plan::roundsUnder(Strategy other) const {
   if (cluster.machines <= 1)
     return 0;
   // Dense gradients travel in 25 MB buckets (one AllReduce each); a step's
-  // pushes and pulls of rows, and its allgathers, go out together; a dense
-  // variable on servers is reduced and broadcast on its own.
+  // pushes and pulls of rows, its dense pushes to servers, and its
+  // allgathers, each go out together.
   constexpr double kBucketBytes = 25 << 20;
-  double allReduceBytes = 0;
-  int64_t rows = 0, whole = 0, allGather = 0;
+  double allReduceBytes = 0, densePsBytes = 0;
+  int64_t rows = 0, allGather = 0;
   for (const VariablePlan &v : variables) {
     Placement p = choose(v, other, cluster);
     const Transfer &t = transferOf(v, p);
@@ -96,8 +96,9 @@ int64_t Plan::roundsUnder(Strategy other) const {
     else if (v.sparse)
       rows = std::max(rows, t.rounds);
     else
-      whole += t.rounds;
+      densePsBytes += v.bytes;
   }
+  int64_t whole = densePsBytes ? densePsRounds(cluster, densePsBytes) : 0;
   int64_t buckets =
       static_cast<int64_t>(std::ceil(allReduceBytes / kBucketBytes));
   int64_t bucketRounds =

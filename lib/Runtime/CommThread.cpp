@@ -158,7 +158,7 @@ void reduceInto(float *into, const float *from, int64_t count,
 template <typename Received>
 void ringStep(float *into, int64_t receiveCount, const float *from,
               int64_t sendCount, int left, int right, MPI_Comm comm,
-              const char *what, Received received) {
+              WaitForRequests wait, const char *what, Received received) {
   auto segments = [](int64_t count) {
     return std::max<int64_t>(1, (count + kRingSegmentFloats - 1) /
                                     kRingSegmentFloats);
@@ -173,7 +173,7 @@ void ringStep(float *into, int64_t receiveCount, const float *from,
   MPI_Request requests[2][2] = {{MPI_REQUEST_NULL, MPI_REQUEST_NULL},
                                 {MPI_REQUEST_NULL, MPI_REQUEST_NULL}};
   auto finish = [&](int64_t k) {
-    pollCommRequests(2, requests[k % 2], what);
+    wait(2, requests[k % 2], what);
     if (k < receives) {
       auto [offset, count] = extent(receiveCount, k);
       received(offset, count);
@@ -186,51 +186,116 @@ void ringStep(float *into, int64_t receiveCount, const float *from,
     MPI_Request *slot = requests[k % 2];
     if (k < receives) {
       auto [offset, count] = extent(receiveCount, k);
-      checkMPI(MPI_Irecv(into + offset, mpiCount(count, "an AllReduce chunk"),
+      checkMPI(MPI_Irecv(into + offset, mpiCount(count, "a ring chunk"),
                          MPI_FLOAT, left, 0, comm, &slot[0]),
-               "MPI_Irecv (AllReduce ring)");
+               "MPI_Irecv (ring)");
     }
     if (k < sends) {
       auto [offset, count] = extent(sendCount, k);
-      checkMPI(MPI_Isend(from + offset, mpiCount(count, "an AllReduce chunk"),
+      checkMPI(MPI_Isend(from + offset, mpiCount(count, "a ring chunk"),
                          MPI_FLOAT, right, 0, comm, &slot[1]),
-               "MPI_Isend (AllReduce ring)");
+               "MPI_Isend (ring)");
     }
   }
   for (int64_t k = std::max<int64_t>(0, total - 2); k < total; ++k)
     finish(k);
 }
 
-void ringAllreduce(float *data, int64_t count, int32_t reduction, MPI_Comm comm,
-                   int rank, int size) {
-  // Chunk c is [c * count / size, (c + 1) * count / size).
-  auto begin = [&](int c) { return c * count / size; };
-  auto length = [&](int c) { return begin(c + 1) - begin(c); };
+/// Where the ring's chunks lie: chunk c is [begin(c), begin(c) + length(c)).
+/// After the reduce-scatter, rank r holds chunk (r + 1) % size reduced.
+struct RingChunks {
+  std::vector<int64_t> begins, lengths;
+  /// `size` equal chunks of `count` floats (the last ones one longer).
+  static RingChunks equal(int64_t count, int size) {
+    RingChunks chunks;
+    for (int c = 0; c < size; ++c) {
+      chunks.begins.push_back(c * count / size);
+      chunks.lengths.push_back((c + 1) * count / size - c * count / size);
+    }
+    return chunks;
+  }
+  /// Rank r's segment of `counts` (laid out in rank order) as the chunk
+  /// the reduce-scatter leaves on rank r.
+  static RingChunks owned(const std::vector<int64_t> &counts) {
+    int size = static_cast<int>(counts.size());
+    std::vector<int64_t> offsets(size, 0);
+    for (int r = 1; r < size; ++r)
+      offsets[r] = offsets[r - 1] + counts[r - 1];
+    RingChunks chunks;
+    for (int c = 0; c < size; ++c) {
+      int owner = (c + size - 1) % size;
+      chunks.begins.push_back(offsets[owner]);
+      chunks.lengths.push_back(counts[owner]);
+    }
+    return chunks;
+  }
+};
+
+/// Reduce-scatter: at step s rank r sends chunk r - s and adds chunk
+/// r - s - 1 from its left; after size - 1 steps it holds chunk r + 1
+/// reduced over every rank.
+void ringReduceScatter(float *data, const RingChunks &chunks, int32_t reduction,
+                       MPI_Comm comm, int rank, int size,
+                       WaitForRequests wait) {
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   thread_local std::vector<float> scratch;
-  scratch.resize(static_cast<size_t>(length(size - 1)));
-  // Reduce-scatter: at step s rank r sends chunk r - s and adds chunk
-  // r - s - 1 from its left; after size - 1 steps it holds chunk r + 1
-  // reduced over every rank.
+  scratch.resize(static_cast<size_t>(
+      *std::max_element(chunks.lengths.begin(), chunks.lengths.end())));
   for (int s = 0; s + 1 < size; ++s) {
     int send = (rank - s + 2 * size) % size;
     int receive = (rank - s - 1 + 2 * size) % size;
-    ringStep(scratch.data(), length(receive), data + begin(send), length(send),
-             left, right, comm, "the AllReduce ring (reduce-scatter)",
+    float *target = data + chunks.begins[receive];
+    ringStep(scratch.data(), chunks.lengths[receive],
+             data + chunks.begins[send], chunks.lengths[send], left, right,
+             comm, wait, "the ring's reduce-scatter",
              [&](int64_t offset, int64_t count) {
-               reduceInto(data + begin(receive) + offset,
-                          scratch.data() + offset, count, reduction);
+               reduceInto(target + offset, scratch.data() + offset, count,
+                          reduction);
              });
   }
-  // Allgather: the reduced chunks travel once around the ring, so every
-  // rank ends with the bits their reducing rank computed.
+}
+
+/// Allgather: the chunk each rank holds after the reduce-scatter travels
+/// once around the ring, so every rank ends with the bits its holder
+/// computed.
+void ringAllgather(float *data, const RingChunks &chunks, MPI_Comm comm,
+                   int rank, int size, WaitForRequests wait) {
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
   for (int s = 0; s + 1 < size; ++s) {
     int send = (rank + 1 - s + 2 * size) % size;
     int receive = (rank - s + 2 * size) % size;
-    ringStep(data + begin(receive), length(receive), data + begin(send),
-             length(send), left, right, comm, "the AllReduce ring (allgather)",
-             [](int64_t, int64_t) {});
+    ringStep(data + chunks.begins[receive], chunks.lengths[receive],
+             data + chunks.begins[send], chunks.lengths[send], left, right,
+             comm, wait, "the ring's allgather", [](int64_t, int64_t) {});
   }
+}
+
+/// The offsets of `counts` laid out one after another, as MPI's `v`
+/// collectives take them.
+std::vector<int> mpiOffsets(const std::vector<int64_t> &counts,
+                            const char *what) {
+  std::vector<int> offsets;
+  int64_t at = 0;
+  for (int64_t count : counts) {
+    offsets.push_back(mpiCount(at, what));
+    at += count;
+  }
+  return offsets;
+}
+
+std::vector<int> mpiCounts(const std::vector<int64_t> &counts,
+                           const char *what) {
+  std::vector<int> result;
+  for (int64_t count : counts)
+    result.push_back(mpiCount(count, what));
+  return result;
+}
+
+int64_t totalOf(const std::vector<int64_t> &counts) {
+  int64_t total = 0;
+  for (int64_t count : counts)
+    total += count;
+  return total;
 }
 
 } // namespace
@@ -316,7 +381,10 @@ void parallax::runtime::allreduceInPlace(float *data, int64_t count,
     return;
   if (count >= size &&
       count * static_cast<int64_t>(sizeof(float)) >= kRingMinBytes) {
-    ringAllreduce(data, count, reduction, comm, rank, size);
+    RingChunks chunks = RingChunks::equal(count, size);
+    ringReduceScatter(data, chunks, reduction, comm, rank, size,
+                      pollCommRequests);
+    ringAllgather(data, chunks, comm, rank, size, pollCommRequests);
     return;
   }
   MPI_Request request;
@@ -328,4 +396,55 @@ void parallax::runtime::allreduceInPlace(float *data, int64_t count,
                           comm, &request),
            "MPI_Iallreduce");
   pollCommRequests(1, &request, "an AllReduce");
+}
+
+void parallax::runtime::reduceScatterInPlace(float *data,
+                                             const std::vector<int64_t> &counts,
+                                             MPI_Comm comm,
+                                             WaitForRequests wait) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int64_t total = totalOf(counts);
+  if (size == 1 || total == 0)
+    return;
+  if (total * static_cast<int64_t>(sizeof(float)) >= kRingMinBytes) {
+    ringReduceScatter(data, RingChunks::owned(counts), PARALLAX_RT_REDUCE_SUM,
+                      comm, rank, size, wait);
+    return;
+  }
+  // Few bytes: one MPI collective, fewer rounds than the ring's.
+  const char *what = "a reduce-scatter";
+  std::vector<int> offsets = mpiOffsets(counts, what);
+  std::vector<float> mine(counts[rank]);
+  MPI_Request request;
+  checkMPI(MPI_Ireduce_scatter(data, mine.data(),
+                               mpiCounts(counts, what).data(), MPI_FLOAT,
+                               MPI_SUM, comm, &request),
+           "MPI_Ireduce_scatter");
+  wait(1, &request, what);
+  std::copy(mine.begin(), mine.end(), data + offsets[rank]);
+}
+
+void parallax::runtime::allgatherInPlace(float *data,
+                                         const std::vector<int64_t> &counts,
+                                         MPI_Comm comm, WaitForRequests wait) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int64_t total = totalOf(counts);
+  if (size == 1 || total == 0)
+    return;
+  if (total * static_cast<int64_t>(sizeof(float)) >= kRingMinBytes) {
+    ringAllgather(data, RingChunks::owned(counts), comm, rank, size, wait);
+    return;
+  }
+  const char *what = "an allgather";
+  MPI_Request request;
+  checkMPI(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data,
+                           mpiCounts(counts, what).data(),
+                           mpiOffsets(counts, what).data(), MPI_FLOAT, comm,
+                           &request),
+           "MPI_Iallgatherv");
+  wait(1, &request, what);
 }

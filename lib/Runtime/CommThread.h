@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace parallax::runtime {
 
@@ -66,6 +67,20 @@ void pollCommRequests(int count, MPI_Request *requests, const char *what);
 /// pollCommRequests.
 void allreduceInPlace(float *data, int64_t count, int32_t reduction,
                       MPI_Comm comm);
+
+/// Sums `data` over every rank of `comm` where each rank r keeps only its
+/// own segment: the buffer is `counts` floats per rank, laid out in rank
+/// order, and on return rank r's segment holds the sum of every rank's
+/// (the rest is scratch). allgatherInPlace then gives every rank every
+/// segment as its rank left it. Together they are an AllReduce with work
+/// on the reduced segments in between (the parameter store's dense
+/// variables). At kRingMinBytes and more the ring's two halves, below one
+/// MPI_Ireduce_scatter and one MPI_Iallgatherv; `wait` waits for their
+/// requests.
+void reduceScatterInPlace(float *data, const std::vector<int64_t> &counts,
+                          MPI_Comm comm, WaitForRequests wait);
+void allgatherInPlace(float *data, const std::vector<int64_t> &counts,
+                      MPI_Comm comm, WaitForRequests wait);
 
 /// Buckets of at least this many bytes (and one element per rank) take
 /// the ring; the cost model counts rounds by the same rule.

@@ -18,9 +18,11 @@
 // each row to its owner. Owners average over the workers and apply the
 // optimizer to their rows. Pulls of rows are requested one variable at a
 // time and completed together: the distinct ids go to their owners (counts,
-// then ids) and the rows come back, three rounds for all of them. A dense
-// variable is pushed with one MPI_Reduce per partition to its owner and
-// pulled with one MPI_Bcast per partition from it.
+// then ids) and the rows come back, three rounds for all of them. Dense
+// pushes are queued with the sparse ones and go in the same job: one
+// reduce-scatter of every dense variable's partitions to their owners,
+// which update them, and one allgather back, so that the next pull of a
+// whole variable moves nothing (only a run's first pull broadcasts).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +40,7 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <set>
 
 using namespace parallax::runtime;
 
@@ -198,6 +201,26 @@ struct PendingPush {
 };
 std::vector<PendingPush> pendingPushes;
 
+/// A dense push waiting for the step's exchange: a copy of this rank's
+/// gradient (the step may reuse its buffer before the exchange runs).
+struct PendingDensePush {
+  Kernel kernel;
+  std::string name;
+  Partitioning parts;
+  Slots variable;
+  int64_t width;
+  Hyper h;
+  std::vector<float> gradient;
+};
+std::vector<PendingDensePush> pendingDensePushes;
+
+/// Dense variables whose every row is current on every rank: the exchange
+/// that last updated them gathered their partitions everywhere (or a pull
+/// broadcast them, and no push came since), so their next pull has
+/// nothing to fetch. The exchange's thread and pulls never touch it at
+/// the same time: a pull first waits for every exchange in flight.
+std::set<std::string> currentEverywhere;
+
 /// Sums the (distinct) rows of every pending push over the ranks of this
 /// machine on its first rank, one gather for all variables; the other
 /// ranks are left with no rows.
@@ -282,28 +305,38 @@ std::string namesOf(const std::vector<Queued> &queue) {
   return names;
 }
 
-/// Posts `post(first element, elements, owner, request)` for every
-/// partition of a dense variable, waits for all, and accounts the traffic:
-/// each partition's elements travel between its owner and the N-1 others,
-/// towards the owner when `toOwner` (a reduce), from it otherwise (a
-/// broadcast).
-template <typename Post>
-void forEachPartition(const char *name, const Partitioning &parts,
-                      int64_t width, bool toOwner, Post post) {
+/// The traffic of one dense variable under the parameter store, counted
+/// as its logical messages whatever algorithm carries them: pushed, each
+/// partition goes once from every other rank to its owner; pulled, once
+/// from its owner to every other rank.
+void accountDense(const std::string &name, const Partitioning &parts,
+                  int64_t width, bool toOwner) {
   const World &w = world();
-  std::vector<MPI_Request> requests(parts.partitions);
   int64_t sent = 0, received = 0;
   for (int64_t p = 0; p < parts.partitions; ++p) {
-    int64_t count = (parts.end(p) - parts.begin(p)) * width;
-    int owner = parts.ownerOf(p, w.size);
-    post(parts.begin(p) * width, mpiCount(count, name), owner, &requests[p]);
-    int64_t bytes = count * int64_t(sizeof(float));
-    bool mine = owner == w.rank;
+    int64_t bytes =
+        (parts.end(p) - parts.begin(p)) * width * int64_t(sizeof(float));
+    bool mine = parts.ownerOf(p, w.size) == w.rank;
     (mine == toOwner ? received : sent) += bytes * (mine ? w.size - 1 : 1);
   }
-  waitFor(static_cast<int>(requests.size()), requests.data(),
-          toOwner ? "a dense push" : "a pull of a whole variable");
   account(name, sent, received);
+}
+
+/// Pulls a whole dense variable from its owners: one MPI_Ibcast per
+/// partition, on the main thread.
+void broadcastPartitions(const char *name, const Partitioning &parts,
+                         float *table, int64_t width) {
+  const World &w = world();
+  std::vector<MPI_Request> requests(parts.partitions);
+  for (int64_t p = 0; p < parts.partitions; ++p)
+    checkMPI(MPI_Ibcast(table + parts.begin(p) * width,
+                        mpiCount((parts.end(p) - parts.begin(p)) * width, name),
+                        MPI_FLOAT, parts.ownerOf(p, w.size), w.comm,
+                        &requests[p]),
+             "MPI_Ibcast");
+  waitFor(static_cast<int>(requests.size()), requests.data(),
+          "a pull of a whole variable");
+  accountDense(name, parts, width, /*toOwner=*/false);
 }
 
 } // namespace
@@ -327,10 +360,81 @@ void parallax::runtime::pushSparseGradient(
                            variable, width, h, std::move(mine)});
 }
 
+namespace {
+
+/// The dense pushes of a step in one exchange over `channel`, whatever
+/// their number: every partition of every variable goes to the segment of
+/// its owner in one buffer; a reduce-scatter leaves each rank the sums of
+/// its own segment, where it averages them and applies the optimizer (its
+/// state stays with it); an allgather then gives every rank every updated
+/// partition, so that the next pull of these variables moves nothing.
+void exchangeDensePushes(std::vector<PendingDensePush> &pushes,
+                         const Channel &channel) {
+  const World &w = world();
+  std::vector<int64_t> counts(w.size, 0);
+  for (const PendingDensePush &push : pushes)
+    for (int64_t p = 0; p < push.parts.partitions; ++p)
+      counts[push.parts.ownerOf(p, w.size)] +=
+          (push.parts.end(p) - push.parts.begin(p)) * push.width;
+  std::vector<int64_t> offsets(w.size, 0);
+  for (int r = 1; r < w.size; ++r)
+    offsets[r] = offsets[r - 1] + counts[r - 1];
+  int64_t total = offsets.back() + counts.back();
+  // Every rank packs the same (variable, partition) order, segment by
+  // segment; `visit(push, partition, at)` sees where each one lies.
+  auto forEachPiece = [&](auto visit) {
+    std::vector<int64_t> at = offsets;
+    for (PendingDensePush &push : pushes)
+      for (int64_t p = 0; p < push.parts.partitions; ++p) {
+        int owner = push.parts.ownerOf(p, w.size);
+        visit(push, p, owner, at[owner]);
+        at[owner] += (push.parts.end(p) - push.parts.begin(p)) * push.width;
+      }
+  };
+  std::vector<float> buffer(total);
+  forEachPiece([&](PendingDensePush &push, int64_t p, int, int64_t at) {
+    std::copy(push.gradient.begin() + push.parts.begin(p) * push.width,
+              push.gradient.begin() + push.parts.end(p) * push.width,
+              buffer.begin() + at);
+  });
+  reduceScatterInPlace(buffer.data(), counts, channel.all, channel.wait);
+  float scale = 1.0f / w.size;
+  forEachPiece([&](PendingDensePush &push, int64_t p, int owner, int64_t at) {
+    if (owner != w.rank)
+      return;
+    int64_t first = push.parts.begin(p) * push.width;
+    int64_t count = (push.parts.end(p) - push.parts.begin(p)) * push.width;
+    float *sums = buffer.data() + at;
+    for (int64_t i = 0; i < count; ++i)
+      sums[i] *= scale;
+    push.kernel(push.variable.offset(first), sums, count, push.h);
+    std::copy_n(push.variable.w + first, count, sums);
+  });
+  allgatherInPlace(buffer.data(), counts, channel.all, channel.wait);
+  forEachPiece([&](PendingDensePush &push, int64_t p, int owner, int64_t at) {
+    if (owner != w.rank)
+      std::copy_n(buffer.data() + at,
+                  (push.parts.end(p) - push.parts.begin(p)) * push.width,
+                  push.variable.w + push.parts.begin(p) * push.width);
+  });
+  for (const PendingDensePush &push : pushes) {
+    accountDense(push.name, push.parts, push.width, /*toOwner=*/true);
+    accountDense(push.name, push.parts, push.width, /*toOwner=*/false);
+    currentEverywhere.insert(push.name);
+  }
+}
+
+} // namespace
+
 /// Sends `pushes` to their owners in one exchange over `channel`, and
 /// applies the rows this rank serves.
 static void exchangePushes(std::vector<PendingPush> &pushes,
+                           std::vector<PendingDensePush> &densePushes,
                            const Channel &channel) {
+  if (!densePushes.empty())
+    exchangeDensePushes(densePushes, channel);
+  if (pushes.empty())
+    return;
   const World &w = world();
   if (w.localSize > 1)
     aggregateOnMachine(pushes, channel);
@@ -380,6 +484,7 @@ namespace {
 /// times it ran (for the trace).
 struct PushExchange {
   std::vector<PendingPush> pushes;
+  std::vector<PendingDensePush> densePushes;
   std::string names;
   double begin = 0, end = 0;
 };
@@ -388,32 +493,51 @@ struct PushExchange {
 std::vector<std::shared_ptr<PushExchange>> pushesInFlight;
 uint64_t lastPushTicket = 0;
 
+/// Takes the queued pushes, sparse and dense.
+std::shared_ptr<PushExchange> takePendingPushes() {
+  auto exchange = std::make_shared<PushExchange>();
+  exchange->pushes = std::move(pendingPushes);
+  exchange->densePushes = std::move(pendingDensePushes);
+  pendingPushes.clear();
+  pendingDensePushes.clear();
+  if (tracing()) {
+    std::string sparse = namesOf(exchange->pushes),
+                dense = namesOf(exchange->densePushes);
+    exchange->names =
+        sparse + (sparse.empty() || dense.empty() ? "" : ", ") + dense;
+  }
+  return exchange;
+}
+
+/// The trace's category of an exchange: "sparse" where it carries rows.
+const char *categoryOf(const PushExchange &exchange) {
+  return exchange.pushes.empty() ? "dense" : "sparse";
+}
+
 } // namespace
 
 void parallax::runtime::sendPushes() {
-  if (pendingPushes.empty())
+  if (pendingPushes.empty() && pendingDensePushes.empty())
     return;
+  std::shared_ptr<PushExchange> exchange = takePendingPushes();
   if (!commThreadEnabled()) {
     TraceScope trace(
-        "comm", [] { return "push " + namesOf(pendingPushes); }, "sparse");
-    std::vector<PendingPush> pushes = std::move(pendingPushes);
-    pendingPushes.clear();
-    exchangePushes(pushes, mainThreadChannel());
+        "comm", [&] { return "push " + exchange->names; },
+        categoryOf(*exchange));
+    exchangePushes(exchange->pushes, exchange->densePushes,
+                   mainThreadChannel());
     return;
   }
-  auto exchange = std::make_shared<PushExchange>();
-  exchange->pushes = std::move(pendingPushes);
-  pendingPushes.clear();
-  if (tracing())
-    exchange->names = namesOf(exchange->pushes);
   TraceScope trace(
-      "comm", [&] { return "push send (" + exchange->names + ")"; }, "sparse");
+      "comm", [&] { return "push send (" + exchange->names + ")"; },
+      categoryOf(*exchange));
   pushesInFlight.push_back(exchange);
   lastPushTicket = submitToCommThread(CommLane::Pushes, [exchange] {
     bool timed = tracing();
     if (timed)
       exchange->begin = parallax_rt_now();
-    exchangePushes(exchange->pushes, pushThreadChannel());
+    exchangePushes(exchange->pushes, exchange->densePushes,
+                   pushThreadChannel());
     if (timed)
       exchange->end = parallax_rt_now();
   });
@@ -432,7 +556,7 @@ void parallax::runtime::flushPushes() {
   if (tracing())
     for (const auto &exchange : pushesInFlight)
       traceInFlight("push " + exchange->names, "comm", exchange->begin,
-                    exchange->end, "sparse");
+                    exchange->end, categoryOf(*exchange));
   pushesInFlight.clear();
 }
 
@@ -444,32 +568,15 @@ void parallax::runtime::pushDenseGradient(Kernel kernel, const char *name,
                                           const Slots &variable, int64_t rows,
                                           int64_t width, const float *gradient,
                                           const Hyper &h) {
-  TraceScope trace(
-      "comm", [&] { return std::string("push ") + name; }, "dense");
-  const World &w = world();
-  if (w.size == 1) {
+  if (world().size == 1) {
+    TraceScope trace(
+        "comm", [&] { return std::string("push ") + name; }, "dense");
     kernel(variable, gradient, rows * width, h);
     return;
   }
-  Partitioning parts(rows, partitions, firstServer);
-  std::vector<float> sums(rows * width);
-  forEachPartition(
-      name, parts, width, /*toOwner=*/true,
-      [&](int64_t first, int count, int owner, MPI_Request *request) {
-        checkMPI(MPI_Ireduce(gradient + first, sums.data() + first, count,
-                             MPI_FLOAT, MPI_SUM, owner, w.comm, request),
-                 "MPI_Ireduce");
-      });
-  float scale = 1.0f / w.size;
-  for (int64_t p = 0; p < parts.partitions; ++p) {
-    if (parts.ownerOf(p, w.size) != w.rank)
-      continue;
-    int64_t offset = parts.begin(p) * width;
-    int64_t count = (parts.end(p) - parts.begin(p)) * width;
-    for (int64_t i = 0; i < count; ++i)
-      sums[offset + i] *= scale;
-    kernel(variable.offset(offset), sums.data() + offset, count, h);
-  }
+  pendingDensePushes.push_back(
+      {kernel, name, Partitioning(rows, partitions, firstServer), variable,
+       width, h, std::vector<float>(gradient, gradient + rows * width)});
 }
 
 bool parallax::runtime::streamPartitionsToRoot(
@@ -626,21 +733,19 @@ extern "C" void parallax_rt_pull_rows_f32(const char *name, int64_t partitions,
 extern "C" void parallax_rt_pull_f32(const char *name, int64_t partitions,
                                      int64_t firstServer, int64_t rankW,
                                      void *w) {
-  const World &wld = world();
-  if (wld.size == 1)
+  if (world().size == 1)
     return;
   flushPushes();
+  float *table = contiguousF32(name, "variable", rankW, w);
+  // Current everywhere since the exchange of its last push, or since its
+  // last pull: nothing to fetch. Otherwise (the first pull of a run: each
+  // rank has loaded only the partitions it serves) its owners broadcast
+  // their partitions.
+  if (!currentEverywhere.insert(name).second)
+    return;
   TraceScope trace(
       "comm", [&] { return std::string("pull ") + name; }, "whole");
-  float *table = contiguousF32(name, "variable", rankW, w);
-  int64_t rows = leadingRows(rankW, w);
-  int64_t width = rowWidth(rankW, w);
-  Partitioning parts(rows, partitions, firstServer);
-  forEachPartition(
-      name, parts, width, /*toOwner=*/false,
-      [&](int64_t first, int count, int owner, MPI_Request *request) {
-        checkMPI(MPI_Ibcast(table + first, count, MPI_FLOAT, owner, wld.comm,
-                            request),
-                 "MPI_Ibcast");
-      });
+  broadcastPartitions(
+      name, Partitioning(leadingRows(rankW, w), partitions, firstServer), table,
+      rowWidth(rankW, w));
 }

@@ -19,7 +19,10 @@ namespace parallax::runtime {
 /// pulls read them from their owner.
 
 /// Averages a dense gradient over the workers and applies `kernel` on the
-/// owners of each partition (each owner to its rows).
+/// owners of each partition (each owner to its rows). With several
+/// workers the push is queued (a copy of `gradient`) and goes with the
+/// sparse ones in sendPushes(), which also gives every rank the updated
+/// partitions. One worker applies it at once.
 void pushDenseGradient(Kernel kernel, const char *name, int64_t partitions,
                        int64_t firstServer, const Slots &variable, int64_t rows,
                        int64_t width, const float *gradient, const Hyper &h);
@@ -35,14 +38,14 @@ void pushSparseGradient(Kernel kernel, const char *name, int64_t partitions,
                         int64_t rows, int64_t width, const int64_t *ids,
                         int64_t k, const float *values, const Hyper &h);
 
-/// Sends the queued sparse pushes (collective: every rank calls it at the
-/// same point): the communication thread exchanges them while the step
-/// goes on, where there is one (CommThread.h), or this thread at once.
-/// Generated code calls it after a step's last sparse push.
+/// Sends the queued pushes, sparse and dense (collective: every rank calls
+/// it at the same point): the communication thread exchanges them while the
+/// step goes on, where there is one (CommThread.h), or this thread at once.
+/// Generated code calls it after a step's last push.
 void sendPushes();
 
-/// Sends the queued sparse pushes and waits until every exchange sent is
-/// done (collective). Called before every pull, at the end of each step
+/// Sends the queued pushes and waits until every exchange sent is done
+/// (collective). Called before every pull, at the end of each step
 /// and before checkpoints, so that a server's rows are current whenever
 /// they are read.
 void flushPushes();

@@ -73,8 +73,13 @@ TEST(CostModelTest, RoundsAreTheRuntimes) {
   EXPECT_EQ(allReduceTransfer(c, kRingMinBytes).rounds, 6);
   // Rows: counts, then ids and rows, pushed; counts, ids, rows pulled.
   EXPECT_EQ(psTransfer(c, 1e6, 0.5, 4).rounds, 5);
-  // A dense variable on servers: a reduce and a broadcast on trees.
-  EXPECT_EQ(psTransfer(c, 1e6, 1.0, 4, /*sparse=*/false).rounds, 4);
+  // Dense variables on servers: a reduce-scatter and an allgather, around
+  // the ring from kRingMinBytes on, else MPI's (a tree reduce, a scatter,
+  // a one-round allgather).
+  EXPECT_EQ(psTransfer(c, 1e6, 1.0, 4, /*sparse=*/false).rounds, 6);
+  EXPECT_EQ(psTransfer(c, 1e3, 1.0, 4, /*sparse=*/false).rounds, 4);
+  EXPECT_EQ(densePsRounds(c, kRingMinBytes), 6);
+  EXPECT_EQ(densePsRounds(Cluster(), kRingMinBytes), 0);
   // Several workers per machine gather their rows on one first.
   c.workersPerMachine = 2;
   EXPECT_EQ(psTransfer(c, 1e6, 0.5, 4).rounds, 7);

@@ -312,6 +312,124 @@ TEST(ParameterStoreBatchTest, SeveralVariablesInOneExchange) {
   }
 }
 
+/// Dense variables on servers pushed in one step, beside a sparse one,
+/// go in one exchange: every partition to its owner, which averages and
+/// applies the optimizer (Adagrad's state stays with it), then every
+/// updated partition to every rank. After the exchange every rank holds
+/// every row as one worker computes it, and the pulls that follow move
+/// nothing. The first pull of a run, before any push, broadcasts what
+/// each owner holds. Two rounds: a few floats (one MPI reduce-scatter and
+/// allgather), then the ring's sizes; partitions are uneven and some
+/// ranks serve nothing.
+TEST(ParameterStoreBatchTest, DensePushesInOneExchangeLeaveEveryRowEverywhere) {
+  const World &wld = world();
+  struct Dense {
+    std::string name;
+    int64_t rows, width, partitions, first;
+    bool adagrad;
+    std::vector<float> data, sum;
+  };
+  auto gradientValue = [](int rank, int64_t i, int step) {
+    return 0.01f * (rank + 1) * ((i % 17) - 8) + 0.5f * step;
+  };
+  std::vector<Dense> all = {{"dense.a", 10, 3, 3, 1, true, {}, {}},
+                            {"dense.b", 7, 1, 1, 2, false, {}, {}},
+                            {"dense.c", 5000, 8, 4, 0, false, {}, {}}};
+  for (Dense &d : all) {
+    d.data.resize(d.rows * d.width);
+    d.sum.assign(d.data.size(), 0.0f);
+    Partitioning parts(d.rows, d.partitions, d.first);
+    // As loaded at start-up: a rank holds only the partitions it serves.
+    for (int64_t p = 0; p < parts.partitions; ++p)
+      for (int64_t i = parts.begin(p) * d.width; i < parts.end(p) * d.width;
+           ++i)
+        d.data[i] = parts.ownerOf(p, wld.size) == wld.rank ? 0.01f * i : -7;
+  }
+  auto pull = [&](Dense &d) {
+    Memref<float, 2> w(d.data, {d.rows, d.width});
+    parallax_rt_pull_f32(d.name.c_str(), d.partitions, d.first, 2, &w);
+  };
+  auto expectOneWorker = [&](const Dense &d, const std::vector<double> &e,
+                             const char *when) {
+    for (size_t i = 0; i < e.size(); ++i)
+      ASSERT_NEAR(d.data[i], e[i], 1e-4 * (1 + std::abs(e[i])))
+          << d.name << " element " << i << " on rank " << wld.rank << " "
+          << when;
+  };
+  std::vector<std::vector<double>> expected, expectedSum;
+  for (Dense &d : all) {
+    pull(d);
+    expected.emplace_back(d.data.size());
+    expectedSum.emplace_back(d.data.size(), 0.0);
+    for (size_t i = 0; i < d.data.size(); ++i)
+      expected.back()[i] = 0.01f * i;
+    expectOneWorker(d, expected.back(), "after the first pull");
+  }
+  for (int step = 0; step < 2; ++step) {
+    // Step 0 pushes a and b (a few floats), step 1 all three (the ring).
+    size_t pushed = step == 0 ? 2 : 3;
+    std::vector<std::vector<float>> gradients(pushed);
+    for (size_t v = 0; v < pushed; ++v) {
+      Dense &d = all[v];
+      std::vector<float> &g = gradients[v];
+      for (int64_t i = 0; i < d.rows * d.width; ++i)
+        g.push_back(gradientValue(wld.rank, i, step));
+      Memref<float, 2> w(d.data, {d.rows, d.width}), gv(g, {d.rows, d.width});
+      if (d.adagrad) {
+        Memref<float, 2> state(d.sum, {d.rows, d.width});
+        parallax_rt_push_adagrad_f32(d.name.c_str(), d.partitions, d.first, 2,
+                                     &w, 2, &state, 2, &gv, &adagrad);
+      } else {
+        parallax_rt_push_sgd_f32(d.name.c_str(), d.partitions, d.first, 2, &w,
+                                 2, &gv, &sgd);
+      }
+      g.assign(g.size(), 1e9f); // the push keeps a copy
+      // One worker on every rank's gradient.
+      for (int64_t i = 0; i < d.rows * d.width; ++i) {
+        double mean = 0;
+        for (int r = 0; r < wld.size; ++r)
+          mean += gradientValue(r, i, step) / double(wld.size);
+        if (d.adagrad) {
+          expectedSum[v][i] += mean * mean;
+          expected[v][i] -= lr * mean / (std::sqrt(expectedSum[v][i]) + 1e-10);
+        } else {
+          expected[v][i] -= lr * mean;
+        }
+      }
+    }
+    // A sparse push in the same exchange.
+    std::vector<float> table = initialTable();
+    std::vector<int64_t> ids;
+    std::vector<float> values;
+    gradientOf(wld.rank, ids, values);
+    Memref<float, 2> tw(table, {rows, width});
+    Memref<int64_t, 1> idView(ids, {static_cast<int64_t>(ids.size())});
+    Memref<float, 2> valueView(values,
+                               {static_cast<int64_t>(ids.size()), width});
+    parallax_rt_push_sgd_sparse_f32("dense.sparse", 2, 1, 2, &tw, 1, &idView, 2,
+                                    &valueView, &sgd);
+    parallax_rt_push_send();
+    flushPushes();
+    takeStepTraffic();
+    for (size_t v = 0; v < all.size(); ++v)
+      expectOneWorker(all[v], expected[v], "after the exchange");
+    for (Dense &d : all)
+      pull(d);
+    for (const auto &[variable, traffic] : takeStepTraffic())
+      if (variable.rfind("dense.", 0) == 0)
+        EXPECT_EQ(traffic.sent + traffic.received, 0)
+            << variable << ": a pull after the exchange moved bytes";
+    for (size_t v = 0; v < all.size(); ++v)
+      expectOneWorker(all[v], expected[v], "after the pull");
+    std::map<int64_t, std::vector<double>> sum = summedGradient();
+    std::vector<float> mine = pullAll(table, 2, 1);
+    for (const auto &[row, rowSum] : sum)
+      for (int64_t j = 0; j < width; ++j)
+        EXPECT_NEAR(mine[row * width + j],
+                    0.1f * (row * width + j) - lr * rowSum[j] / wld.size, 1e-5);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Partitions, ParameterStoreTest,
                          ::testing::Values(1, 2, 3, 4, 5));
 

@@ -69,6 +69,12 @@ int64_t treeRounds(int64_t ranks);
 /// counts and one of rows on the machine's first rank), the pull one of
 /// counts, one of ids and one of rows.
 int64_t rowExchangeRounds(const Cluster &cluster);
+/// Rounds of one step's pushes of every dense variable on servers at once,
+/// `bytes` in all: a reduce-scatter to the owners and an allgather back,
+/// around the ring (2(M-1)) from kRingMinBytes on, else one
+/// MPI_Ireduce_scatter (a tree reduce and a scatter: treeRounds(M) + 1)
+/// and one MPI_Iallgatherv (1). Their pulls move nothing.
+int64_t densePsRounds(const Cluster &cluster, double bytes);
 
 /// AllReduce of a dense gradient of `bytes`: 4w(M-1)/M (the ring's bytes),
 /// in 2(M-1) rounds from kRingMinBytes on (reduce-scatter then allgather
@@ -94,8 +100,8 @@ Transfer allGatherTransfer(const Cluster &cluster, double bytes, double alpha,
 /// 2·alpha·w((S-1) + (M-1))/S: 4·alpha·w(M-1)/M spread over every machine,
 /// 2·alpha·w(M-1) on a single server. A sparse gradient's rows travel in
 /// the step's row exchange (rowExchangeRounds, shared by every such
-/// variable); a dense one is reduced to its servers and broadcast back,
-/// 2·treeRounds(M) rounds of its own.
+/// variable); a dense one in the step's dense exchange (densePsRounds,
+/// shared likewise; alone here).
 Transfer psTransfer(const Cluster &cluster, double bytes, double alpha,
                     int64_t partitions, bool sparse = true, int64_t rows = 0);
 

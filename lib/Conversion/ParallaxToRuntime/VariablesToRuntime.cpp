@@ -417,19 +417,21 @@ void completePullRuns(ModuleOp module) {
   }
 }
 
-/// The runtime queues sparse pushes: one parallax_rt_push_send after the
-/// last of each block sends them in one exchange, which goes on beside the
-/// rest of the step (the dense buckets and updates) instead of after it.
+/// The runtime queues pushes, sparse and dense: one parallax_rt_push_send
+/// after the last of each block sends them in one exchange, which goes on
+/// beside the rest of the step (the dense buckets and updates) instead of
+/// after it.
 void sendPushesAfterLast(ModuleOp module) {
-  llvm::SmallDenseSet<StringRef> sparsePushes;
+  llvm::SmallDenseSet<StringRef> pushes;
   for (uint32_t k = 0; k <= getMaxEnumValForOptimizerKind(); ++k)
     if (std::optional<OptimizerKind> kind = symbolizeOptimizerKind(k))
-      sparsePushes.insert(abi::symbol(abi::optimizer(*kind, /*push=*/true,
-                                                     /*sparse=*/true)));
+      for (bool sparse : {false, true})
+        pushes.insert(
+            abi::symbol(abi::optimizer(*kind, /*push=*/true, sparse)));
   // Ops of a block are visited in order: the last one recorded is last.
   llvm::MapVector<Block *, func::CallOp> lastPush;
   module.walk([&](func::CallOp call) {
-    if (sparsePushes.contains(call.getCallee()))
+    if (pushes.contains(call.getCallee()))
       lastPush[call->getBlock()] = call;
   });
   for (auto [block, push] : lastPush) {

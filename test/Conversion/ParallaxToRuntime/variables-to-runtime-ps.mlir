@@ -41,12 +41,12 @@ module attributes {parallax.world = #parallax.world<workers = 4>} {
     // CHECK: %[[WHOLE:.*]] = bufferization.to_tensor %[[SMALL]] restrict
     %whole = parallax.pull @small : tensor<10x2xf32>
     // CHECK: call @parallax_rt_push_adagrad_sparse_f32({{.*}}) : (!llvm.ptr, i64, i64, memref<*xf32>, memref<*xf32>, memref<*xi64>, memref<*xf32>, !llvm.ptr) -> ()
-    // The step's last sparse push sends the queued pushes (dense pushes are
-    // not queued).
-    // CHECK-NEXT: call @parallax_rt_push_send() : () -> ()
+    // CHECK-NOT: call @parallax_rt_push_send
     %sparse = parallax.row_sparse.pack %ids, %rows : !parallax.row_sparse<tensor<100x8xf32>, rows = 6>
     parallax.push @emb, %sparse optimizer = <adagrad, lr = 1.000000e-01> state = [@emb.sum] : !parallax.row_sparse<tensor<100x8xf32>, rows = 6>
+    // The step's last push, sparse or dense, sends the queued pushes.
     // CHECK: call @parallax_rt_push_sgd_f32({{.*}}) : (!llvm.ptr, i64, i64, memref<*xf32>, memref<*xf32>, !llvm.ptr) -> ()
+    // CHECK-NEXT: call @parallax_rt_push_send() : () -> ()
     parallax.push @small, %g optimizer = <sgd, lr = 1.000000e-01> : tensor<10x2xf32>
     // CHECK: return %[[PULLED]], %[[WHOLE]]
     return %pulled, %whole : tensor<6x8xf32>, tensor<10x2xf32>
@@ -81,21 +81,25 @@ module attributes {parallax.world = #parallax.world<workers = 2>} {
 
 // -----
 
-// One send, after the last sparse push of the block: the pushes of every
-// table go in one exchange.
+// One send, after the last push of the block, sparse or dense: the
+// pushes of every variable go in one exchange.
 module attributes {parallax.world = #parallax.world<workers = 2>} {
   parallax.variable trainable @a : tensor<100x8xf32> = dense<0.5> {distribution = #parallax.distribution<ps, partitions = 2>}
   parallax.variable trainable @b : tensor<50x4xf32> = dense<0.5> {distribution = #parallax.distribution<ps, partitions = 2>}
+  parallax.variable trainable @c : tensor<10x2xf32> = dense<0.5> {distribution = #parallax.distribution<ps, partitions = 2>}
   // CHECK-LABEL: func.func @two_tables
   // CHECK: call @parallax_rt_push_sgd_sparse_f32
+  // CHECK-NOT: call @parallax_rt_push_send
+  // CHECK: call @parallax_rt_push_sgd_f32
   // CHECK-NOT: call @parallax_rt_push_send
   // CHECK: call @parallax_rt_push_sgd_sparse_f32
   // CHECK-NEXT: call @parallax_rt_push_send() : () -> ()
   // CHECK-NOT: call @parallax_rt_push_send
   // CHECK: return
-  func.func @two_tables(%ia: tensor<6xi64>, %ra: tensor<6x8xf32>, %ib: tensor<3xi64>, %rb: tensor<3x4xf32>) {
+  func.func @two_tables(%ia: tensor<6xi64>, %ra: tensor<6x8xf32>, %ib: tensor<3xi64>, %rb: tensor<3x4xf32>, %gc: tensor<10x2xf32>) {
     %sa = parallax.row_sparse.pack %ia, %ra : !parallax.row_sparse<tensor<100x8xf32>, rows = 6>
     parallax.push @a, %sa optimizer = <sgd, lr = 1.000000e-01> : !parallax.row_sparse<tensor<100x8xf32>, rows = 6>
+    parallax.push @c, %gc optimizer = <sgd, lr = 1.000000e-01> : tensor<10x2xf32>
     %sb = parallax.row_sparse.pack %ib, %rb : !parallax.row_sparse<tensor<50x4xf32>, rows = 3>
     parallax.push @b, %sb optimizer = <sgd, lr = 1.000000e-01> : !parallax.row_sparse<tensor<50x4xf32>, rows = 3>
     return
