@@ -7,8 +7,9 @@
 # Builds parallax-runtime-fuzzer (tools/parallax-runtime-fuzzer) and the
 # runtime it links with clang-22, libFuzzer, AddressSanitizer and
 # UndefinedBehaviorSanitizer into build-fuzz-runtime/ (plain clang++: the
-# runtime needs no MLIR), seeds a corpus with the example models' data and
-# a checkpoint, and runs RUNS executions. Crashing inputs are kept in
+# runtime needs no MLIR; runtime-sources.txt of the configured build,
+# PARALLAX_BUILD_DIR or build/, lists its sources), seeds a corpus with
+# the example models' data and a checkpoint, and runs RUNS executions. Crashing inputs are kept in
 # build-fuzz-runtime/artifacts/ (the runtime's own error messages, the
 # expected outcome for bad input, are hidden: -close_fd_mask=2; rerun an
 # input without it to see them); turn each into a regression test
@@ -24,6 +25,11 @@ if ! ls /usr/lib/llvm-22/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
   apt-get install -y -qq --no-install-recommends libclang-rt-22-dev
 fi
 
+# The runtime's sources as CMake lists them (lib/Runtime/CMakeLists.txt).
+SOURCE_LIST=${PARALLAX_BUILD_DIR:-build}/runtime-sources.txt
+[[ -f $SOURCE_LIST ]] || { echo "configure the build first (scripts/build.sh): $SOURCE_LIST lists the runtime's sources"; exit 1; }
+mapfile -t RUNTIME_SOURCES < "$SOURCE_LIST"
+
 BUILD=${PARALLAX_FUZZ_DIR:-build-fuzz-runtime}
 mkdir -p "$BUILD/corpus" "$BUILD/artifacts"
 FLAGS=(-std=c++17 -O1 -g -fopenmp -fno-omit-frame-pointer -Wno-deprecated-declarations
@@ -35,7 +41,7 @@ source scripts/parallel.sh
 mkdir -p "$BUILD/obj"
 objects=()
 for source in tools/parallax-runtime-fuzzer/parallax-runtime-fuzzer.cpp \
-  lib/Support/{FileNames,Npy,Segments}.cpp lib/Runtime/{BatchPrefetch,Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Profile,Runtime,Threads,Trace,Training}.cpp; do
+  "${RUNTIME_SOURCES[@]}"; do
   objects+=("$BUILD/obj/$(basename "$source" .cpp).o")
   run_parallel /usr/lib/llvm-22/bin/clang++ "${FLAGS[@]}" -c "$source" -o "${objects[-1]}"
 done

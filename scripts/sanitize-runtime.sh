@@ -20,7 +20,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${PARALLAX_SANITIZE_DIR:-$ROOT/build-sanitize}
-COMPILE=${PARALLAX_BUILD_DIR:-$ROOT/build}/bin/parallax-compile
+BUILD_DIR=${PARALLAX_BUILD_DIR:-$ROOT/build}
+COMPILE=$BUILD_DIR/bin/parallax-compile
 [[ -x $COMPILE ]] || { echo "build parallax-compile first (scripts/build.sh)"; exit 1; }
 if ! ls /usr/lib/llvm-22/lib/clang/*/lib/linux/libclang_rt.asan-x86_64.a \
   >/dev/null 2>&1; then
@@ -43,7 +44,8 @@ compile() { # SOURCE
     -DOMPI_SKIP_MPICXX -DONNX_NAMESPACE=onnx -DONNX_ML=1 $MPI_CFLAGS \
     -c "$1" -o "$BUILD/obj/$(basename "$1" .cpp).o"
 }
-RUNTIME_SOURCES=(lib/Support/{FileNames,Npy,Segments}.cpp lib/Runtime/{BatchPrefetch,Blas,Checkpoint,Collectives,Comm,CommThread,CpuKernels,ModelWeights,Optimizers,ParameterStore,Profile,Runtime,Threads,Trace,Training}.cpp)
+# The runtime's sources as CMake lists them (lib/Runtime/CMakeLists.txt).
+mapfile -t RUNTIME_SOURCES < "$BUILD_DIR/runtime-sources.txt"
 TEST_SOURCES=(unittests/Support/{FileNames,Npy,Segments}Test.cpp unittests/Runtime/{BatchPrefetch,CpuKernels,InputChecks,MemRefCopy,Optimizers,Profile,Threads}Test.cpp)
 for source in "${RUNTIME_SOURCES[@]}" "${TEST_SOURCES[@]}" unittests/Runtime/ParameterStoreTest.cpp; do
   run_parallel compile "$source"
