@@ -112,17 +112,20 @@ int64_t mlir::parallax::rowExchangeRounds(const Cluster &cluster) {
 int64_t mlir::parallax::densePsRounds(const Cluster &cluster, double bytes) {
   if (cluster.machines <= 1)
     return 0;
-  if (bytes >= kRingMinBytes)
-    return 2 * (cluster.machines - 1);
-  return treeRounds(cluster.machines) + 2;
+  int64_t ranks = cluster.workers();
+  return bytes >= kRingMinBytes ? 2 * (ranks - 1) : treeRounds(ranks) + 2;
 }
 
 Transfer mlir::parallax::allReduceTransfer(const Cluster &cluster,
                                            double bytes) {
-  double m = cluster.machines;
-  int64_t rounds = bytes >= kRingMinBytes ? 2 * (cluster.machines - 1)
-                                          : treeRounds(cluster.machines);
-  return {4 * bytes * (m - 1) / m, rounds};
+  if (cluster.machines <= 1)
+    return {};
+  // One ring over every rank, a machine's ranks next to each other: its
+  // NIC carries one edge out and one in, each 2 (N-1)/N of the bytes.
+  int64_t ranks = cluster.workers();
+  double n = ranks;
+  return {4 * bytes * (n - 1) / n,
+          bytes >= kRingMinBytes ? 2 * (ranks - 1) : treeRounds(ranks)};
 }
 
 Transfer mlir::parallax::allGatherTransfer(const Cluster &cluster, double bytes,

@@ -106,7 +106,7 @@ int64_t Plan::roundsUnder(Strategy other) const {
                     allReduceTransfer(cluster, allReduceBytes / buckets).rounds
               : 0;
   // Every step ends with an AllReduce of the mean loss.
-  int64_t loss = treeRounds(cluster.machines);
+  int64_t loss = treeRounds(cluster.workers());
   return bucketRounds + rows + whole + allGather + batchStatistics.rounds +
          loss;
 }

@@ -89,6 +89,23 @@ TEST(CostModelTest, RoundsAreTheRuntimes) {
   EXPECT_EQ(treeRounds(8), 3);
 }
 
+TEST(CostModelTest, TheRingGoesThroughEveryRank) {
+  // 4 machines of 2 workers: one ring over the 8 ranks, a machine's two
+  // next to each other, so its NIC carries 4w(8-1)/8 in 2(8-1) rounds.
+  Cluster c = fourMachines();
+  c.workersPerMachine = 2;
+  EXPECT_DOUBLE_EQ(allReduceTransfer(c, 1e6).bytes, 3.5e6);
+  EXPECT_EQ(allReduceTransfer(c, 1e6).rounds, 14);
+  EXPECT_EQ(allReduceTransfer(c, kRingMinBytes - 4).rounds, 3);
+  EXPECT_EQ(densePsRounds(c, kRingMinBytes), 14);
+  EXPECT_EQ(densePsRounds(c, kRingMinBytes - 4), 5);
+  // The workers of one machine reduce through its memory.
+  c.machines = 1;
+  c.workersPerMachine = 4;
+  EXPECT_EQ(allReduceTransfer(c, 1e6).bytes, 0);
+  EXPECT_EQ(allReduceTransfer(c, 1e6).rounds, 0);
+}
+
 TEST(CostModelTest, OneMachineMovesNothing) {
   Cluster c;
   EXPECT_EQ(allReduceTransfer(c, 1e6).bytes, 0);

@@ -71,14 +71,16 @@ int64_t treeRounds(int64_t ranks);
 int64_t rowExchangeRounds(const Cluster &cluster);
 /// Rounds of one step's pushes of every dense variable on servers at once,
 /// `bytes` in all: a reduce-scatter to the owners and an allgather back,
-/// around the ring (2(M-1)) from kRingMinBytes on, else one
-/// MPI_Ireduce_scatter (a tree reduce and a scatter: treeRounds(M) + 1)
-/// and one MPI_Iallgatherv (1). Their pulls move nothing.
+/// around the ring of the N ranks (2(N-1)) from kRingMinBytes on, else
+/// one MPI_Ireduce_scatter (a tree reduce and a scatter: treeRounds(N) +
+/// 1) and one MPI_Iallgatherv (1). Their pulls move nothing.
 int64_t densePsRounds(const Cluster &cluster, double bytes);
 
-/// AllReduce of a dense gradient of `bytes`: 4w(M-1)/M (the ring's bytes),
-/// in 2(M-1) rounds from kRingMinBytes on (reduce-scatter then allgather
-/// around the ring), else in treeRounds(M).
+/// AllReduce of a dense gradient of `bytes` over the N = M G ranks:
+/// 4w(N-1)/N (the ring's bytes through a machine's NIC: one ring over
+/// every rank, each machine's ranks next to each other), in 2(N-1) rounds
+/// from kRingMinBytes on (reduce-scatter then allgather around the ring),
+/// else in treeRounds(N). Nothing on one machine.
 Transfer allReduceTransfer(const Cluster &cluster, double bytes);
 
 /// Bytes of a row id: rows travel with their ids, and pulls ask for rows
