@@ -291,12 +291,22 @@ std::vector<int> mpiCounts(const std::vector<int64_t> &counts,
   return result;
 }
 
-int64_t totalOf(const std::vector<int64_t> &counts) {
-  int64_t total = 0;
-  for (int64_t count : counts)
-    total += count;
-  return total;
-}
+/// The ranks of `comm`, and how a collective over `counts` (floats per
+/// rank) goes: not at all (one rank, or nothing to move), around the ring
+/// (kRingMinBytes and more), or as one MPI collective (fewer rounds).
+struct SegmentedCollective {
+  int rank = 0, size = 1;
+  bool nothing = false, ring = false;
+  SegmentedCollective(MPI_Comm comm, const std::vector<int64_t> &counts) {
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int64_t total = 0;
+    for (int64_t count : counts)
+      total += count;
+    nothing = size == 1 || total == 0;
+    ring = total * static_cast<int64_t>(sizeof(float)) >= kRingMinBytes;
+  }
+};
 
 } // namespace
 
@@ -402,41 +412,35 @@ void parallax::runtime::reduceScatterInPlace(float *data,
                                              const std::vector<int64_t> &counts,
                                              MPI_Comm comm,
                                              WaitForRequests wait) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int64_t total = totalOf(counts);
-  if (size == 1 || total == 0)
+  SegmentedCollective how(comm, counts);
+  if (how.nothing)
     return;
-  if (total * static_cast<int64_t>(sizeof(float)) >= kRingMinBytes) {
+  if (how.ring) {
     ringReduceScatter(data, RingChunks::owned(counts), PARALLAX_RT_REDUCE_SUM,
-                      comm, rank, size, wait);
+                      comm, how.rank, how.size, wait);
     return;
   }
-  // Few bytes: one MPI collective, fewer rounds than the ring's.
   const char *what = "a reduce-scatter";
   std::vector<int> offsets = mpiOffsets(counts, what);
-  std::vector<float> mine(counts[rank]);
+  std::vector<float> mine(counts[how.rank]);
   MPI_Request request;
   checkMPI(MPI_Ireduce_scatter(data, mine.data(),
                                mpiCounts(counts, what).data(), MPI_FLOAT,
                                MPI_SUM, comm, &request),
            "MPI_Ireduce_scatter");
   wait(1, &request, what);
-  std::copy(mine.begin(), mine.end(), data + offsets[rank]);
+  std::copy(mine.begin(), mine.end(), data + offsets[how.rank]);
 }
 
 void parallax::runtime::allgatherInPlace(float *data,
                                          const std::vector<int64_t> &counts,
                                          MPI_Comm comm, WaitForRequests wait) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int64_t total = totalOf(counts);
-  if (size == 1 || total == 0)
+  SegmentedCollective how(comm, counts);
+  if (how.nothing)
     return;
-  if (total * static_cast<int64_t>(sizeof(float)) >= kRingMinBytes) {
-    ringAllgather(data, RingChunks::owned(counts), comm, rank, size, wait);
+  if (how.ring) {
+    ringAllgather(data, RingChunks::owned(counts), comm, how.rank, how.size,
+                  wait);
     return;
   }
   const char *what = "an allgather";

@@ -188,28 +188,26 @@ exchangeParcels(const std::vector<std::vector<Parcel>> &out,
   return in;
 }
 
-/// A sparse push waiting for the step's exchange: this rank's distinct
-/// rows, summed.
-struct PendingPush {
+/// What a queued push updates on the servers, and how.
+struct PushTarget {
   Kernel kernel;
   std::string name;
   Partitioning parts;
   Slots variable;
   int64_t width;
   Hyper h;
+};
+
+/// A sparse push waiting for the step's exchange: this rank's distinct
+/// rows, summed.
+struct PendingPush : PushTarget {
   Parcel rowsOut;
 };
 std::vector<PendingPush> pendingPushes;
 
 /// A dense push waiting for the step's exchange: a copy of this rank's
 /// gradient (the step may reuse its buffer before the exchange runs).
-struct PendingDensePush {
-  Kernel kernel;
-  std::string name;
-  Partitioning parts;
-  Slots variable;
-  int64_t width;
-  Hyper h;
+struct PendingDensePush : PushTarget {
   std::vector<float> gradient;
 };
 std::vector<PendingDensePush> pendingDensePushes;
@@ -355,9 +353,10 @@ void parallax::runtime::pushSparseGradient(
               mine.ids.size(), mine.values.data(), 1.0f, h);
     return;
   }
-  pendingPushes.push_back({kernel, name,
-                           Partitioning(rows, partitions, firstServer),
-                           variable, width, h, std::move(mine)});
+  pendingPushes.push_back(
+      {{kernel, name, Partitioning(rows, partitions, firstServer), variable,
+        width, h},
+       std::move(mine)});
 }
 
 namespace {
@@ -582,8 +581,9 @@ void parallax::runtime::pushDenseGradient(Kernel kernel, const char *name,
     return;
   }
   pendingDensePushes.push_back(
-      {kernel, name, Partitioning(rows, partitions, firstServer), variable,
-       width, h, std::vector<float>(gradient, gradient + rows * width)});
+      {{kernel, name, Partitioning(rows, partitions, firstServer), variable,
+        width, h},
+       std::vector<float>(gradient, gradient + rows * width)});
 }
 
 bool parallax::runtime::streamPartitionsToRoot(
