@@ -40,6 +40,8 @@ std::optional<Cluster> Cluster::parse(const std::string &spec,
                                       const Cluster &defaults,
                                       std::string &error) {
   Cluster cluster = defaults;
+  const std::initializer_list<std::pair<const char *, double>> bandwidthUnits =
+      {{"Gbps", 1e9 / 8}, {"Mbps", 1e6 / 8}, {"GB/s", 1e9}, {"MB/s", 1e6}};
   std::stringstream fields(spec);
   std::string field;
   while (std::getline(fields, field, ',')) {
@@ -60,21 +62,22 @@ std::optional<Cluster> Cluster::parse(const std::string &spec,
     else if (key == "workers-per-machine")
       ok = count(cluster.workersPerMachine);
     else if (key == "bandwidth")
-      ok = parseWithUnit(
-          value,
-          {{"Gbps", 1e9 / 8}, {"Mbps", 1e6 / 8}, {"GB/s", 1e9}, {"MB/s", 1e6}},
-          cluster.bandwidth);
+      ok = parseWithUnit(value, bandwidthUnits, cluster.bandwidth);
     else if (key == "latency")
       ok = parseWithUnit(value, {{"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}},
                          cluster.latency);
+    else if (key == "local-bandwidth")
+      ok = parseWithUnit(value, bandwidthUnits, cluster.localBandwidth);
     else {
       error = "unknown cluster field '" + key +
-              "' (expected machines, workers-per-machine, bandwidth, latency)";
+              "' (expected machines, workers-per-machine, bandwidth, latency, "
+              "local-bandwidth)";
       return std::nullopt;
     }
     if (!ok) {
+      bool bandwidth = key == "bandwidth" || key == "local-bandwidth";
       error = "bad value '" + value + "' for cluster field '" + key + "'" +
-              (key == "bandwidth" ? " (e.g. 10Gbps, 100Mbps, 1.25GB/s)"
+              (bandwidth          ? " (e.g. 10Gbps, 100Mbps, 1.25GB/s)"
                : key == "latency" ? " (e.g. 50us, 1ms)"
                                   : " (a positive integer)");
       return std::nullopt;
@@ -87,12 +90,23 @@ std::string Cluster::str() const {
   std::ostringstream os;
   os << machines << " machine(s) x " << workersPerMachine << " worker(s), "
      << bandwidth * 8 / 1e9 << " Gb/s, " << latency * 1e6 << " us";
+  if (localBandwidth > 0)
+    os << ", " << localBandwidth * 8 / 1e9 << " Gb/s within a machine";
   return os.str();
 }
 
-double Transfer::seconds(const Cluster &cluster) const {
+double mlir::parallax::linkSeconds(const Cluster &cluster, double bytes,
+                                   double localBytes) {
   // Sends and receives overlap on a full-duplex link: half the bytes each.
-  return bytes / 2 / cluster.bandwidth + rounds * cluster.latency;
+  double network = bytes / 2 / cluster.bandwidth;
+  double local = cluster.localBandwidth > 0
+                     ? localBytes / 2 / cluster.localBandwidth
+                     : 0.0;
+  return std::max(network, local);
+}
+
+double Transfer::seconds(const Cluster &cluster) const {
+  return linkSeconds(cluster, bytes, localBytes) + rounds * cluster.latency;
 }
 
 int64_t mlir::parallax::treeRounds(int64_t ranks) {
@@ -118,21 +132,29 @@ int64_t mlir::parallax::densePsRounds(const Cluster &cluster, double bytes) {
 
 Transfer mlir::parallax::allReduceTransfer(const Cluster &cluster,
                                            double bytes) {
-  if (cluster.machines <= 1)
-    return {};
   // One ring over every rank, a machine's ranks next to each other: its
-  // NIC carries one edge out and one in, each 2 (N-1)/N of the bytes.
+  // NIC carries one edge out and one in, each 2 (N-1)/N of the bytes, and
+  // so does each worker's link where a machine has several.
   int64_t ranks = cluster.workers();
-  double n = ranks;
-  return {4 * bytes * (n - 1) / n,
-          bytes >= kRingMinBytes ? 2 * (ranks - 1) : treeRounds(ranks)};
+  double n = ranks, edges = 4 * bytes * (n - 1) / n;
+  Transfer t;
+  t.localBytes = cluster.workersPerMachine > 1 ? edges : 0;
+  if (cluster.machines <= 1)
+    return t;
+  t.bytes = edges;
+  t.rounds = bytes >= kRingMinBytes ? 2 * (ranks - 1) : treeRounds(ranks);
+  return t;
 }
 
 Transfer mlir::parallax::allGatherTransfer(const Cluster &cluster, double bytes,
                                            double alpha, int64_t rows) {
-  double m = cluster.machines;
+  double m = cluster.machines, g = cluster.workersPerMachine;
   double withIds = bytes + kIdBytes * static_cast<double>(rows);
-  return {2 * alpha * withIds * (m - 1), cluster.machines - 1};
+  Transfer t{2 * alpha * withIds * (m - 1), cluster.machines - 1};
+  // A worker's share of its machine's rows goes to the G-1 others there,
+  // and theirs come to it.
+  t.localBytes = 2 * alpha * withIds * (g - 1) / g;
+  return t;
 }
 
 Transfer mlir::parallax::psTransfer(const Cluster &cluster, double bytes,
@@ -148,6 +170,13 @@ Transfer mlir::parallax::psTransfer(const Cluster &cluster, double bytes,
   double s = servers, m = cluster.machines;
   double withIds = bytes + (sparse ? kIdBytes * static_cast<double>(rows) : 0);
   double moved = alpha * withIds / s;
-  return {2 * moved * (s - 1) + 2 * moved * (m - 1),
-          sparse ? rowExchangeRounds(cluster) : densePsRounds(cluster, bytes)};
+  Transfer t{2 * moved * (s - 1) + 2 * moved * (m - 1),
+             sparse ? rowExchangeRounds(cluster)
+                    : densePsRounds(cluster, bytes)};
+  // Within a machine: rows are summed on its first worker, which receives
+  // the other G-1 workers' shares; dense variables go around the ring.
+  double g = cluster.workersPerMachine;
+  t.localBytes = sparse ? alpha * withIds * (g - 1) / g
+                        : allReduceTransfer(cluster, bytes).localBytes;
+  return t;
 }

@@ -77,6 +77,13 @@ double Plan::bytesUnder(Strategy other) const {
   return total;
 }
 
+double Plan::localBytesUnder(Strategy other) const {
+  double total = batchStatistics.localBytes;
+  for (const VariablePlan &v : variables)
+    total += transferOf(v, choose(v, other, cluster)).localBytes;
+  return total;
+}
+
 int64_t Plan::roundsUnder(Strategy other) const {
   if (cluster.machines <= 1)
     return 0;
@@ -112,7 +119,7 @@ int64_t Plan::roundsUnder(Strategy other) const {
 }
 
 double Plan::secondsUnder(Strategy other) const {
-  return bytesUnder(other) / 2 / cluster.bandwidth +
+  return linkSeconds(cluster, bytesUnder(other), localBytesUnder(other)) +
          roundsUnder(other) * cluster.latency;
 }
 
@@ -166,6 +173,7 @@ FailureOr<Plan> mlir::parallax::planDistribution(ModuleOp module,
       }
       Transfer t = allReduceTransfer(cluster, static_cast<double>(bytes));
       plan.batchStatistics.bytes += t.bytes;
+      plan.batchStatistics.localBytes += t.localBytes;
       plan.batchStatistics.rounds += t.rounds;
       plan.batchStatisticsValues += values;
     });
@@ -199,6 +207,7 @@ llvm::json::Value mlir::parallax::toJSON(const Plan &plan) {
   for (Strategy s : {Strategy::Hybrid, Strategy::AllReduce, Strategy::PS})
     totals[stringifyStrategy(s).data()] =
         llvm::json::Object{{"bytes_per_step", plan.bytesUnder(s)},
+                           {"local_bytes_per_step", plan.localBytesUnder(s)},
                            {"seconds_per_step", plan.secondsUnder(s)},
                            {"rounds_per_step", plan.roundsUnder(s)}};
   const Cluster &c = plan.cluster;
@@ -208,7 +217,8 @@ llvm::json::Value mlir::parallax::toJSON(const Plan &plan) {
        llvm::json::Object{{"machines", c.machines},
                           {"workers_per_machine", c.workersPerMachine},
                           {"bandwidth_bytes_per_s", c.bandwidth},
-                          {"latency_s", c.latency}}},
+                          {"latency_s", c.latency},
+                          {"local_bandwidth_bytes_per_s", c.localBandwidth}}},
       {"strategy", stringifyStrategy(plan.strategy).data()},
       {"variables", std::move(variables)},
       {"statistics", llvm::json::Array(plan.statistics)},
@@ -252,10 +262,15 @@ void mlir::parallax::printPlan(const Plan &plan, llvm::raw_ostream &os) {
     os << "one worker: nothing is exchanged; the program has no collectives "
           "(allreduce: the gradient itself; allgather: the worker's own rows, "
           "updated in place)\n";
-  for (Strategy s : {Strategy::Hybrid, Strategy::AllReduce, Strategy::PS})
+  for (Strategy s : {Strategy::Hybrid, Strategy::AllReduce, Strategy::PS}) {
     os << llvm::format("total %-10s %14.0f bytes/step  %10.6f s/step  %3lld "
-                       "rounds/step\n",
+                       "rounds/step",
                        stringifyStrategy(s).data(), plan.bytesUnder(s),
                        plan.secondsUnder(s),
                        static_cast<long long>(plan.roundsUnder(s)));
+    if (plan.cluster.workersPerMachine > 1)
+      os << llvm::format("  %14.0f bytes/step within a machine",
+                         plan.localBytesUnder(s));
+    os << "\n";
+  }
 }

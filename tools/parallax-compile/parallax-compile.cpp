@@ -167,9 +167,11 @@ cl::opt<int64_t> workers("workers", cl::init(0), cl::cat(planCategory),
                                   "number, read when the program runs)"));
 cl::opt<std::string> clusterSpec(
     "cluster", cl::cat(planCategory),
-    cl::value_desc("machines=M,workers-per-machine=G,bandwidth=B,latency=L"),
+    cl::value_desc("machines=M,workers-per-machine=G,bandwidth=B,latency=L,"
+                   "local-bandwidth=B"),
     cl::desc("The cluster to plan for (default: one machine per worker, "
-             "10Gbps, 50us)"));
+             "10Gbps, 50us; local-bandwidth: a worker's link to the others "
+             "of its machine, e.g. NVLink or PCIe, free when not given)"));
 cl::opt<parallax::Strategy>
     strategy("strategy", cl::init(parallax::Strategy::Hybrid),
              cl::cat(planCategory), cl::desc("How variables are synchronised"),

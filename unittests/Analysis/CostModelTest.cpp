@@ -137,7 +137,39 @@ TEST(CostModelTest, ParsesClusterSpecs) {
                    "10Gbps, 100Mbps, 1.25GB/s)");
   EXPECT_FALSE(Cluster::parse("gpus=4", {}, error));
   EXPECT_EQ(error, "unknown cluster field 'gpus' (expected machines, "
-                   "workers-per-machine, bandwidth, latency)");
+                   "workers-per-machine, bandwidth, latency, local-bandwidth)");
+  c = Cluster::parse("local-bandwidth=10GB/s", {}, error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_DOUBLE_EQ(c->localBandwidth, 1e10);
+  EXPECT_FALSE(Cluster::parse("local-bandwidth=fast", {}, error));
+  EXPECT_EQ(error, "bad value 'fast' for cluster field 'local-bandwidth' "
+                   "(e.g. 10Gbps, 100Mbps, 1.25GB/s)");
+}
+
+TEST(CostModelTest, LinksWithinAMachine) {
+  // 4 machines of 2 workers, NICs of 1 GB/s, local links of 0.5 GB/s.
+  Cluster c = fourMachines();
+  c.workersPerMachine = 2;
+  double w = 1e6;
+  // The ring: each worker's link carries the NIC's 4w(8-1)/8; the slower
+  // link decides.
+  Transfer ring = allReduceTransfer(c, w);
+  EXPECT_DOUBLE_EQ(ring.localBytes, 3.5e6);
+  EXPECT_DOUBLE_EQ(ring.seconds(c), 3.5e6 / 2 / 1e9 + 14 * 1e-5);
+  c.localBandwidth = 0.5e9;
+  EXPECT_DOUBLE_EQ(ring.seconds(c), 3.5e6 / 2 / 0.5e9 + 14 * 1e-5);
+  // Rows summed on a machine's first worker: the other worker's half of
+  // the machine's rows (alpha 0.1) comes in.
+  EXPECT_DOUBLE_EQ(psTransfer(c, w, 0.1, 4, true, 0).localBytes, 0.05 * w);
+  // The allgather: a worker's half goes to the other, whose half comes.
+  EXPECT_DOUBLE_EQ(allGatherTransfer(c, w, 0.1).localBytes, 0.1 * w);
+  // A dense variable on servers goes around the ring.
+  EXPECT_DOUBLE_EQ(psTransfer(c, w, 1.0, 4, false).localBytes, 3.5e6);
+  // One worker per machine: no local link.
+  c.workersPerMachine = 1;
+  EXPECT_EQ(allReduceTransfer(c, w).localBytes, 0);
+  EXPECT_EQ(psTransfer(c, w, 0.1, 4).localBytes, 0);
+  EXPECT_EQ(allGatherTransfer(c, w, 0.1).localBytes, 0);
 }
 
 } // namespace

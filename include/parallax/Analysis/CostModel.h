@@ -28,13 +28,16 @@ struct Cluster {
   double bandwidth = 1.25e9; // 10 Gb/s
   /// Seconds per message.
   double latency = 50e-6;
+  /// Bytes per second (each way) of a worker's own link to the others of
+  /// its machine (NVLink, PCIe); 0: they meet in memory, counted as free.
+  double localBandwidth = 0;
 
   int64_t workers() const { return machines * workersPerMachine; }
 
-  /// Parses "machines=M,workers-per-machine=G,bandwidth=B,latency=L"
-  /// (any subset, any order, over `defaults`). Bandwidth takes a unit:
-  /// Gbps, Mbps, GB/s or MB/s (bits or bytes per second); latency us, ms or
-  /// s. Returns std::nullopt and sets `error` on a malformed spec.
+  /// Parses "machines=M,workers-per-machine=G,bandwidth=B,latency=L,
+  /// local-bandwidth=B" (any subset, any order, over `defaults`). Bandwidth
+  /// takes a unit: Gbps, Mbps, GB/s or MB/s (bits or bytes per second); latency
+  /// us, ms or s. Returns std::nullopt and sets `error` on a malformed spec.
   static std::optional<Cluster>
   parse(const std::string &spec, const Cluster &defaults, std::string &error);
   std::string str() const;
@@ -47,11 +50,20 @@ struct Transfer {
   /// Communication rounds that must follow one another (messages sent in
   /// the same round overlap, so each round pays the latency once).
   int64_t rounds = 0;
+  /// Bytes sent plus bytes received between workers of one machine, on
+  /// the busiest worker's link (several workers per machine only).
+  double localBytes = 0;
 
   /// The time the transfer takes: the send and receive halves overlap at
-  /// `bandwidth`, plus one latency per round.
+  /// `bandwidth` on the NIC and at `localBandwidth` on the local links,
+  /// the two kinds of link at the same time (the slower decides), plus one
+  /// latency per round.
   double seconds(const Cluster &cluster) const;
 };
+
+/// Seconds of `bytes` on the NIC and `localBytes` on a worker's link
+/// within its machine (sent plus received, each), the two at once.
+double linkSeconds(const Cluster &cluster, double bytes, double localBytes);
 
 /// Rounds the runtime's collectives take, so that the latency term counts
 /// what the runtime does (lib/Runtime: CommThread, ParameterStore).
@@ -80,7 +92,8 @@ int64_t densePsRounds(const Cluster &cluster, double bytes);
 /// 4w(N-1)/N (the ring's bytes through a machine's NIC: one ring over
 /// every rank, each machine's ranks next to each other), in 2(N-1) rounds
 /// from kRingMinBytes on (reduce-scatter then allgather around the ring),
-/// else in treeRounds(N). Nothing on one machine.
+/// else in treeRounds(N). Nothing on one machine. With several workers per
+/// machine, each worker's link carries the same 4w(N-1)/N.
 Transfer allReduceTransfer(const Cluster &cluster, double bytes);
 
 /// Bytes of a row id: rows travel with their ids, and pulls ask for rows
@@ -89,8 +102,9 @@ constexpr double kIdBytes = 8;
 
 /// AllGatherv of the touched rows (fraction `alpha` of `bytes`, per
 /// machine): every machine receives every other machine's rows:
-/// 2·alpha·w(M-1) in M-1 ring rounds. With `rows` (the variable's row
-/// count) each row's id counts too.
+/// 2·alpha·w(M-1) in M-1 ring rounds; within a machine a worker sends its
+/// share to the G-1 others and receives theirs, 2·alpha·w(G-1)/G. With `rows`
+/// (the variable's row count) each row's id counts too.
 Transfer allGatherTransfer(const Cluster &cluster, double bytes, double alpha,
                            int64_t rows = 0);
 
@@ -103,7 +117,9 @@ Transfer allGatherTransfer(const Cluster &cluster, double bytes, double alpha,
 /// 2·alpha·w(M-1) on a single server. A sparse gradient's rows travel in
 /// the step's row exchange (rowExchangeRounds, shared by every such
 /// variable); a dense one in the step's dense exchange (densePsRounds,
-/// shared likewise; alone here).
+/// shared likewise; alone here). Within a machine the first worker
+/// receives the other G-1 workers' rows, alpha·w(G-1)/G; a dense one's
+/// ring moves what the AllReduce's does.
 Transfer psTransfer(const Cluster &cluster, double bytes, double alpha,
                     int64_t partitions, bool sparse = true, int64_t rows = 0);
 

@@ -66,13 +66,17 @@ struct Plan {
   double bytes() const;
   /// The same under another strategy, for comparison.
   double bytesUnder(Strategy strategy) const;
+  /// Bytes on the busiest worker's link within its machine (Transfer's
+  /// localBytes), under `strategy`.
+  double localBytesUnder(Strategy strategy) const;
   /// Communication rounds per step, one after another, the way the runtime
   /// runs them: variables of one placement share rounds (dense gradients
   /// travel in 25 MB buckets, a step's rows in one exchange each way), plus
   /// the batch statistics' and the mean loss's AllReduces.
   int64_t roundsUnder(Strategy strategy) const;
-  /// Predicted communication time per step: bytes at the bandwidth, plus
-  /// one latency per round.
+  /// Predicted communication time per step: bytes at the bandwidth (the
+  /// NIC's and, where given, the local links', the slower of the two),
+  /// plus one latency per round.
   double secondsUnder(Strategy strategy) const;
 };
 

@@ -273,8 +273,9 @@ def ParallaxDistribute : Pass<"parallax-distribute", "::mlir::ModuleOp"> {
     Option<"workers", "workers", "int64_t", /*default=*/"0",
            "Workers (0: the module's parallax.world, or the cluster's)">,
     Option<"cluster", "cluster", "std::string", /*default=*/"\"\"",
-           "machines=M,workers-per-machine=G,bandwidth=B,latency=L "
-           "(default: one worker per machine, 10Gbps, 50us)">,
+           "machines=M,workers-per-machine=G,bandwidth=B,latency=L,"
+           "local-bandwidth=B (default: one worker per machine, 10Gbps, "
+           "50us, links within a machine free)">,
     Option<"workersAtRunTime", "workers-at-run-time", "bool",
            /*default=*/"false",
            "Plan for any number of workers, known only when the program "
