@@ -205,7 +205,7 @@ void ringStep(float *into, int64_t receiveCount, const float *from,
 /// After the reduce-scatter, rank r holds chunk (r + 1) % size reduced.
 struct RingChunks {
   std::vector<int64_t> begins, lengths;
-  /// `size` equal chunks of `count` floats (the last ones one longer).
+  /// `size` chunks of `count` floats, their lengths differing by one at most.
   static RingChunks equal(int64_t count, int size) {
     RingChunks chunks;
     for (int c = 0; c < size; ++c) {
