@@ -9,11 +9,12 @@
 # UndefinedBehaviorSanitizer into build-fuzz-runtime/ (plain clang++: the
 # runtime needs no MLIR; runtime-sources.txt of the configured build,
 # PARALLAX_BUILD_DIR or build/, lists its sources), seeds a corpus with
-# the example models' data and a checkpoint, and runs RUNS executions. Crashing inputs are kept in
-# build-fuzz-runtime/artifacts/ (the runtime's own error messages, the
-# expected outcome for bad input, are hidden: -close_fd_mask=2; rerun an
-# input without it to see them); turn each into a regression test
-# (unittests/Support/NpyTest.cpp holds the ones found so far).
+# the example models' data and a checkpoint, and runs RUNS executions.
+# Crashing inputs are kept in build-fuzz-runtime/artifacts/ (the
+# runtime's own error messages, the expected outcome for bad input, are
+# hidden: -close_fd_mask=2; rerun an input without it to see them); turn
+# each into a regression test (unittests/Support/NpyTest.cpp holds the
+# ones found so far).
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail

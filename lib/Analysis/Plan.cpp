@@ -70,18 +70,22 @@ double Plan::bytes() const {
   return total;
 }
 
-double Plan::bytesUnder(Strategy other) const {
-  double total = batchStatistics.bytes;
-  for (const VariablePlan &v : variables)
-    total += transferOf(v, choose(v, other, cluster)).bytes;
+/// One of Transfer's byte counts, summed over `plan`'s transfers under
+/// `strategy`.
+static double sumUnder(const Plan &plan, Strategy strategy,
+                       double Transfer::*bytes) {
+  double total = plan.batchStatistics.*bytes;
+  for (const VariablePlan &v : plan.variables)
+    total += transferOf(v, choose(v, strategy, plan.cluster)).*bytes;
   return total;
 }
 
+double Plan::bytesUnder(Strategy other) const {
+  return sumUnder(*this, other, &Transfer::bytes);
+}
+
 double Plan::localBytesUnder(Strategy other) const {
-  double total = batchStatistics.localBytes;
-  for (const VariablePlan &v : variables)
-    total += transferOf(v, choose(v, other, cluster)).localBytes;
-  return total;
+  return sumUnder(*this, other, &Transfer::localBytes);
 }
 
 int64_t Plan::roundsUnder(Strategy other) const {

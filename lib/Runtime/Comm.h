@@ -111,6 +111,16 @@ void serveProbes();
 /// MPI counts are int: dies naming `what` when `count` does not fit.
 int mpiCount(int64_t count, const char *what);
 
+/// Where each of `counts` starts when they lie one after another (the
+/// displacements of MPI's `v` collectives).
+template <typename Count>
+std::vector<Count> displacements(const std::vector<Count> &counts) {
+  std::vector<Count> offsets(counts.size(), 0);
+  for (size_t i = 1; i < counts.size(); ++i)
+    offsets[i] = offsets[i - 1] + counts[i - 1];
+  return offsets;
+}
+
 /// Every rank's `mine`, in rank order, on worker 0 (other ranks get an
 /// empty vector); `what` names the gathered data in errors. Every rank
 /// must call it.

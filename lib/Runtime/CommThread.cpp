@@ -218,9 +218,7 @@ struct RingChunks {
   /// the reduce-scatter leaves on rank r.
   static RingChunks owned(const std::vector<int64_t> &counts) {
     int size = static_cast<int>(counts.size());
-    std::vector<int64_t> offsets(size, 0);
-    for (int r = 1; r < size; ++r)
-      offsets[r] = offsets[r - 1] + counts[r - 1];
+    std::vector<int64_t> offsets = displacements(counts);
     RingChunks chunks;
     for (int c = 0; c < size; ++c) {
       int owner = (c + size - 1) % size;
@@ -270,19 +268,8 @@ void ringAllgather(float *data, const RingChunks &chunks, MPI_Comm comm,
   }
 }
 
-/// The offsets of `counts` laid out one after another, as MPI's `v`
-/// collectives take them.
-std::vector<int> mpiOffsets(const std::vector<int64_t> &counts,
-                            const char *what) {
-  std::vector<int> offsets;
-  int64_t at = 0;
-  for (int64_t count : counts) {
-    offsets.push_back(mpiCount(at, what));
-    at += count;
-  }
-  return offsets;
-}
-
+/// `counts` as MPI's int counts (dies naming `what` where one does not
+/// fit).
 std::vector<int> mpiCounts(const std::vector<int64_t> &counts,
                            const char *what) {
   std::vector<int> result;
@@ -421,7 +408,7 @@ void parallax::runtime::reduceScatterInPlace(float *data,
     return;
   }
   const char *what = "a reduce-scatter";
-  std::vector<int> offsets = mpiOffsets(counts, what);
+  std::vector<int64_t> offsets = displacements(counts);
   std::vector<float> mine(counts[how.rank]);
   MPI_Request request;
   checkMPI(MPI_Ireduce_scatter(data, mine.data(),
@@ -447,8 +434,8 @@ void parallax::runtime::allgatherInPlace(float *data,
   MPI_Request request;
   checkMPI(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data,
                            mpiCounts(counts, what).data(),
-                           mpiOffsets(counts, what).data(), MPI_FLOAT, comm,
-                           &request),
+                           mpiCounts(displacements(counts), what).data(),
+                           MPI_FLOAT, comm, &request),
            "MPI_Iallgatherv");
   wait(1, &request, what);
 }

@@ -64,14 +64,6 @@ Channel pushThreadChannel() {
   return {world().pushes, world().pushesLocal, pollCommRequests};
 }
 
-std::vector<int> displacements(const std::vector<int> &counts) {
-  std::vector<int> offsets(counts.size(), 0);
-  if (counts.empty())
-    return offsets;
-  std::partial_sum(counts.begin(), counts.end() - 1, offsets.begin() + 1);
-  return offsets;
-}
-
 /// MPI_Alltoallv of bytes, grouped by destination rank.
 std::vector<char> allToAll(const std::vector<char> &send,
                            const std::vector<int> &sendCounts,
@@ -375,9 +367,7 @@ void exchangeDensePushes(std::vector<PendingDensePush> &pushes,
     for (int64_t p = 0; p < push.parts.partitions; ++p)
       counts[push.parts.ownerOf(p, w.size)] +=
           (push.parts.end(p) - push.parts.begin(p)) * push.width;
-  std::vector<int64_t> offsets(w.size, 0);
-  for (int r = 1; r < w.size; ++r)
-    offsets[r] = offsets[r - 1] + counts[r - 1];
+  std::vector<int64_t> offsets = displacements(counts);
   int64_t total = offsets.back() + counts.back();
   // Every rank packs the same (variable, partition) order, segment by
   // segment; `visit(push, partition, at)` sees where each one lies.

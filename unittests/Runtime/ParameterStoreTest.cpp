@@ -415,10 +415,12 @@ TEST(ParameterStoreBatchTest, DensePushesInOneExchangeLeaveEveryRowEverywhere) {
       expectOneWorker(all[v], expected[v], "after the exchange");
     for (Dense &d : all)
       pull(d);
-    for (const auto &[variable, traffic] : takeStepTraffic())
-      if (variable.rfind("dense.", 0) == 0)
+    for (const auto &[variable, traffic] : takeStepTraffic()) {
+      if (variable.rfind("dense.", 0) == 0) {
         EXPECT_EQ(traffic.sent + traffic.received, 0)
             << variable << ": a pull after the exchange moved bytes";
+      }
+    }
     for (size_t v = 0; v < all.size(); ++v)
       expectOneWorker(all[v], expected[v], "after the pull");
     std::map<int64_t, std::vector<double>> sum = summedGradient();
