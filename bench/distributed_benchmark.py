@@ -16,13 +16,14 @@ data with --profile-data). PyTorch runs DDP
 with the embeddings dense and with sparse=True. Never asserts timings;
 writes a JSON file of the results and, with --plot, PNG plots.
 
-With --cluster M:RATE[:DELAY] (root) everything runs on M emulated
+With --cluster M[xG]:RATE[:DELAY] (root) everything runs on M emulated
 machines (scripts/emulated-cluster.sh: network namespaces on a bridge,
-each NIC shaped to RATE, e.g. 1gbit), one worker each, over TCP: Parallax
-through the cluster's mpirun, each DDP worker inside its machine's
-namespace with gloo on that machine's NIC. The worker count is then M.
-There each Parallax program is planned for the cluster (--cluster
-machines=M,bandwidth=RATE,latency=--latency) and also run over shared
+each NIC shaped to RATE, e.g. 1gbit), G workers each (default 1), over
+TCP: Parallax through the cluster's mpirun, each DDP worker inside its
+machine's namespace with gloo on that machine's NIC. The worker count is
+then M x G. There each Parallax program is planned for the cluster
+(--cluster machines=M,workers-per-machine=G,bandwidth=RATE,
+latency=--latency) and also run over shared
 memory, where communication is almost free: the predicted step is that
 compute time plus the plan's communication time (seconds_per_step of the
 strategy), printed beside the measured one. Last, the latency per round
@@ -34,7 +35,7 @@ Needs Debian's python3-torch (and python3-matplotlib for --plot), OpenMPI's
 mpirun; usage:
   /usr/bin/python3 bench/distributed_benchmark.py [--workers 2 4]
       [--batch 32] [--steps 30] [--models lstm_lm wide_deep ...] [--lm-width W]
-      [--cluster 4:1gbit[:DELAY]] [--latency 50us] [--no-ddp]
+      [--cluster 4:1gbit[:DELAY] | 2x2:1gbit] [--latency 50us] [--no-ddp]
       [--json results.json] [--plot DIR]
 """
 
@@ -311,12 +312,14 @@ def run_on_cluster(spec):
     """Runs this benchmark again inside an emulated cluster, which the
     script removes on every exit path."""
     parts = spec.split(":")
-    if len(parts) not in (2, 3) or not parts[0].isdigit() or int(parts[0]) < 2:
-        sys.exit(f"--cluster '{spec}': expected M:RATE[:DELAY] with M >= 2, "
-                 "e.g. 4:1gbit")
+    machines, _, ranks = parts[0].partition("x")
+    if (len(parts) not in (2, 3) or not machines.isdigit() or int(machines) < 2
+            or not (ranks or "1").isdigit() or int(ranks or "1") < 1):
+        sys.exit(f"--cluster '{spec}': expected M[xG]:RATE[:DELAY] with M >= 2 "
+                 "and G >= 1, e.g. 4:1gbit or 2x2:1gbit")
     script = ROOT / "scripts" / "emulated-cluster.sh"
-    command = ["bash", str(script), "--machines", parts[0], "--rate", parts[1],
-               "--timeout", "7200"]
+    command = ["bash", str(script), "--machines", machines, "--ranks",
+               ranks or "1", "--rate", parts[1], "--timeout", "7200"]
     if len(parts) == 3:
         command += ["--delay", parts[2]]
     rest, skip = ["--link-rate", parts[1]], False
@@ -341,8 +344,9 @@ def main():
                         default=["lstm_lm", "gru_lm", "transformer_lm", "wide_deep", "cnn"])
     parser.add_argument("--json", type=pathlib.Path)
     parser.add_argument("--plot", type=pathlib.Path)
-    parser.add_argument("--cluster", metavar="M:RATE[:DELAY]",
-                        help="run on M emulated machines with NICs of RATE (root)")
+    parser.add_argument("--cluster", metavar="M[xG]:RATE[:DELAY]",
+                        help="run on M emulated machines of G workers each with "
+                        "NICs of RATE (root)")
     parser.add_argument("--latency", default="50us",
                         help="the cost model's latency per round on --cluster "
                              "(e.g. 50us, 1ms)")

@@ -248,6 +248,20 @@ void parallax::runtime::initWorld(int *argc, char ***argv) {
                           &request),
            "counting the machines");
   waitFor(request, "counting the machines");
+  // With several machines of the same G > 1 ranks each, the buckets are
+  // reduced within each machine before they cross machines.
+  int sizes[2] = {w.localSize, -w.localSize};
+  checkMPI(MPI_Iallreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, w.comm,
+                          &request),
+           "comparing the machines");
+  waitFor(request, "comparing the machines");
+  if (w.machines > 1 && w.localSize > 1 && sizes[0] == -sizes[1]) {
+    checkMPI(MPI_Comm_dup(w.local, &w.bucketsLocal), "MPI_Comm_dup");
+    checkMPI(MPI_Comm_split(w.comm, w.localRank, w.rank, &w.bucketsAcross),
+             "MPI_Comm_split");
+    for (MPI_Comm comm : {w.bucketsLocal, w.bucketsAcross})
+      MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  }
   // A bad PARALLAX_COMM_THREAD is an error at start-up, whatever the
   // program's collectives.
   (void)commThreadEnabled();
@@ -271,7 +285,8 @@ void parallax::runtime::finalizeWorld() {
   replies.clear();
   for (MPI_Comm *comm :
        {&theWorld.local, &theWorld.control, &theWorld.collectives,
-        &theWorld.pushes, &theWorld.pushesLocal})
+        &theWorld.pushes, &theWorld.pushesLocal, &theWorld.bucketsLocal,
+        &theWorld.bucketsAcross})
     if (*comm != MPI_COMM_NULL)
       MPI_Comm_free(comm);
   MPI_Finalize();

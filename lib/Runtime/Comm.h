@@ -34,6 +34,11 @@ struct World {
   /// The communication thread's exchanges of pushed rows (dups of comm and
   /// local), apart from the buckets and the main thread.
   MPI_Comm pushes = MPI_COMM_NULL, pushesLocal = MPI_COMM_NULL;
+  /// The buckets' AllReduce by machine (allreduceBucket in CommThread.h):
+  /// the ranks of this machine, and the ranks of every machine with this
+  /// local rank. Made only where there are several machines, each of the
+  /// same number of ranks, more than one.
+  MPI_Comm bucketsLocal = MPI_COMM_NULL, bucketsAcross = MPI_COMM_NULL;
   /// MPI was initialised with MPI_THREAD_MULTIPLE.
   bool threadMultiple = false;
 };

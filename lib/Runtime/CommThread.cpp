@@ -395,6 +395,44 @@ void parallax::runtime::allreduceInPlace(float *data, int64_t count,
   pollCommRequests(1, &request, "an AllReduce");
 }
 
+namespace {
+
+/// Whether allreduceBucket reduces `count` floats by machine.
+bool byMachine(int64_t count) {
+  const World &w = world();
+  return w.bucketsAcross != MPI_COMM_NULL && count >= w.size &&
+         count * static_cast<int64_t>(sizeof(float)) >= kRingMinBytes;
+}
+
+} // namespace
+
+void parallax::runtime::allreduceBucket(float *data, int64_t count,
+                                        int32_t reduction) {
+  const World &w = world();
+  if (!byMachine(count)) {
+    allreduceInPlace(data, count, reduction, w.collectives);
+    return;
+  }
+  // After the reduce-scatter, local rank r holds chunk (r + 1) % G.
+  RingChunks chunks = RingChunks::equal(count, w.localSize);
+  ringReduceScatter(data, chunks, reduction, w.bucketsLocal, w.localRank,
+                    w.localSize, pollCommRequests);
+  int mine = (w.localRank + 1) % w.localSize;
+  allreduceInPlace(data + chunks.begins[mine], chunks.lengths[mine], reduction,
+                   w.bucketsAcross);
+  ringAllgather(data, chunks, w.bucketsLocal, w.localRank, w.localSize,
+                pollCommRequests);
+}
+
+int64_t parallax::runtime::allreduceBucketTraffic(int64_t count) {
+  const World &w = world();
+  int64_t bytes = count * static_cast<int64_t>(sizeof(float));
+  if (!byMachine(count))
+    return 2 * (w.size - 1) * bytes / w.size;
+  int64_t g = w.localSize, m = w.machines;
+  return 2 * (g - 1) * bytes / g + 2 * (m - 1) * bytes / (m * g);
+}
+
 void parallax::runtime::reduceScatterInPlace(float *data,
                                              const std::vector<int64_t> &counts,
                                              MPI_Comm comm,

@@ -68,6 +68,21 @@ void pollCommRequests(int count, MPI_Request *requests, const char *what);
 void allreduceInPlace(float *data, int64_t count, int32_t reduction,
                       MPI_Comm comm);
 
+/// Reduces an AllReduce bucket of `count` floats over every rank of the
+/// job, as allreduceInPlace does. Where the job has several machines of
+/// G > 1 ranks each and the bucket takes the ring, by machine: a ring
+/// within each machine leaves each rank 1/G of its machine's sum, one
+/// AllReduce across machines per local rank reduces that share, and a ring
+/// within each machine gathers the shares. A machine's NIC then carries
+/// 2 (M-1)/M of the bytes each way instead of the 2 (N-1)/N of one ring
+/// over all N ranks, in 2 (G-1) + 2 (M-1) rounds instead of 2 (N-1).
+/// Every rank ends with the same bits. For a communication thread.
+void allreduceBucket(float *data, int64_t count, int32_t reduction);
+
+/// The bytes a rank sends, and receives, to reduce a bucket of `count`
+/// floats through allreduceBucket.
+int64_t allreduceBucketTraffic(int64_t count);
+
 /// Sums `data` over every rank of `comm` where each rank r keeps only its
 /// own segment: the buffer is `counts` floats per rank, laid out in rank
 /// order, and on return rank r's segment holds the sum of every rank's

@@ -524,6 +524,21 @@ TEST(CollectivesTest, BucketsOfEverySizeAndReduction) {
   }
 }
 
+/// `values` hashed bit for bit, gathered from every rank: equal where every
+/// rank holds the same bits.
+std::vector<uint64_t> hashesOfEveryRank(const std::vector<float> &values) {
+  uint64_t hash = 1469598103934665603ull;
+  for (float v : values) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    hash = (hash ^ bits) * 1099511628211ull;
+  }
+  std::vector<uint64_t> hashes(world().size);
+  MPI_Allgather(&hash, 1, MPI_UINT64_T, hashes.data(), 1, MPI_UINT64_T,
+                world().comm);
+  return hashes;
+}
+
 /// A ring's sums of inexact values still leave every rank with the same
 /// bits (replicated variables stay replicas).
 TEST(CollectivesTest, RingLeavesEveryRankTheSameBits) {
@@ -534,17 +549,65 @@ TEST(CollectivesTest, RingLeavesEveryRankTheSameBits) {
     values[i] = 1.0f / static_cast<float>(1 + (i + 13 * wld.rank) % 997);
   allreduceInPlace(values.data(), count, PARALLAX_RT_REDUCE_SUM,
                    wld.collectives);
-  uint64_t hash = 1469598103934665603ull;
-  for (float v : values) {
-    uint32_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    hash = (hash ^ bits) * 1099511628211ull;
-  }
-  std::vector<uint64_t> hashes(wld.size);
-  MPI_Allgather(&hash, 1, MPI_UINT64_T, hashes.data(), 1, MPI_UINT64_T,
-                wld.comm);
+  std::vector<uint64_t> hashes = hashesOfEveryRank(values);
   for (int r = 1; r < wld.size; ++r)
     EXPECT_EQ(hashes[r], hashes[0]) << "rank " << r;
+}
+
+/// Buckets are reduced by machine exactly where there are several machines
+/// of the same number of ranks, more than one (PARALLAX_RANKS_PER_MACHINE
+/// makes them); inexact sums still leave every rank the same bits, close
+/// to the exact sum, and the traffic counted is what each rank moves.
+TEST(CollectivesTest, BucketsByMachineWhereMachinesAreAlike) {
+  const World &wld = world();
+  int g = wld.localSize, m = wld.machines;
+  const char *perMachine = std::getenv("PARALLAX_RANKS_PER_MACHINE");
+  bool alike = perMachine && wld.size % std::atoi(perMachine) == 0;
+  bool expected = alike && m > 1 && g > 1;
+  EXPECT_EQ(wld.bucketsAcross != MPI_COMM_NULL, expected);
+  if (!commThreadEnabled())
+    GTEST_SKIP() << describeCommunication();
+  // Chunks across machines both above and below the ring's threshold.
+  for (int64_t count : {int64_t{100003}, kRingMinBytes / 4}) {
+    // Two variables in one bucket: the first tenth, and the rest.
+    int64_t first = count / 10;
+    std::vector<float> gradientA(first), gradientB(count - first);
+    for (int64_t i = 0; i < count; ++i)
+      (i < first ? gradientA[i] : gradientB[i - first]) =
+          1.0f / static_cast<float>(1 + (i + 13 * wld.rank) % 997);
+    std::vector<float> resultA(first), resultB(count - first);
+    Memref<float, 1> inA(gradientA, {first}), inB(gradientB, {count - first}),
+        outA(resultA, {first}), outB(resultB, {count - first});
+    takeStepTraffic();
+    parallax_rt_allreduce_add_f32(30, "a", 1, &inA, 1, &outA);
+    parallax_rt_allreduce_add_f32(30, "b", 1, &inB, 1, &outB);
+    parallax_rt_allreduce_start(30, PARALLAX_RT_REDUCE_SUM);
+    parallax_rt_allreduce_wait(30);
+    int64_t counted = 0;
+    for (const auto &[variable, traffic] : takeStepTraffic()) {
+      EXPECT_EQ(traffic.sent, traffic.received) << variable;
+      counted += traffic.sent;
+    }
+    std::vector<float> values = resultA;
+    values.insert(values.end(), resultB.begin(), resultB.end());
+    std::vector<uint64_t> hashes = hashesOfEveryRank(values);
+    for (int r = 1; r < wld.size; ++r)
+      EXPECT_EQ(hashes[r], hashes[0]) << "rank " << r << ", " << count;
+    int64_t far = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      double exact = 0;
+      for (int r = 0; r < wld.size; ++r)
+        exact += 1.0 / (1 + (i + 13 * r) % 997);
+      far += std::abs(values[i] - exact) > 1e-6 * exact;
+    }
+    EXPECT_EQ(far, 0) << count << " elements";
+    int64_t bytes = count * 4, n = wld.size;
+    int64_t moved =
+        expected ? 2 * (g - 1) * bytes / g + 2 * (m - 1) * bytes / (m * g)
+                 : 2 * (n - 1) * bytes / n;
+    EXPECT_EQ(allreduceBucketTraffic(count), moved);
+    EXPECT_NEAR(counted, moved, 2) << count << " elements";
+  }
 }
 
 /// The communication thread completes a large AllReduce while the main
