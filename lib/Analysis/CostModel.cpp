@@ -130,11 +130,12 @@ int64_t mlir::parallax::densePsRounds(const Cluster &cluster, double bytes) {
   return bytes >= kRingMinBytes ? 2 * (ranks - 1) : treeRounds(ranks) + 2;
 }
 
-Transfer mlir::parallax::allReduceTransfer(const Cluster &cluster,
-                                           double bytes) {
-  // One ring over every rank, a machine's ranks next to each other: its
-  // NIC carries one edge out and one in, each 2 (N-1)/N of the bytes, and
-  // so does each worker's link where a machine has several.
+namespace {
+
+/// One ring over every rank, a machine's ranks next to each other: its
+/// NIC carries one edge out and one in, each 2 (N-1)/N of the bytes, and
+/// so does each worker's link where a machine has several.
+Transfer ringOverEveryRank(const Cluster &cluster, double bytes) {
   int64_t ranks = cluster.workers();
   double n = ranks, edges = 4 * bytes * (n - 1) / n;
   Transfer t;
@@ -143,6 +144,26 @@ Transfer mlir::parallax::allReduceTransfer(const Cluster &cluster,
     return t;
   t.bytes = edges;
   t.rounds = bytes >= kRingMinBytes ? 2 * (ranks - 1) : treeRounds(ranks);
+  return t;
+}
+
+} // namespace
+
+Transfer mlir::parallax::allReduceTransfer(const Cluster &cluster,
+                                           double bytes) {
+  int64_t m = cluster.machines, g = cluster.workersPerMachine;
+  if (m <= 1 || g <= 1 || bytes < kRingMinBytes)
+    return ringOverEveryRank(cluster, bytes);
+  // By machine: a ring within it, one AllReduce of each worker's 1/G
+  // across the machines, a ring back. The NIC carries the G shares'
+  // 4 (w/G)(M-1)/M; a worker's link its machine's ring and its share.
+  double share = bytes / g, machines = m, workers = g;
+  Transfer t;
+  t.bytes = 4 * bytes * (machines - 1) / machines;
+  t.localBytes = 4 * bytes * (workers - 1) / workers +
+                 4 * share * (machines - 1) / machines;
+  t.rounds =
+      2 * (g - 1) + (share >= kRingMinBytes ? 2 * (m - 1) : treeRounds(m));
   return t;
 }
 
@@ -177,6 +198,6 @@ Transfer mlir::parallax::psTransfer(const Cluster &cluster, double bytes,
   // the other G-1 workers' shares; dense variables go around the ring.
   double g = cluster.workersPerMachine;
   t.localBytes = sparse ? alpha * withIds * (g - 1) / g
-                        : allReduceTransfer(cluster, bytes).localBytes;
+                        : ringOverEveryRank(cluster, bytes).localBytes;
   return t;
 }

@@ -89,14 +89,36 @@ TEST(CostModelTest, RoundsAreTheRuntimes) {
   EXPECT_EQ(treeRounds(8), 3);
 }
 
-TEST(CostModelTest, TheRingGoesThroughEveryRank) {
-  // 4 machines of 2 workers: one ring over the 8 ranks, a machine's two
-  // next to each other, so its NIC carries 4w(8-1)/8 in 2(8-1) rounds.
+TEST(CostModelTest, LargeAllReducesGoByMachine) {
+  // 4 machines of 2 workers: a ring within each machine (2 rounds), each
+  // worker's half across the 4 machines (6 rounds); the NIC carries
+  // 4w(4-1)/4, a worker's link 4w(2-1)/2 + 4(w/2)(4-1)/4.
   Cluster c = fourMachines();
   c.workersPerMachine = 2;
-  EXPECT_DOUBLE_EQ(allReduceTransfer(c, 1e6).bytes, 3.5e6);
-  EXPECT_EQ(allReduceTransfer(c, 1e6).rounds, 14);
+  Transfer t = allReduceTransfer(c, 1e6);
+  EXPECT_DOUBLE_EQ(t.bytes, 3e6);
+  EXPECT_DOUBLE_EQ(t.localBytes, 2e6 + 1.5e6);
+  EXPECT_EQ(t.rounds, 2 + 6);
+  // A share under the ring's threshold crosses machines in a tree.
+  EXPECT_EQ(allReduceTransfer(c, kRingMinBytes).rounds, 2 + 2);
+  // The paper's 8 x 6: 10 + 14 rounds where one ring over 48 takes 94.
+  c.machines = 8;
+  c.workersPerMachine = 6;
+  EXPECT_DOUBLE_EQ(allReduceTransfer(c, 48e6).bytes, 4 * 48e6 * 7 / 8);
+  EXPECT_EQ(allReduceTransfer(c, 48e6).rounds, 24);
+}
+
+TEST(CostModelTest, TheRingGoesThroughEveryRank) {
+  // 4 machines of 2 workers: a small AllReduce is one MPI collective over
+  // the 8 ranks; the dense variables on servers go around one ring over
+  // the 8 ranks, a machine's two next to each other, so its NIC carries
+  // 4w(8-1)/8 in 2(8-1) rounds.
+  Cluster c = fourMachines();
+  c.workersPerMachine = 2;
   EXPECT_EQ(allReduceTransfer(c, kRingMinBytes - 4).rounds, 3);
+  EXPECT_DOUBLE_EQ(allReduceTransfer(c, kRingMinBytes - 4).bytes,
+                   4 * (kRingMinBytes - 4) * 7 / 8);
+  EXPECT_DOUBLE_EQ(psTransfer(c, 1e6, 1.0, 4, false).localBytes, 3.5e6);
   EXPECT_EQ(densePsRounds(c, kRingMinBytes), 14);
   EXPECT_EQ(densePsRounds(c, kRingMinBytes - 4), 5);
   // The workers of one machine reduce through its memory.
@@ -151,13 +173,12 @@ TEST(CostModelTest, LinksWithinAMachine) {
   Cluster c = fourMachines();
   c.workersPerMachine = 2;
   double w = 1e6;
-  // The ring: each worker's link carries the NIC's 4w(8-1)/8; the slower
-  // link decides.
-  Transfer ring = allReduceTransfer(c, w);
-  EXPECT_DOUBLE_EQ(ring.localBytes, 3.5e6);
-  EXPECT_DOUBLE_EQ(ring.seconds(c), 3.5e6 / 2 / 1e9 + 14 * 1e-5);
+  // By machine: the NIC carries 4w(4-1)/4, a worker's link 3.5w; the
+  // slower link decides.
+  Transfer byMachine = allReduceTransfer(c, w);
+  EXPECT_DOUBLE_EQ(byMachine.seconds(c), 3e6 / 2 / 1e9 + 8 * 1e-5);
   c.localBandwidth = 0.5e9;
-  EXPECT_DOUBLE_EQ(ring.seconds(c), 3.5e6 / 2 / 0.5e9 + 14 * 1e-5);
+  EXPECT_DOUBLE_EQ(byMachine.seconds(c), 3.5e6 / 2 / 0.5e9 + 8 * 1e-5);
   // Rows summed on a machine's first worker: the other worker's half of
   // the machine's rows (alpha 0.1) comes in.
   EXPECT_DOUBLE_EQ(psTransfer(c, w, 0.1, 4, true, 0).localBytes, 0.05 * w);

@@ -88,12 +88,16 @@ int64_t rowExchangeRounds(const Cluster &cluster);
 /// 1) and one MPI_Iallgatherv (1). Their pulls move nothing.
 int64_t densePsRounds(const Cluster &cluster, double bytes);
 
-/// AllReduce of a dense gradient of `bytes` over the N = M G ranks:
-/// 4w(N-1)/N (the ring's bytes through a machine's NIC: one ring over
-/// every rank, each machine's ranks next to each other), in 2(N-1) rounds
-/// from kRingMinBytes on (reduce-scatter then allgather around the ring),
-/// else in treeRounds(N). Nothing on one machine. With several workers per
-/// machine, each worker's link carries the same 4w(N-1)/N.
+/// AllReduce of a dense gradient of `bytes` over the N = M G ranks, as the
+/// runtime's buckets go. From kRingMinBytes on with several workers per
+/// machine, by machine: a ring within each machine, an AllReduce of each
+/// worker's 1/G across the M machines, a ring back; a machine's NIC
+/// carries 4w(M-1)/M and each worker's link 4w(G-1)/G + 4(w/G)(M-1)/M, in
+/// 2(G-1) rounds plus 2(M-1) (a share of kRingMinBytes or more) or
+/// treeRounds(M). Otherwise one ring over every rank, each machine's ranks
+/// next to each other: 4w(N-1)/N through a NIC and each worker's link, in
+/// 2(N-1) rounds from kRingMinBytes on (reduce-scatter then allgather),
+/// else in treeRounds(N). Nothing crosses a NIC on one machine.
 Transfer allReduceTransfer(const Cluster &cluster, double bytes);
 
 /// Bytes of a row id: rows travel with their ids, and pulls ask for rows
