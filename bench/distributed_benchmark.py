@@ -23,10 +23,14 @@ TCP: Parallax through the cluster's mpirun, each DDP worker inside its
 machine's namespace with gloo on that machine's NIC. The worker count is
 then M x G. There each Parallax program is planned for the cluster
 (--cluster machines=M,workers-per-machine=G,bandwidth=RATE,
-latency=--latency) and also run over shared
-memory, where communication is almost free: the predicted step is that
-compute time plus the plan's communication time (seconds_per_step of the
-strategy), printed beside the measured one. Last, the latency per round
+latency=--latency) and also run over shared memory, where communication
+is almost free: the predicted step is that compute time plus the plan's
+communication time (seconds_per_step of the strategy), printed beside the
+measured one, and so are the bytes that crossed the busiest machine's NIC
+per step (its counters over the whole run, start-up and headers included,
+divided by the steps): what the plan's bytes predict for any number of
+workers per machine (the runtime's per-worker accounting equals it only
+with one). Last, the latency per round
 that best explains the runs (least squares of measured - compute - bytes
 at the bandwidth against the plan's rounds_per_step, in relative terms)
 and every run's prediction with it.
@@ -130,10 +134,12 @@ def parallax_run(compile_tool, onnx, frozen, data, workers, strategy, batch, ste
     compile_s = time.perf_counter() - start
     metrics = work / f"metrics.{workers}.{strategy}.jsonl"
     train = [str(program), "--data", str(data), "--steps", str(steps)]
+    nic_before = nic_bytes()
     subprocess.run(launcher(workers) + train + ["--metrics", str(metrics),
                                                 "--metrics-all-ranks"],
                    check=True, env=ENV, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
+    nic_moved = [after - before for before, after in zip(nic_before, nic_bytes())]
     step_s = median_step(metrics, warmup)
     moved = []  # per rank: mean bytes sent + received per step
     for rank in range(workers):
@@ -146,6 +152,9 @@ def parallax_run(compile_tool, onnx, frozen, data, workers, strategy, batch, ste
     result = {"step_s": step_s, "examples_per_s": workers * batch / step_s,
               "bytes_per_worker": max(moved),
               "predicted_bytes": predicted, "compile_s": compile_s}
+    if nic_moved:
+        # The whole run (start-up and first pulls included) over its steps.
+        result["nic_bytes_per_step"] = max(nic_moved) / steps
     if cluster_plan:
         # The same ranks over shared memory: the step's compute, on the
         # same shared cores, with almost free communication.
@@ -204,6 +213,21 @@ def cluster_hosts():
     """The emulated machines' addresses, or [] on this machine's loopback."""
     hosts = os.environ.get("CLUSTER_HOSTS", "")
     return hosts.split(",") if hosts and os.environ.get("CLUSTER_MPIRUN") else []
+
+
+def nic_bytes():
+    """Bytes sent + received so far through each emulated machine's NIC
+    (its veth's counters, Ethernet, IP and TCP headers included); [] off
+    the cluster."""
+    counts = []
+    for host in cluster_hosts():
+        counters = subprocess.run(
+            [os.environ["CLUSTER_AGENT"], host,
+             "cat /sys/class/net/px*n*/statistics/tx_bytes "
+             "/sys/class/net/px*n*/statistics/rx_bytes"],
+            check=True, capture_output=True, text=True).stdout.split()
+        counts.append(sum(int(c) for c in counters))
+    return counts
 
 
 def launcher(workers):
@@ -383,7 +407,8 @@ def main():
     port = 29500
     print(f"{'model':<15} {'N':>2} {'system':<13} {'step ms':>9} {'examples/s':>11} "
           f"{'moved B/step':>14} {'plan B':>12}"
-          + (f" {'compute ms':>10} {'pred ms':>9} {'meas/pred':>9}" if cluster_plan else ""),
+          + (f" {'compute ms':>10} {'pred ms':>9} {'meas/pred':>9} {'NIC B/step':>12}"
+             if cluster_plan else ""),
           flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
@@ -417,7 +442,8 @@ def main():
                     if "predicted_step_s" in r:
                         prediction = (f" {r['compute_s'] * 1e3:>10.2f} "
                                       f"{r['predicted_step_s'] * 1e3:>9.2f} "
-                                      f"{r['step_s'] / r['predicted_step_s']:>9.2f}")
+                                      f"{r['step_s'] / r['predicted_step_s']:>9.2f} "
+                                      f"{r['nic_bytes_per_step']:>12.0f}")
                     print(f"{name:<15} {workers:>2} {r['system']:<13} "
                           f"{r['step_s'] * 1e3:>9.2f} {r['examples_per_s']:>11.0f} "
                           f"{'' if sent is None else f'{sent:14.0f}':>14} "

@@ -9,11 +9,10 @@
 // ranks) while the main thread goes on with the backward pass; its wait
 // blocks until that is done and unpacks the results. Without the thread a
 // bucket is one MPI_Iallreduce between start and wait. Traffic is counted
-// as the chosen algorithm moves it (one ring: 2 (N-1)/N of the bytes sent
-// and received per AllReduce), (N-1)/N of the gathered bytes per
-// AllGather. In a GPU
-// program whose ranks each have a GPU the same buckets live in device
-// memory and are reduced by NCCL on a communication stream
+// as a ring moves it (by machine too): 2 (N-1)/N of the bytes sent and
+// received per AllReduce, (N-1)/N of the gathered bytes per AllGather. In
+// a GPU program whose ranks each have a GPU the same buckets live in
+// device memory and are reduced by NCCL on a communication stream
 // (DeviceCollectives.h).
 //
 //===----------------------------------------------------------------------===//
@@ -146,19 +145,15 @@ extern "C" void parallax_rt_allreduce_start(int64_t id, int32_t reduction) {
   TraceScope trace("comm", [&] {
     return "allreduce start (bucket " + std::to_string(id) + ")";
   });
-  // Each variable's share of what the bucket moves.
-  bool byThread = !deviceComm && commThreadEnabled();
-  double moved = byThread ? allreduceBucketTraffic(bucket.used)
-                          : ringBytes(bucket.used * sizeof(float));
   for (const BucketEntry &entry : bucket.entries) {
-    auto bytes = static_cast<int64_t>(moved * entry.count / bucket.used);
+    int64_t bytes = ringBytes(entry.count * sizeof(float));
     account(entry.name, bytes, bytes);
   }
   if (deviceComm) {
     deviceComm->startAllReduce(id, bucket.used, reduction);
     return;
   }
-  if (byThread) {
+  if (commThreadEnabled()) {
     Bucket *reduced = &bucket;
     bucket.ticket = submitToCommThread(CommLane::Buckets, [reduced, reduction] {
       bool timed = tracing();

@@ -317,6 +317,12 @@ std::string parallax::runtime::describeCommunication() {
                      ? "PARALLAX_COMM_THREAD=0"
                      : "this MPI lacks MPI_THREAD_MULTIPLE") +
                 ")";
+  const World &w = world();
+  if (commThreadEnabled() && w.bucketsAcross != MPI_COMM_NULL)
+    text += "; buckets of " + std::to_string(kRingMinBytes / 1024) +
+            " KiB and more reduced within each of the " +
+            std::to_string(w.machines) + " machines first (" +
+            std::to_string(w.localSize) + " ranks each)";
   const char *yield = std::getenv("OMPI_MCA_mpi_yield_when_idle");
   return text + (yield && std::string(yield) != "0"
                      ? "; MPI yields when idle"
@@ -422,15 +428,6 @@ void parallax::runtime::allreduceBucket(float *data, int64_t count,
                    w.bucketsAcross);
   ringAllgather(data, chunks, w.bucketsLocal, w.localRank, w.localSize,
                 pollCommRequests);
-}
-
-int64_t parallax::runtime::allreduceBucketTraffic(int64_t count) {
-  const World &w = world();
-  int64_t bytes = count * static_cast<int64_t>(sizeof(float));
-  if (!byMachine(count))
-    return 2 * (w.size - 1) * bytes / w.size;
-  int64_t g = w.localSize, m = w.machines;
-  return 2 * (g - 1) * bytes / g + 2 * (m - 1) * bytes / (m * g);
 }
 
 void parallax::runtime::reduceScatterInPlace(float *data,

@@ -76,12 +76,9 @@ void allreduceInPlace(float *data, int64_t count, int32_t reduction,
 /// within each machine gathers the shares. A machine's NIC then carries
 /// 2 (M-1)/M of the bytes each way instead of the 2 (N-1)/N of one ring
 /// over all N ranks, in 2 (G-1) + 2 (M-1) rounds instead of 2 (N-1).
-/// Every rank ends with the same bits. For a communication thread.
+/// A rank sends and receives 2 (N-1)/N of the bytes either way. Every
+/// rank ends with the same bits. For a communication thread.
 void allreduceBucket(float *data, int64_t count, int32_t reduction);
-
-/// The bytes a rank sends, and receives, to reduce a bucket of `count`
-/// floats through allreduceBucket.
-int64_t allreduceBucketTraffic(int64_t count);
 
 /// Sums `data` over every rank of `comm` where each rank r keeps only its
 /// own segment: the buffer is `counts` floats per rank, laid out in rank

@@ -556,8 +556,9 @@ TEST(CollectivesTest, RingLeavesEveryRankTheSameBits) {
 
 /// Buckets are reduced by machine exactly where there are several machines
 /// of the same number of ranks, more than one (PARALLAX_RANKS_PER_MACHINE
-/// makes them); inexact sums still leave every rank the same bits, close
-/// to the exact sum, and the traffic counted is what each rank moves.
+/// makes them), and --verbose says so; inexact sums still leave every rank
+/// the same bits, close to the exact sum; the traffic counted is what each
+/// rank moves.
 TEST(CollectivesTest, BucketsByMachineWhereMachinesAreAlike) {
   const World &wld = world();
   int g = wld.localSize, m = wld.machines;
@@ -601,12 +602,13 @@ TEST(CollectivesTest, BucketsByMachineWhereMachinesAreAlike) {
       far += std::abs(values[i] - exact) > 1e-6 * exact;
     }
     EXPECT_EQ(far, 0) << count << " elements";
+    // By machine a rank moves 2 (G-1)/G + 2 (M-1)/(M G) = 2 (N-1)/N of the
+    // bytes, as around one ring.
     int64_t bytes = count * 4, n = wld.size;
-    int64_t moved =
-        expected ? 2 * (g - 1) * bytes / g + 2 * (m - 1) * bytes / (m * g)
-                 : 2 * (n - 1) * bytes / n;
-    EXPECT_EQ(allreduceBucketTraffic(count), moved);
-    EXPECT_NEAR(counted, moved, 2) << count << " elements";
+    EXPECT_NEAR(counted, 2 * (n - 1) * bytes / n, 2) << count << " elements";
+    EXPECT_EQ(describeCommunication().find("machines first") !=
+                  std::string::npos,
+              expected);
   }
 }
 
