@@ -124,10 +124,17 @@ int64_t mlir::parallax::rowExchangeRounds(const Cluster &cluster) {
 }
 
 int64_t mlir::parallax::densePsRounds(const Cluster &cluster, double bytes) {
-  if (cluster.machines <= 1)
+  int64_t m = cluster.machines, g = cluster.workersPerMachine;
+  if (m <= 1)
     return 0;
-  int64_t ranks = cluster.workers();
-  return bytes >= kRingMinBytes ? 2 * (ranks - 1) : treeRounds(ranks) + 2;
+  // A reduce-scatter and an allgather: on the ring from kRingMinBytes, else
+  // MPI's (a tree reduce and a scatter, then one round).
+  auto across = [](int64_t ranks, double bytes) {
+    return bytes >= kRingMinBytes ? 2 * (ranks - 1) : treeRounds(ranks) + 2;
+  };
+  if (g > 1 && bytes >= kRingMinBytes)
+    return 2 * (g - 1) + across(m, bytes / g); // by machine
+  return across(m * g, bytes);
 }
 
 namespace {
@@ -195,9 +202,9 @@ Transfer mlir::parallax::psTransfer(const Cluster &cluster, double bytes,
              sparse ? rowExchangeRounds(cluster)
                     : densePsRounds(cluster, bytes)};
   // Within a machine: rows are summed on its first worker, which receives
-  // the other G-1 workers' shares; dense variables go around the ring.
+  // the other G-1 workers' shares; dense variables go as the AllReduce.
   double g = cluster.workersPerMachine;
   t.localBytes = sparse ? alpha * withIds * (g - 1) / g
-                        : ringOverEveryRank(cluster, bytes).localBytes;
+                        : allReduceTransfer(cluster, bytes).localBytes;
   return t;
 }

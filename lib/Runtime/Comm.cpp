@@ -256,11 +256,22 @@ void parallax::runtime::initWorld(int *argc, char ***argv) {
            "comparing the machines");
   waitFor(request, "comparing the machines");
   if (w.machines > 1 && w.localSize > 1 && sizes[0] == -sizes[1]) {
+    for (MPI_Comm *across : {&w.across, &w.pushesAcross, &w.bucketsAcross}) {
+      checkMPI(MPI_Comm_split(w.comm, w.localRank, w.machine, across),
+               "MPI_Comm_split");
+      MPI_Comm_set_errhandler(*across, MPI_ERRORS_RETURN);
+    }
     checkMPI(MPI_Comm_dup(w.local, &w.bucketsLocal), "MPI_Comm_dup");
-    checkMPI(MPI_Comm_split(w.comm, w.localRank, w.rank, &w.bucketsAcross),
-             "MPI_Comm_split");
-    for (MPI_Comm comm : {w.bucketsLocal, w.bucketsAcross})
-      MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(w.bucketsLocal, MPI_ERRORS_RETURN);
+    int place = w.machine * w.localSize + w.localRank;
+    std::vector<int> places(w.size);
+    checkMPI(MPI_Iallgather(&place, 1, MPI_INT, places.data(), 1, MPI_INT,
+                            w.comm, &request),
+             "placing the ranks");
+    waitFor(request, "placing the ranks");
+    w.rankAt.assign(w.size, 0);
+    for (int r = 0; r < w.size; ++r)
+      w.rankAt[places[r]] = r;
   }
   // A bad PARALLAX_COMM_THREAD is an error at start-up, whatever the
   // program's collectives.
@@ -285,8 +296,9 @@ void parallax::runtime::finalizeWorld() {
   replies.clear();
   for (MPI_Comm *comm :
        {&theWorld.local, &theWorld.control, &theWorld.collectives,
-        &theWorld.pushes, &theWorld.pushesLocal, &theWorld.bucketsLocal,
-        &theWorld.bucketsAcross})
+        &theWorld.pushes, &theWorld.pushesLocal, &theWorld.across,
+        &theWorld.pushesAcross, &theWorld.bucketsAcross,
+        &theWorld.bucketsLocal})
     if (*comm != MPI_COMM_NULL)
       MPI_Comm_free(comm);
   MPI_Finalize();

@@ -34,11 +34,16 @@ struct World {
   /// The communication thread's exchanges of pushed rows (dups of comm and
   /// local), apart from the buckets and the main thread.
   MPI_Comm pushes = MPI_COMM_NULL, pushesLocal = MPI_COMM_NULL;
-  /// The buckets' AllReduce by machine (allreduceBucket in CommThread.h):
-  /// the ranks of this machine, and the ranks of every machine with this
-  /// local rank. Made only where there are several machines, each of the
-  /// same number of ranks, more than one.
-  MPI_Comm bucketsLocal = MPI_COMM_NULL, bucketsAcross = MPI_COMM_NULL;
+  /// Where machines are alike (several, each of the same number of ranks,
+  /// more than one), collectives over every rank go by machine
+  /// (CommThread.h). For them: the ranks of every machine with this local
+  /// rank, ordered by machine (for the main thread, the pushes' thread and
+  /// the buckets' thread), the buckets' own dup of `local`, and the rank at
+  /// each machine * localSize + local rank. Null and empty otherwise.
+  MPI_Comm across = MPI_COMM_NULL, pushesAcross = MPI_COMM_NULL,
+           bucketsAcross = MPI_COMM_NULL, bucketsLocal = MPI_COMM_NULL;
+  std::vector<int> rankAt;
+  bool machinesAlike() const { return across != MPI_COMM_NULL; }
   /// MPI was initialised with MPI_THREAD_MULTIPLE.
   bool threadMultiple = false;
 };

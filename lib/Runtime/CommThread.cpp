@@ -318,7 +318,7 @@ std::string parallax::runtime::describeCommunication() {
                      : "this MPI lacks MPI_THREAD_MULTIPLE") +
                 ")";
   const World &w = world();
-  if (commThreadEnabled() && w.bucketsAcross != MPI_COMM_NULL)
+  if (commThreadEnabled() && w.machinesAlike())
     text += "; buckets of " + std::to_string(kRingMinBytes / 1024) +
             " KiB and more reduced within each of the " +
             std::to_string(w.machines) + " machines first (" +
@@ -406,7 +406,7 @@ namespace {
 /// Whether allreduceBucket reduces `count` floats by machine.
 bool byMachine(int64_t count) {
   const World &w = world();
-  return w.bucketsAcross != MPI_COMM_NULL && count >= w.size &&
+  return w.machinesAlike() && count >= w.size &&
          count * static_cast<int64_t>(sizeof(float)) >= kRingMinBytes;
 }
 
@@ -428,6 +428,99 @@ void parallax::runtime::allreduceBucket(float *data, int64_t count,
                    w.bucketsAcross);
   ringAllgather(data, chunks, w.bucketsLocal, w.localRank, w.localSize,
                 pollCommRequests);
+}
+
+namespace {
+
+/// `counts` (floats per rank, in rank order) rearranged for the
+/// collectives by machine: by local rank, then machine. Local rank l's
+/// block holds the segments of the ranks with local rank l on every
+/// machine; the reduce-scatter within a machine leaves it on local rank l,
+/// whose partners on the other machines then share it out.
+struct MachineLayout {
+  std::vector<int64_t> offsets;  // each rank's segment, as the caller has it
+  std::vector<int64_t> at;       // each rank's segment, rearranged
+  std::vector<int64_t> blocks;   // floats per local rank's block
+  std::vector<int64_t> segments; // this rank's block's segments by machine
+  int64_t block = 0, total = 0;  // this rank's block; all floats
+  explicit MachineLayout(const std::vector<int64_t> &counts) {
+    const World &w = world();
+    int g = w.localSize, m = w.machines;
+    offsets = displacements(counts);
+    at.assign(w.size, 0);
+    blocks.assign(g, 0);
+    segments.assign(m, 0);
+    for (int l = 0; l < g; ++l) {
+      if (l == w.localRank)
+        block = total;
+      for (int k = 0; k < m; ++k) {
+        int r = w.rankAt[k * g + l];
+        at[r] = total;
+        total += counts[r];
+        blocks[l] += counts[r];
+        if (l == w.localRank)
+          segments[k] = counts[r];
+      }
+    }
+  }
+};
+
+bool goesByMachine(const std::vector<int64_t> &counts, MPI_Comm across) {
+  int64_t total = 0;
+  for (int64_t count : counts)
+    total += count;
+  return across != MPI_COMM_NULL &&
+         total * static_cast<int64_t>(sizeof(float)) >= kRingMinBytes;
+}
+
+/// The rearranged copy, kept from call to call (see exchangeDensePushes).
+thread_local std::vector<float> rearranged;
+
+} // namespace
+
+void parallax::runtime::reduceScatterByMachine(
+    float *data, const std::vector<int64_t> &counts, MPI_Comm all,
+    MPI_Comm machine, MPI_Comm across, WaitForRequests wait) {
+  if (!goesByMachine(counts, across)) {
+    reduceScatterInPlace(data, counts, all, wait);
+    return;
+  }
+  const World &w = world();
+  MachineLayout layout(counts);
+  if (static_cast<int64_t>(rearranged.size()) < layout.total)
+    rearranged.resize(layout.total);
+  for (int r = 0; r < w.size; ++r)
+    std::copy_n(data + layout.offsets[r], counts[r],
+                rearranged.data() + layout.at[r]);
+  reduceScatterInPlace(rearranged.data(), layout.blocks, machine, wait);
+  reduceScatterInPlace(rearranged.data() + layout.block, layout.segments,
+                       across, wait);
+  std::copy_n(rearranged.data() + layout.at[w.rank], counts[w.rank],
+              data + layout.offsets[w.rank]);
+}
+
+void parallax::runtime::allgatherByMachine(float *data,
+                                           const std::vector<int64_t> &counts,
+                                           MPI_Comm all, MPI_Comm machine,
+                                           MPI_Comm across,
+                                           WaitForRequests wait) {
+  if (!goesByMachine(counts, across)) {
+    allgatherInPlace(data, counts, all, wait);
+    return;
+  }
+  const World &w = world();
+  MachineLayout layout(counts);
+  if (static_cast<int64_t>(rearranged.size()) < layout.total)
+    rearranged.resize(layout.total);
+  std::copy_n(data + layout.offsets[w.rank], counts[w.rank],
+              rearranged.data() + layout.at[w.rank]);
+  allgatherInPlace(rearranged.data() + layout.block, layout.segments, across,
+                   wait);
+  allgatherInPlace(rearranged.data(), layout.blocks, machine, wait);
+  for (int r = 0; r < w.size; ++r)
+    if (r != w.rank)
+      std::copy_n(rearranged.data() + layout.at[r], counts[r],
+                  data + layout.offsets[r]);
 }
 
 void parallax::runtime::reduceScatterInPlace(float *data,

@@ -21,8 +21,9 @@
 // then ids) and the rows come back, three rounds for all of them. Dense
 // pushes are queued with the sparse ones and go in the same job: one
 // reduce-scatter of every dense variable's partitions to their owners,
-// which update them, and one allgather back, so that the next pull of a
-// whole variable moves nothing (only a run's first pull broadcasts).
+// which update them, and one allgather back (both by machine where
+// machines have several ranks alike), so that the next pull of a whole
+// variable moves nothing (only a run's first pull broadcasts).
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,16 +53,18 @@ constexpr int64_t idBytes = sizeof(int64_t);
 /// (pulls), or the communication thread's (pushes), so that the two never
 /// mix their messages.
 struct Channel {
-  MPI_Comm all, machine;
+  MPI_Comm all, machine, across;
   WaitForRequests wait;
 };
 
 Channel mainThreadChannel() {
-  return {world().comm, world().local, static_cast<WaitForRequests>(waitFor)};
+  return {world().comm, world().local, world().across,
+          static_cast<WaitForRequests>(waitFor)};
 }
 
 Channel pushThreadChannel() {
-  return {world().pushes, world().pushesLocal, pollCommRequests};
+  return {world().pushes, world().pushesLocal, world().pushesAcross,
+          pollCommRequests};
 }
 
 /// MPI_Alltoallv of bytes, grouped by destination rank.
@@ -393,7 +396,8 @@ void exchangeDensePushes(std::vector<PendingDensePush> &pushes,
               push.gradient.begin() + push.parts.end(p) * push.width,
               buffer.begin() + at);
   });
-  reduceScatterInPlace(buffer.data(), counts, channel.all, channel.wait);
+  reduceScatterByMachine(buffer.data(), counts, channel.all, channel.machine,
+                         channel.across, channel.wait);
   float scale = 1.0f / w.size;
   forEachPiece([&](PendingDensePush &push, int64_t p, int owner, int64_t at) {
     if (owner != w.rank)
@@ -406,7 +410,8 @@ void exchangeDensePushes(std::vector<PendingDensePush> &pushes,
     push.kernel(push.variable.offset(first), sums, count, push.h);
     std::copy_n(push.variable.w + first, count, sums);
   });
-  allgatherInPlace(buffer.data(), counts, channel.all, channel.wait);
+  allgatherByMachine(buffer.data(), counts, channel.all, channel.machine,
+                     channel.across, channel.wait);
   forEachPiece([&](PendingDensePush &push, int64_t p, int owner, int64_t at) {
     if (owner != w.rank)
       std::copy_n(buffer.data() + at,

@@ -108,19 +108,22 @@ TEST(CostModelTest, LargeAllReducesGoByMachine) {
   EXPECT_EQ(allReduceTransfer(c, 48e6).rounds, 24);
 }
 
-TEST(CostModelTest, TheRingGoesThroughEveryRank) {
+TEST(CostModelTest, SmallCollectivesGoOverEveryRank) {
   // 4 machines of 2 workers: a small AllReduce is one MPI collective over
-  // the 8 ranks; the dense variables on servers go around one ring over
   // the 8 ranks, a machine's two next to each other, so its NIC carries
-  // 4w(8-1)/8 in 2(8-1) rounds.
+  // 4w(8-1)/8 in ceil(log2 8) rounds, and so do small dense variables on
+  // servers (plus a scatter and an allgather).
   Cluster c = fourMachines();
   c.workersPerMachine = 2;
   EXPECT_EQ(allReduceTransfer(c, kRingMinBytes - 4).rounds, 3);
   EXPECT_DOUBLE_EQ(allReduceTransfer(c, kRingMinBytes - 4).bytes,
                    4 * (kRingMinBytes - 4) * 7 / 8);
-  EXPECT_DOUBLE_EQ(psTransfer(c, 1e6, 1.0, 4, false).localBytes, 3.5e6);
-  EXPECT_EQ(densePsRounds(c, kRingMinBytes), 14);
   EXPECT_EQ(densePsRounds(c, kRingMinBytes - 4), 5);
+  // From kRingMinBytes the dense PS exchange goes by machine too: 2(2-1)
+  // rounds within a machine, then MPI's collectives across the 4 for a
+  // worker's half (under kRingMinBytes), or the ring (2(4-1)).
+  EXPECT_EQ(densePsRounds(c, kRingMinBytes), 2 + 2 + 2);
+  EXPECT_EQ(densePsRounds(c, 2 * kRingMinBytes), 2 + 6);
   // The workers of one machine reduce through its memory.
   c.machines = 1;
   c.workersPerMachine = 4;
@@ -184,7 +187,7 @@ TEST(CostModelTest, LinksWithinAMachine) {
   EXPECT_DOUBLE_EQ(psTransfer(c, w, 0.1, 4, true, 0).localBytes, 0.05 * w);
   // The allgather: a worker's half goes to the other, whose half comes.
   EXPECT_DOUBLE_EQ(allGatherTransfer(c, w, 0.1).localBytes, 0.1 * w);
-  // A dense variable on servers goes around the ring.
+  // A dense variable on servers goes by machine, as the AllReduce.
   EXPECT_DOUBLE_EQ(psTransfer(c, w, 1.0, 4, false).localBytes, 3.5e6);
   // One worker per machine: no local link.
   c.workersPerMachine = 1;

@@ -565,7 +565,7 @@ TEST(CollectivesTest, BucketsByMachineWhereMachinesAreAlike) {
   const char *perMachine = std::getenv("PARALLAX_RANKS_PER_MACHINE");
   bool alike = perMachine && wld.size % std::atoi(perMachine) == 0;
   bool expected = alike && m > 1 && g > 1;
-  EXPECT_EQ(wld.bucketsAcross != MPI_COMM_NULL, expected);
+  EXPECT_EQ(wld.machinesAlike(), expected);
   if (!commThreadEnabled())
     GTEST_SKIP() << describeCommunication();
   // Chunks across machines both above and below the ring's threshold.
@@ -609,6 +609,74 @@ TEST(CollectivesTest, BucketsByMachineWhereMachinesAreAlike) {
     EXPECT_EQ(describeCommunication().find("machines first") !=
                   std::string::npos,
               expected);
+  }
+}
+
+/// The dense parameter store's reduce-scatter and allgather over every
+/// rank, by machine where machines are alike, with segments of unequal
+/// sizes (one empty): each rank's segment ends up summed over every rank,
+/// and the allgather gives every rank each segment as its owner left it.
+/// Small integers, so that every sum is exact in any order.
+TEST(CollectivesTest, SegmentsByMachineReduceAndGather) {
+  const World &wld = world();
+  for (int64_t scale : {int64_t{1}, int64_t{40}}) { // under and over 64 KiB
+    std::vector<int64_t> counts;
+    for (int r = 0; r < wld.size; ++r)
+      counts.push_back(r == 1 ? 0 : scale * (500 + 333 * r));
+    std::vector<int64_t> offsets = displacements(counts);
+    int64_t total = offsets.back() + counts.back();
+    std::vector<float> data(total);
+    for (int64_t i = 0; i < total; ++i)
+      data[i] = elementOf(wld.rank, i);
+    for (bool byThread : {false, true}) {
+      std::vector<float> values = data;
+      auto reduceScatter = [&] {
+        if (byThread)
+          reduceScatterByMachine(values.data(), counts, wld.pushes,
+                                 wld.pushesLocal, wld.pushesAcross,
+                                 pollCommRequests);
+        else
+          reduceScatterByMachine(values.data(), counts, wld.comm, wld.local,
+                                 wld.across, pollCommRequests);
+      };
+      auto allgather = [&] {
+        if (byThread)
+          allgatherByMachine(values.data(), counts, wld.pushes, wld.pushesLocal,
+                             wld.pushesAcross, pollCommRequests);
+        else
+          allgatherByMachine(values.data(), counts, wld.comm, wld.local,
+                             wld.across, pollCommRequests);
+      };
+      if (byThread && commThreadEnabled())
+        ASSERT_TRUE(waitForCommJob(
+            CommLane::Pushes,
+            submitToCommThread(CommLane::Pushes, reduceScatter), 120.0));
+      else
+        reduceScatter();
+      int64_t wrong = 0;
+      for (int64_t i = offsets[wld.rank];
+           i < offsets[wld.rank] + counts[wld.rank]; ++i) {
+        float sum = 0;
+        for (int r = 0; r < wld.size; ++r)
+          sum += elementOf(r, i);
+        wrong += values[i] != sum;
+      }
+      EXPECT_EQ(wrong, 0) << "reduce-scatter, scale " << scale;
+      // The owner's update: its segment becomes 1000 + its rank.
+      std::fill_n(values.begin() + offsets[wld.rank], counts[wld.rank],
+                  1000.0f + wld.rank);
+      if (byThread && commThreadEnabled())
+        ASSERT_TRUE(waitForCommJob(
+            CommLane::Pushes, submitToCommThread(CommLane::Pushes, allgather),
+            120.0));
+      else
+        allgather();
+      wrong = 0;
+      for (int r = 0; r < wld.size; ++r)
+        for (int64_t i = offsets[r]; i < offsets[r] + counts[r]; ++i)
+          wrong += values[i] != 1000.0f + r;
+      EXPECT_EQ(wrong, 0) << "allgather, scale " << scale;
+    }
   }
 }
 

@@ -85,7 +85,10 @@ int64_t rowExchangeRounds(const Cluster &cluster);
 /// `bytes` in all: a reduce-scatter to the owners and an allgather back,
 /// around the ring of the N ranks (2(N-1)) from kRingMinBytes on, else
 /// one MPI_Ireduce_scatter (a tree reduce and a scatter: treeRounds(N) +
-/// 1) and one MPI_Iallgatherv (1). Their pulls move nothing.
+/// 1) and one MPI_Iallgatherv (1). With several workers per machine and
+/// kRingMinBytes or more, by machine: a ring within each machine both ways
+/// (2(G-1)) and the same across the M machines for a worker's 1/G. Their
+/// pulls move nothing.
 int64_t densePsRounds(const Cluster &cluster, double bytes);
 
 /// AllReduce of a dense gradient of `bytes` over the N = M G ranks, as the
