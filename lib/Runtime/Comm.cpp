@@ -248,8 +248,9 @@ void parallax::runtime::initWorld(int *argc, char ***argv) {
                           &request),
            "counting the machines");
   waitFor(request, "counting the machines");
-  // With several machines of the same G > 1 ranks each, the buckets are
-  // reduced within each machine before they cross machines.
+  // With several machines of the same G > 1 ranks each, the collectives
+  // over every rank go by machine (CommThread.h): within each machine
+  // before across machines.
   int sizes[2] = {w.localSize, -w.localSize};
   checkMPI(MPI_Iallreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, w.comm,
                           &request),

@@ -473,8 +473,14 @@ bool goesByMachine(const std::vector<int64_t> &counts, MPI_Comm across) {
          total * static_cast<int64_t>(sizeof(float)) >= kRingMinBytes;
 }
 
-/// The rearranged copy, kept from call to call (see exchangeDensePushes).
-thread_local std::vector<float> rearranged;
+/// The rearranged copy for `layout`, kept from call to call (see
+/// exchangeDensePushes), one per thread.
+float *rearrangedFor(const MachineLayout &layout) {
+  thread_local std::vector<float> rearranged;
+  if (static_cast<int64_t>(rearranged.size()) < layout.total)
+    rearranged.resize(layout.total);
+  return rearranged.data();
+}
 
 } // namespace
 
@@ -487,15 +493,13 @@ void parallax::runtime::reduceScatterByMachine(
   }
   const World &w = world();
   MachineLayout layout(counts);
-  if (static_cast<int64_t>(rearranged.size()) < layout.total)
-    rearranged.resize(layout.total);
+  float *rearranged = rearrangedFor(layout);
   for (int r = 0; r < w.size; ++r)
-    std::copy_n(data + layout.offsets[r], counts[r],
-                rearranged.data() + layout.at[r]);
-  reduceScatterInPlace(rearranged.data(), layout.blocks, machine, wait);
-  reduceScatterInPlace(rearranged.data() + layout.block, layout.segments,
-                       across, wait);
-  std::copy_n(rearranged.data() + layout.at[w.rank], counts[w.rank],
+    std::copy_n(data + layout.offsets[r], counts[r], rearranged + layout.at[r]);
+  reduceScatterInPlace(rearranged, layout.blocks, machine, wait);
+  reduceScatterInPlace(rearranged + layout.block, layout.segments, across,
+                       wait);
+  std::copy_n(rearranged + layout.at[w.rank], counts[w.rank],
               data + layout.offsets[w.rank]);
 }
 
@@ -510,16 +514,14 @@ void parallax::runtime::allgatherByMachine(float *data,
   }
   const World &w = world();
   MachineLayout layout(counts);
-  if (static_cast<int64_t>(rearranged.size()) < layout.total)
-    rearranged.resize(layout.total);
+  float *rearranged = rearrangedFor(layout);
   std::copy_n(data + layout.offsets[w.rank], counts[w.rank],
-              rearranged.data() + layout.at[w.rank]);
-  allgatherInPlace(rearranged.data() + layout.block, layout.segments, across,
-                   wait);
-  allgatherInPlace(rearranged.data(), layout.blocks, machine, wait);
+              rearranged + layout.at[w.rank]);
+  allgatherInPlace(rearranged + layout.block, layout.segments, across, wait);
+  allgatherInPlace(rearranged, layout.blocks, machine, wait);
   for (int r = 0; r < w.size; ++r)
     if (r != w.rank)
-      std::copy_n(rearranged.data() + layout.at[r], counts[r],
+      std::copy_n(rearranged + layout.at[r], counts[r],
                   data + layout.offsets[r]);
 }
 
