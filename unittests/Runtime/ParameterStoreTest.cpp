@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -630,29 +631,22 @@ TEST(CollectivesTest, SegmentsByMachineReduceAndGather) {
       data[i] = elementOf(wld.rank, i);
     for (bool byThread : {false, true}) {
       std::vector<float> values = data;
-      auto reduceScatter = [&] {
-        if (byThread)
-          reduceScatterByMachine(values.data(), counts, wld.pushes,
-                                 wld.pushesLocal, wld.pushesAcross,
-                                 pollCommRequests);
-        else
-          reduceScatterByMachine(values.data(), counts, wld.comm, wld.local,
-                                 wld.across, pollCommRequests);
-      };
-      auto allgather = [&] {
-        if (byThread)
-          allgatherByMachine(values.data(), counts, wld.pushes, wld.pushesLocal,
-                             wld.pushesAcross, pollCommRequests);
-        else
-          allgatherByMachine(values.data(), counts, wld.comm, wld.local,
-                             wld.across, pollCommRequests);
-      };
-      if (byThread && commThreadEnabled())
+      // The pushes' thread's communicators (on that thread where it runs),
+      // or the main thread's.
+      MPI_Comm all = byThread ? wld.pushes : wld.comm,
+               machine = byThread ? wld.pushesLocal : wld.local,
+               across = byThread ? wld.pushesAcross : wld.across;
+      auto run = [&](std::function<void()> collective) {
+        if (!byThread || !commThreadEnabled())
+          return collective();
         ASSERT_TRUE(waitForCommJob(
-            CommLane::Pushes,
-            submitToCommThread(CommLane::Pushes, reduceScatter), 120.0));
-      else
-        reduceScatter();
+            CommLane::Pushes, submitToCommThread(CommLane::Pushes, collective),
+            120.0));
+      };
+      run([&] {
+        reduceScatterByMachine(values.data(), counts, all, machine, across,
+                               pollCommRequests);
+      });
       int64_t wrong = 0;
       for (int64_t i = offsets[wld.rank];
            i < offsets[wld.rank] + counts[wld.rank]; ++i) {
@@ -665,12 +659,10 @@ TEST(CollectivesTest, SegmentsByMachineReduceAndGather) {
       // The owner's update: its segment becomes 1000 + its rank.
       std::fill_n(values.begin() + offsets[wld.rank], counts[wld.rank],
                   1000.0f + wld.rank);
-      if (byThread && commThreadEnabled())
-        ASSERT_TRUE(waitForCommJob(
-            CommLane::Pushes, submitToCommThread(CommLane::Pushes, allgather),
-            120.0));
-      else
-        allgather();
+      run([&] {
+        allgatherByMachine(values.data(), counts, all, machine, across,
+                           pollCommRequests);
+      });
       wrong = 0;
       for (int r = 0; r < wld.size; ++r)
         for (int64_t i = offsets[r]; i < offsets[r] + counts[r]; ++i)
