@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace parallax::runtime;
@@ -25,6 +26,17 @@ struct Shape {
   int64_t m, n, k;
   bool transposeA, transposeB;
 };
+
+/// "300x5000x40_Bt": the test's name and its printed parameter (gtest's
+/// default prints the struct's bytes, padding included, which differ from
+/// one run to another and so did the ctest names).
+std::string describe(const Shape &s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+         std::to_string(s.k) + (s.transposeA ? "_At" : "") +
+         (s.transposeB ? "_Bt" : "");
+}
+
+void PrintTo(const Shape &s, std::ostream *os) { *os << describe(s); }
 
 /// C = start + A B through parallax_rt_matmul_f32 (the runtime accumulates
 /// into C, as linalg does), A and B row-major or viewed transposed; with
@@ -127,6 +139,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, BlasTest,
                                          Shape{2048, 2048, 16, false, true},
                                          Shape{64, 64, 20000, false, false},
                                          Shape{300, 100, 5000, true, true},
-                                         Shape{5, 7, 0, false, false}));
+                                         Shape{5, 7, 0, false, false}),
+                         [](const testing::TestParamInfo<Shape> &info) {
+                           return describe(info.param);
+                         });
 
 } // namespace
