@@ -30,15 +30,20 @@ measured one, and so are the bytes that crossed the busiest machine's NIC
 per step (its counters over the whole run, start-up and headers included,
 divided by the steps): what the plan's bytes predict for any number of
 workers per machine (the runtime's per-worker accounting equals it only
-with one). Last, the latency per round
-that best explains the runs (least squares of measured - compute - bytes
-at the bandwidth against the plan's rounds_per_step, in relative terms)
-and every run's prediction with it.
+with one). Before the models, one 32 MB AllReduce of the runtime
+(build/bin/parallax-allreduce-bench) measures the rate the emulated NICs
+deliver: on a machine whose cores cannot keep up with M machines' TCP
+stacks at RATE (10gbit on 2 cores), or where the runtime's ring is short
+of the wire, it is below RATE, and each run's prediction is printed again
+with the plan's bandwidth time scaled to it ("pred@del"). Last, the
+latency per round that best explains the runs (least squares of measured
+- compute - bytes at the delivered rate against the plan's
+rounds_per_step, in relative terms) and every run's prediction with it.
 
 Needs Debian's python3-torch (and python3-matplotlib for --plot), OpenMPI's
 mpirun; usage:
   /usr/bin/python3 bench/distributed_benchmark.py [--workers 2 4]
-      [--batch 32] [--steps 30] [--models lstm_lm wide_deep ...] [--lm-width W]
+      [--batch 32] [--steps 30] [--repeats R] [--models lstm_lm ...] [--lm-width W]
       [--cluster 4:1gbit[:DELAY] | 2x2:1gbit] [--latency 50us] [--no-ddp]
       [--json results.json] [--plot DIR]
 """
@@ -118,7 +123,7 @@ def median_step(metrics, warmup):
 
 
 def parallax_run(compile_tool, onnx, frozen, data, workers, strategy, batch, steps,
-                 warmup, work, cluster_plan=None):
+                 warmup, work, repeats, cluster_plan=None):
     program = work / f"program.{workers}.{strategy}"
     report = work / f"plan.{workers}.{strategy}.json"
     command = [compile_tool, str(onnx), "-O3", "--batch-size", str(batch), "--lr", "0.01",
@@ -133,14 +138,28 @@ def parallax_run(compile_tool, onnx, frozen, data, workers, strategy, batch, ste
     subprocess.run(command, check=True, env=ENV, stdout=subprocess.DEVNULL)
     compile_s = time.perf_counter() - start
     metrics = work / f"metrics.{workers}.{strategy}.jsonl"
+    local = work / f"metrics.{workers}.{strategy}.shm.jsonl"
     train = [str(program), "--data", str(data), "--steps", str(steps)]
-    nic_before = nic_bytes()
-    subprocess.run(launcher(workers) + train + ["--metrics", str(metrics),
-                                                "--metrics-all-ranks"],
-                   check=True, env=ENV, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-    nic_moved = [after - before for before, after in zip(nic_before, nic_bytes())]
-    step_s = median_step(metrics, warmup)
+    steps_s, computes_s, nic_moved = [], [], []
+    # On the cluster, each run is followed by the same ranks over shared
+    # memory: the step's compute, on the same shared cores, with almost
+    # free communication. Repeats alternate the two, and the medians of
+    # the runs' medians are reported.
+    for _ in range(repeats):
+        nic_before = nic_bytes()
+        subprocess.run(launcher(workers) + train + ["--metrics", str(metrics),
+                                                    "--metrics-all-ranks"],
+                       check=True, env=ENV, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        nic_moved.append([after - before
+                          for before, after in zip(nic_before, nic_bytes())])
+        steps_s.append(median_step(metrics, warmup))
+        if cluster_plan:
+            subprocess.run(MPIRUN + ["-np", str(workers)] + train
+                           + ["--metrics", str(local)], check=True, env=ENV,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            computes_s.append(median_step(local, warmup))
+    step_s = statistics.median(steps_s)
     moved = []  # per rank: mean bytes sent + received per step
     for rank in range(workers):
         rank_lines = [json.loads(line) for line in
@@ -150,31 +169,55 @@ def parallax_run(compile_tool, onnx, frozen, data, workers, strategy, batch, ste
     plan = json.loads(report.read_text())
     predicted = sum(v["predicted_bytes_per_step"][v["placement"]] for v in plan["variables"])
     result = {"step_s": step_s, "examples_per_s": workers * batch / step_s,
-              "bytes_per_worker": max(moved),
+              "step_s_runs": steps_s, "bytes_per_worker": max(moved),
               "predicted_bytes": predicted, "compile_s": compile_s}
-    if nic_moved:
+    if nic_moved[0]:
         # The whole run (start-up and first pulls included) over its steps.
-        result["nic_bytes_per_step"] = max(nic_moved) / steps
+        result["nic_bytes_per_step"] = statistics.median(
+            max(run) for run in nic_moved) / steps
     if cluster_plan:
-        # The same ranks over shared memory: the step's compute, on the
-        # same shared cores, with almost free communication.
-        local = work / f"metrics.{workers}.{strategy}.shm.jsonl"
-        subprocess.run(MPIRUN + ["-np", str(workers)] + train
-                       + ["--metrics", str(local)], check=True, env=ENV,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        result["compute_s"] = median_step(local, warmup)
+        result["compute_s"] = statistics.median(computes_s)
+        result["compute_s_runs"] = computes_s
         totals = plan["totals"][strategy]
         result["predicted_comm_s"] = totals["seconds_per_step"]
         result["predicted_step_s"] = result["compute_s"] + result["predicted_comm_s"]
         result["rounds_per_step"] = totals["rounds_per_step"]
         result["bandwidth_s"] = (totals["seconds_per_step"] - totals["rounds_per_step"]
                                  * plan["cluster"]["latency_s"])
+        result["nominal_bytes_per_s"] = plan["cluster"]["bandwidth_bytes_per_s"]
     return result
 
 
-def fit_latency(results):
+def delivered_rate(build, machines):
+    """Bytes per second each way through a NIC that the runtime's AllReduce
+    gets on the emulated cluster: one 32 MB bucket, the median of 5 (a
+    bucket that large crosses each NIC 2 (M-1)/M times its size each way,
+    by machine where machines have several workers)."""
+    run = subprocess.run(
+        launcher(0) + [str(build / "bin" / "parallax-allreduce-bench"),
+                       "--sizes-mb", "32", "--repeats", "5"],
+        check=True, env=ENV, capture_output=True, text=True)
+    probe = json.loads([line for line in run.stdout.splitlines()
+                        if line.startswith("{")][-1])
+    return 2 * (machines - 1) / machines * probe["bytes"] / probe["comm_s"]
+
+
+def bandwidth_at_delivered_rate(result, delivered):
+    """The plan's bandwidth time of the run at the rate the cluster
+    delivers (never a rate above the plan's)."""
+    nominal = result["nominal_bytes_per_s"]
+    return result["bandwidth_s"] * nominal / min(delivered, nominal)
+
+
+def at_delivered_rate(result, delivered):
+    """The run's predicted step with its bandwidth time at the delivered rate."""
+    return (result["predicted_step_s"] - result["bandwidth_s"]
+            + bandwidth_at_delivered_rate(result, delivered))
+
+
+def fit_latency(results, delivered):
     """The latency per round that best explains the cluster runs: least
-    squares of (measured - compute - bytes at the bandwidth) against the
+    squares of (measured - compute - bytes at the delivered rate) against the
     plan's rounds per step, through the origin, each run weighted by
     1 / measured^2 (relative errors: a 500 ms step's noise must not outweigh
     a 3 ms step's rounds). Prints it and every run's prediction with it;
@@ -182,7 +225,8 @@ def fit_latency(results):
     runs = [r for r in results if r.get("rounds_per_step")]
     if not runs:
         return None
-    residual = [r["step_s"] - r["compute_s"] - r["bandwidth_s"] for r in runs]
+    residual = [r["step_s"] - r["compute_s"] - bandwidth_at_delivered_rate(r, delivered)
+                for r in runs]
     rounds = [r["rounds_per_step"] for r in runs]
     weight = [1 / r["step_s"] ** 2 for r in runs]
     latency = max(0.0, sum(w * e * n for w, e, n in zip(weight, residual, rounds))
@@ -193,7 +237,8 @@ def fit_latency(results):
     print(f"{'model':<15} {'system':<18} {'rounds':>6} {'measured ms':>11} "
           f"{'predicted ms':>12} {'meas/pred':>9}")
     for r in runs:
-        predicted = r["compute_s"] + r["bandwidth_s"] + r["rounds_per_step"] * latency
+        predicted = (r["compute_s"] + bandwidth_at_delivered_rate(r, delivered)
+                     + r["rounds_per_step"] * latency)
         r["fitted_predicted_step_s"] = predicted
         print(f"{r['model']:<15} {r['system']:<18} {r['rounds_per_step']:>6} "
               f"{r['step_s'] * 1e3:>11.2f} {predicted * 1e3:>12.2f} "
@@ -364,6 +409,10 @@ def main():
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="runs of each Parallax program (alternately on "
+                        "the cluster and over shared memory with --cluster); "
+                        "the median of their median steps is reported")
     parser.add_argument("--models", nargs="+",
                         default=["lstm_lm", "gru_lm", "transformer_lm", "wide_deep", "cnn"])
     parser.add_argument("--json", type=pathlib.Path)
@@ -394,20 +443,24 @@ def main():
         return ddp_child(args.ddp_child, args.rank, args.workers_of_child, args.batch,
                          args.steps, args.warmup, args.data_of_child, args.sparse,
                          args.port, args.lm_width)
-    cluster_plan = None
+    cluster_plan, delivered = None, None
     if cluster_hosts():
         per_machine = int(os.environ.get("CLUSTER_RANKS", "1"))
         args.workers = [len(cluster_hosts()) * per_machine]
         cluster_plan = (f"machines={len(cluster_hosts())},workers-per-machine="
                         f"{per_machine},bandwidth={tc_rate_as_bandwidth(args.link_rate)},"
                         f"latency={args.latency}")
+        delivered = delivered_rate(args.build, len(cluster_hosts()))
+        print(f"the emulated NICs deliver {delivered * 8 / 1e9:.2f} Gb/s each way "
+              f"to a 32 MB AllReduce (the links: {args.link_rate})", flush=True)
     torch.manual_seed(0)
     compile_tool = str(args.build / "bin" / "parallax-compile")
     results = []
     port = 29500
     print(f"{'model':<15} {'N':>2} {'system':<13} {'step ms':>9} {'examples/s':>11} "
           f"{'moved B/step':>14} {'plan B':>12}"
-          + (f" {'compute ms':>10} {'pred ms':>9} {'meas/pred':>9} {'NIC B/step':>12}"
+          + (f" {'compute ms':>10} {'pred ms':>9} {'meas/pred':>9} {'pred@del':>9} "
+             f"{'meas/p@d':>9} {'NIC B/step':>12}"
              if cluster_plan else ""),
           flush=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -425,7 +478,7 @@ def main():
                 for strategy in STRATEGIES:
                     r = parallax_run(compile_tool, tmp / f"{name}.onnx", frozen, data,
                                      workers, strategy, args.batch, args.steps,
-                                     args.warmup, tmp, cluster_plan)
+                                     args.warmup, tmp, args.repeats, cluster_plan)
                     rows.append(dict(r, system=f"parallax-{strategy}"))
                 for sparse in () if args.no_ddp else (False, True):
                     port += 1
@@ -440,9 +493,12 @@ def main():
                             else "")
                     prediction = ""
                     if "predicted_step_s" in r:
+                        r["delivered_predicted_step_s"] = at_delivered_rate(r, delivered)
                         prediction = (f" {r['compute_s'] * 1e3:>10.2f} "
                                       f"{r['predicted_step_s'] * 1e3:>9.2f} "
                                       f"{r['step_s'] / r['predicted_step_s']:>9.2f} "
+                                      f"{r['delivered_predicted_step_s'] * 1e3:>9.2f} "
+                                      f"{r['step_s'] / r['delivered_predicted_step_s']:>9.2f} "
                                       f"{r['nic_bytes_per_step']:>12.0f}")
                     print(f"{name:<15} {workers:>2} {r['system']:<13} "
                           f"{r['step_s'] * 1e3:>9.2f} {r['examples_per_s']:>11.0f} "
@@ -450,7 +506,7 @@ def main():
                           f"{plan:>12}{prediction}", flush=True)
                 results += rows
     if cluster_plan:
-        fit_latency(results)
+        fit_latency(results, delivered)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     if args.plot:
