@@ -636,17 +636,20 @@ TEST(CollectivesTest, SegmentsByMachineReduceAndGather) {
       MPI_Comm all = byThread ? wld.pushes : wld.comm,
                machine = byThread ? wld.pushesLocal : wld.local,
                across = byThread ? wld.pushesAcross : wld.across;
+      // False where the communication thread's job did not finish.
       auto run = [&](std::function<void()> collective) {
-        if (!byThread || !commThreadEnabled())
-          return collective();
-        ASSERT_TRUE(waitForCommJob(
-            CommLane::Pushes, submitToCommThread(CommLane::Pushes, collective),
-            120.0));
+        if (!byThread || !commThreadEnabled()) {
+          collective();
+          return true;
+        }
+        return waitForCommJob(CommLane::Pushes,
+                              submitToCommThread(CommLane::Pushes, collective),
+                              120.0);
       };
-      run([&] {
+      ASSERT_TRUE(run([&] {
         reduceScatterByMachine(values.data(), counts, all, machine, across,
                                pollCommRequests);
-      });
+      }));
       int64_t wrong = 0;
       for (int64_t i = offsets[wld.rank];
            i < offsets[wld.rank] + counts[wld.rank]; ++i) {
@@ -659,10 +662,10 @@ TEST(CollectivesTest, SegmentsByMachineReduceAndGather) {
       // The owner's update: its segment becomes 1000 + its rank.
       std::fill_n(values.begin() + offsets[wld.rank], counts[wld.rank],
                   1000.0f + wld.rank);
-      run([&] {
+      ASSERT_TRUE(run([&] {
         allgatherByMachine(values.data(), counts, all, machine, across,
                            pollCommRequests);
-      });
+      }));
       wrong = 0;
       for (int r = 0; r < wld.size; ++r)
         for (int64_t i = offsets[r]; i < offsets[r] + counts[r]; ++i)
