@@ -123,7 +123,7 @@ def median_step(metrics, warmup):
 
 
 def parallax_run(compile_tool, onnx, frozen, data, workers, strategy, batch, steps,
-                 warmup, work, repeats, cluster_plan=None):
+                 warmup, work, repeats, cluster_plan=None, delivered=None):
     program = work / f"program.{workers}.{strategy}"
     report = work / f"plan.{workers}.{strategy}.json"
     command = [compile_tool, str(onnx), "-O3", "--batch-size", str(batch), "--lr", "0.01",
@@ -184,17 +184,23 @@ def parallax_run(compile_tool, onnx, frozen, data, workers, strategy, batch, ste
         result["rounds_per_step"] = totals["rounds_per_step"]
         result["bandwidth_s"] = (totals["seconds_per_step"] - totals["rounds_per_step"]
                                  * plan["cluster"]["latency_s"])
-        result["nominal_bytes_per_s"] = plan["cluster"]["bandwidth_bytes_per_s"]
+        # The same at the rate the cluster delivers (never above the plan's).
+        nominal = plan["cluster"]["bandwidth_bytes_per_s"]
+        result["delivered_bandwidth_s"] = (result["bandwidth_s"] * nominal
+                                           / min(delivered, nominal))
+        result["delivered_predicted_step_s"] = (result["predicted_step_s"]
+                                                - result["bandwidth_s"]
+                                                + result["delivered_bandwidth_s"])
     return result
 
 
-def delivered_rate(build, machines):
+def delivered_rate(build, machines, workers):
     """Bytes per second each way through a NIC that the runtime's AllReduce
     gets on the emulated cluster: one 32 MB bucket, the median of 5 (a
     bucket that large crosses each NIC 2 (M-1)/M times its size each way,
     by machine where machines have several workers)."""
     run = subprocess.run(
-        launcher(0) + [str(build / "bin" / "parallax-allreduce-bench"),
+        launcher(workers) + [str(build / "bin" / "parallax-allreduce-bench"),
                        "--sizes-mb", "32", "--repeats", "5"],
         check=True, env=ENV, capture_output=True, text=True)
     probe = json.loads([line for line in run.stdout.splitlines()
@@ -202,20 +208,7 @@ def delivered_rate(build, machines):
     return 2 * (machines - 1) / machines * probe["bytes"] / probe["comm_s"]
 
 
-def bandwidth_at_delivered_rate(result, delivered):
-    """The plan's bandwidth time of the run at the rate the cluster
-    delivers (never a rate above the plan's)."""
-    nominal = result["nominal_bytes_per_s"]
-    return result["bandwidth_s"] * nominal / min(delivered, nominal)
-
-
-def at_delivered_rate(result, delivered):
-    """The run's predicted step with its bandwidth time at the delivered rate."""
-    return (result["predicted_step_s"] - result["bandwidth_s"]
-            + bandwidth_at_delivered_rate(result, delivered))
-
-
-def fit_latency(results, delivered):
+def fit_latency(results):
     """The latency per round that best explains the cluster runs: least
     squares of (measured - compute - bytes at the delivered rate) against the
     plan's rounds per step, through the origin, each run weighted by
@@ -225,8 +218,7 @@ def fit_latency(results, delivered):
     runs = [r for r in results if r.get("rounds_per_step")]
     if not runs:
         return None
-    residual = [r["step_s"] - r["compute_s"] - bandwidth_at_delivered_rate(r, delivered)
-                for r in runs]
+    residual = [r["step_s"] - r["compute_s"] - r["delivered_bandwidth_s"] for r in runs]
     rounds = [r["rounds_per_step"] for r in runs]
     weight = [1 / r["step_s"] ** 2 for r in runs]
     latency = max(0.0, sum(w * e * n for w, e, n in zip(weight, residual, rounds))
@@ -237,7 +229,7 @@ def fit_latency(results, delivered):
     print(f"{'model':<15} {'system':<18} {'rounds':>6} {'measured ms':>11} "
           f"{'predicted ms':>12} {'meas/pred':>9}")
     for r in runs:
-        predicted = (r["compute_s"] + bandwidth_at_delivered_rate(r, delivered)
+        predicted = (r["compute_s"] + r["delivered_bandwidth_s"]
                      + r["rounds_per_step"] * latency)
         r["fitted_predicted_step_s"] = predicted
         print(f"{r['model']:<15} {r['system']:<18} {r['rounds_per_step']:>6} "
@@ -450,7 +442,7 @@ def main():
         cluster_plan = (f"machines={len(cluster_hosts())},workers-per-machine="
                         f"{per_machine},bandwidth={tc_rate_as_bandwidth(args.link_rate)},"
                         f"latency={args.latency}")
-        delivered = delivered_rate(args.build, len(cluster_hosts()))
+        delivered = delivered_rate(args.build, len(cluster_hosts()), args.workers[0])
         print(f"the emulated NICs deliver {delivered * 8 / 1e9:.2f} Gb/s each way "
               f"to a 32 MB AllReduce (the links: {args.link_rate})", flush=True)
     torch.manual_seed(0)
@@ -478,7 +470,8 @@ def main():
                 for strategy in STRATEGIES:
                     r = parallax_run(compile_tool, tmp / f"{name}.onnx", frozen, data,
                                      workers, strategy, args.batch, args.steps,
-                                     args.warmup, tmp, args.repeats, cluster_plan)
+                                     args.warmup, tmp, args.repeats, cluster_plan,
+                                     delivered)
                     rows.append(dict(r, system=f"parallax-{strategy}"))
                 for sparse in () if args.no_ddp else (False, True):
                     port += 1
@@ -493,7 +486,6 @@ def main():
                             else "")
                     prediction = ""
                     if "predicted_step_s" in r:
-                        r["delivered_predicted_step_s"] = at_delivered_rate(r, delivered)
                         prediction = (f" {r['compute_s'] * 1e3:>10.2f} "
                                       f"{r['predicted_step_s'] * 1e3:>9.2f} "
                                       f"{r['step_s'] / r['predicted_step_s']:>9.2f} "
@@ -506,7 +498,7 @@ def main():
                           f"{plan:>12}{prediction}", flush=True)
                 results += rows
     if cluster_plan:
-        fit_latency(results, delivered)
+        fit_latency(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     if args.plot:
