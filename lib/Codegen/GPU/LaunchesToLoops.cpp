@@ -7,6 +7,7 @@
 #include "parallax/Codegen/GPU/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_PARALLAXGPULAUNCHESTOLOOPS
@@ -17,10 +18,37 @@ using namespace mlir;
 
 namespace {
 
-/// An op whose meaning depends on threads running together.
+constexpr int64_t kWarpSize = 32;
+
+/// An op whose meaning depends on threads running together, other than
+/// the shuffles the host loops emulate.
 bool needsConcurrentThreads(Operation *op) {
-  return isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::SubgroupReduceOp,
-             gpu::AllReduceOp>(op);
+  return isa<gpu::BarrierOp, gpu::SubgroupReduceOp, gpu::AllReduceOp>(op);
+}
+
+/// Whether `shuffle` is one the host loops emulate: an xor within whole
+/// warps by a constant offset, of a value an op of the body computed.
+bool isEmulatedShuffle(gpu::ShuffleOp shuffle) {
+  std::optional<int64_t> offset = getConstantIntValue(shuffle.getOffset());
+  std::optional<int64_t> width = getConstantIntValue(shuffle.getWidth());
+  Operation *source = shuffle.getValue().getDefiningOp();
+  return shuffle.getMode() == gpu::ShuffleMode::XOR && offset && width &&
+         *width == kWarpSize && *offset > 0 && *offset < kWarpSize && source &&
+         source->getBlock() == shuffle->getBlock() &&
+         !matchPattern(source, m_Constant());
+}
+
+/// The launch body's ops cut before each shuffle: the threads of a block
+/// run one segment each before any runs the next, so a shuffle reads what
+/// every thread computed before it.
+SmallVector<SmallVector<Operation *>> segmentsOf(Block &body) {
+  SmallVector<SmallVector<Operation *>> segments(1);
+  for (Operation &op : body.without_terminator()) {
+    if (isa<gpu::ShuffleOp>(op) && !segments.back().empty())
+      segments.emplace_back();
+    segments.back().push_back(&op);
+  }
+  return segments;
 }
 
 LogicalResult runOnHost(gpu::LaunchOp launch) {
@@ -31,21 +59,66 @@ LogicalResult runOnHost(gpu::LaunchOp launch) {
                               "tokens cannot run as host loops");
   if (!launch.getBody().hasOneBlock())
     return launch.emitOpError("with several blocks cannot run as host loops");
-  WalkResult concurrent = launch.getBody().walk([](Operation *op) {
-    return needsConcurrentThreads(op) ? WalkResult::interrupt()
-                                      : WalkResult::advance();
+  Block &body = launch.getBody().front();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  std::optional<int64_t> blockSize = getConstantIntValue(block.x);
+  bool wholeWarps = blockSize && *blockSize % kWarpSize == 0 &&
+                    getConstantIntValue(block.y) == 1 &&
+                    getConstantIntValue(block.z) == 1;
+  WalkResult concurrent = launch.getBody().walk([&](Operation *op) {
+    auto shuffle = dyn_cast<gpu::ShuffleOp>(op);
+    if (needsConcurrentThreads(op) ||
+        (shuffle && (shuffle->getBlock() != &body || !wholeWarps ||
+                     !isEmulatedShuffle(shuffle))))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
   });
   if (concurrent.wasInterrupted())
-    return launch.emitOpError("synchronises its threads: it cannot run as "
-                              "host loops");
+    return launch.emitOpError(
+        "synchronises its threads other than by xor shuffles of whole warps "
+        "at the top level of its body: it cannot run as host loops");
+
+  SmallVector<SmallVector<Operation *>> segments = segmentsOf(body);
+  DenseMap<Operation *, unsigned> segmentOf;
+  for (auto [i, segment] : llvm::enumerate(segments))
+    for (Operation *op : segment)
+      segmentOf[op] = i;
+  // Values a later segment uses are kept per thread between the segments
+  // (constants are made again instead).
+  auto definingSegment = [&](Value value) -> std::optional<unsigned> {
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != &body)
+      return std::nullopt;
+    return segmentOf.lookup(def);
+  };
+  llvm::SetVector<Value> kept;
+  for (auto [i, segment] : llvm::enumerate(segments))
+    for (Operation *op : segment)
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands()) {
+          std::optional<unsigned> from = definingSegment(operand);
+          if (from && *from < i && !matchPattern(operand, m_Constant()))
+            kept.insert(operand);
+        }
+      });
+  for (Value value : kept)
+    if (!value.getType().isIntOrIndexOrFloat())
+      return launch.emitOpError("keeps a ")
+             << value.getType()
+             << " between its shuffles: it cannot run as host loops";
+
   Location loc = launch.getLoc();
   OpBuilder builder(launch);
   Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
   Value one = arith::ConstantIndexOp::create(builder, loc, 1);
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
-  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-  IRMapping mapping;
-  auto loopOver = [&](Value size, Value index) {
+  DenseMap<Value, Value> buffers;
+  for (Value value : kept)
+    buffers[value] = memref::AllocOp::create(
+        builder, loc, MemRefType::get({*blockSize}, value.getType()));
+
+  IRMapping blockMapping;
+  auto loopOver = [&](IRMapping &mapping, Value size, Value index) {
     if (getConstantIntValue(size) == 1) {
       mapping.map(index, zero);
       return;
@@ -58,22 +131,67 @@ LogicalResult runOnHost(gpu::LaunchOp launch) {
   gpu::KernelDim3 threadIds = launch.getThreadIds();
   gpu::KernelDim3 gridArgs = launch.getGridSize();
   gpu::KernelDim3 blockArgs = launch.getBlockSize();
-  for (auto [size, id] : {std::pair{grid.z, blockIds.z},
-                          {grid.y, blockIds.y},
-                          {grid.x, blockIds.x},
-                          {block.z, threadIds.z},
-                          {block.y, threadIds.y},
-                          {block.x, threadIds.x}})
-    loopOver(size, id);
   for (auto [argument, size] : {std::pair{gridArgs.x, grid.x},
                                 {gridArgs.y, grid.y},
                                 {gridArgs.z, grid.z},
                                 {blockArgs.x, block.x},
                                 {blockArgs.y, block.y},
                                 {blockArgs.z, block.z}})
-    mapping.map(argument, size);
-  for (Operation &op : launch.getBody().front().without_terminator())
-    builder.clone(op, mapping);
+    blockMapping.map(argument, size);
+  OpBuilder::InsertionGuard guard(builder);
+  for (auto [size, id] : {std::pair{grid.z, blockIds.z},
+                          {grid.y, blockIds.y},
+                          {grid.x, blockIds.x}})
+    loopOver(blockMapping, size, id);
+  OpBuilder::InsertPoint inBlock = builder.saveInsertionPoint();
+  for (auto [i, segment] : llvm::enumerate(segments)) {
+    builder.restoreInsertionPoint(inBlock);
+    IRMapping mapping = blockMapping;
+    for (auto [size, id] : {std::pair{block.z, threadIds.z},
+                            {block.y, threadIds.y},
+                            {block.x, threadIds.x}})
+      loopOver(mapping, size, id);
+    Value thread = mapping.lookup(threadIds.x);
+    // What this segment reads of earlier ones: kept values from this
+    // thread's slot, constants made again.
+    for (Operation *op : segment)
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands()) {
+          std::optional<unsigned> from = definingSegment(operand);
+          if (!from || *from >= i || mapping.contains(operand))
+            continue;
+          if (kept.contains(operand))
+            mapping.map(operand, memref::LoadOp::create(
+                                     builder, loc, buffers[operand], thread));
+          else
+            builder.clone(*operand.getDefiningOp(), mapping);
+        }
+      });
+    for (Operation *op : segment) {
+      if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+        // The value lane (thread ^ offset) of this warp computed.
+        Value offset = arith::ConstantIndexOp::create(
+            builder, loc, *getConstantIntValue(shuffle.getOffset()));
+        Value source = arith::XOrIOp::create(builder, loc, thread, offset);
+        mapping.map(shuffle.getShuffleResult(),
+                    memref::LoadOp::create(
+                        builder, loc, buffers[shuffle.getValue()], source));
+        if (!shuffle.getValid().use_empty())
+          mapping.map(shuffle.getValid(),
+                      arith::ConstantIntOp::create(builder, loc, 1, 1));
+        continue;
+      }
+      builder.clone(*op, mapping);
+    }
+    for (Operation *op : segment)
+      for (Value result : op->getResults())
+        if (kept.contains(result))
+          memref::StoreOp::create(builder, loc, mapping.lookup(result),
+                                  buffers[result], thread);
+  }
+  builder.setInsertionPointAfter(launch);
+  for (Value value : kept)
+    memref::DeallocOp::create(builder, loc, buffers[value]);
   launch.erase();
   return success();
 }

@@ -6,6 +6,8 @@
 
 #include "parallax/Codegen/GPU/Passes.h"
 
+#include "WarpReductions.h"
+
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -98,8 +100,171 @@ LogicalResult mapParallelLoop(scf::ParallelOp loop, int64_t threadsPerBlock) {
   return success();
 }
 
+/// `combiner` (a binary op) applied to `lhs` and `rhs`, with its
+/// attributes (fastmath flags).
+Value combine(OpBuilder &builder, Operation *combiner, Value lhs, Value rhs) {
+  OperationState state(combiner->getLoc(), combiner->getName());
+  state.addOperands({lhs, rhs});
+  state.addTypes(combiner->getResultTypes());
+  state.addAttributes(combiner->getAttrs());
+  return builder.create(state)->getResult(0);
+}
+
+/// `linear` as indices of `sizes` (itself when there is one size).
+SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear,
+                               ArrayRef<OpFoldResult> sizes) {
+  if (sizes.size() == 1)
+    return {linear};
+  return affine::AffineDelinearizeIndexOp::create(builder, loc, linear, sizes)
+      .getResults();
+}
+
+/// Indices into an operand read through `map` at loop indices `ivs`.
+SmallVector<Value> indicesOf(OpBuilder &builder, Location loc, AffineMap map,
+                             ValueRange ivs) {
+  SmallVector<Value> indices;
+  for (AffineExpr expr : map.getResults())
+    indices.push_back(affine::AffineApplyOp::create(
+        builder, loc, AffineMap::get(map.getNumDims(), 0, expr), ivs));
+  return indices;
+}
+
+/// One warp per output of `op`: each lane combines the reduced points
+/// lane, lane + 32, ... from the combiner's neutral element, the lanes'
+/// partials are combined by five xor shuffles (the same tree in every
+/// warp), and lane 0 combines the output's old value with the total and
+/// stores it. `threadsPerBlock / 32` outputs per block (fewer where there
+/// are fewer outputs).
+LogicalResult mapWarpReduction(linalg::GenericOp op,
+                               const parallax::WarpReduction &reduction,
+                               int64_t threadsPerBlock) {
+  Location loc = op.getLoc();
+  OpBuilder builder(op);
+  unsigned parallel = op.getNumParallelLoops();
+  SmallVector<Range, 4> ranges =
+      cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(builder, loc);
+  SmallVector<OpFoldResult> parallelSizes, reducedSizes;
+  Value points = arith::ConstantIndexOp::create(builder, loc, 1);
+  for (auto [i, range] : llvm::enumerate(ranges)) {
+    if (i >= parallel) {
+      reducedSizes.push_back(range.size);
+      continue;
+    }
+    parallelSizes.push_back(range.size);
+    points = builder.createOrFold<arith::MulIOp>(
+        loc, points, getValueOrCreateConstantIndexOp(builder, loc, range.size));
+  }
+  if (std::optional<int64_t> known = getConstantIntValue(points);
+      known && *known == 0) {
+    op.erase();
+    return success();
+  }
+  // Few outputs (a constant count) get a block of as many warps.
+  int64_t warps = threadsPerBlock / parallax::kWarpSize;
+  if (std::optional<int64_t> known = getConstantIntValue(points))
+    warps = std::min(warps, *known);
+  Value warpsValue = arith::ConstantIndexOp::create(builder, loc, warps);
+  Value blocks = builder.createOrFold<arith::MaxSIOp>(
+      loc, builder.createOrFold<arith::CeilDivSIOp>(loc, points, warpsValue),
+      arith::ConstantIndexOp::create(builder, loc, 1));
+  gpu::LaunchOp launch =
+      createLaunch(builder, loc, blocks,
+                   arith::ConstantIndexOp::create(builder, loc,
+                                                  warps * parallax::kWarpSize));
+  Value lanes =
+      arith::ConstantIndexOp::create(builder, loc, parallax::kWarpSize);
+  Value thread = launch.getThreadIds().x;
+  Value lane = arith::RemUIOp::create(builder, loc, thread, lanes);
+  Value firstPoint =
+      arith::MulIOp::create(builder, loc, launch.getBlockIds().x, warpsValue);
+  Value warp = arith::DivUIOp::create(builder, loc, thread, lanes);
+  Value point = arith::AddIOp::create(builder, loc, firstPoint, warp);
+  Value inRange = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
+                                        point, points);
+  Type type = reduction.combiner->getResult(0).getType();
+  Value neutral = arith::ConstantOp::create(builder, loc, reduction.neutral);
+  auto partial = scf::IfOp::create(builder, loc, TypeRange{type}, inRange,
+                                   /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(partial.elseBlock());
+    scf::YieldOp::create(builder, loc, neutral);
+    builder.setInsertionPointToStart(partial.thenBlock());
+    SmallVector<Value> outputIndices =
+        parallel ? delinearize(builder, loc, point, parallelSizes)
+                 : SmallVector<Value>{};
+    auto lanesLoop = scf::ForOp::create(
+        builder, loc, lane,
+        arith::ConstantIndexOp::create(builder, loc, reduction.reduced), lanes,
+        ValueRange{neutral});
+    scf::YieldOp::create(builder, loc, lanesLoop.getResults());
+    builder.setInsertionPointToStart(lanesLoop.getBody());
+    SmallVector<Value> ivs = outputIndices;
+    llvm::append_range(
+        ivs,
+        delinearize(builder, loc, lanesLoop.getInductionVar(), reducedSizes));
+    IRMapping mapping;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      BlockArgument argument = op.getMatchingBlockArgument(input);
+      if (!isa<MemRefType>(input->get().getType())) {
+        mapping.map(argument, input->get());
+        continue;
+      }
+      mapping.map(
+          argument,
+          memref::LoadOp::create(
+              builder, loc, input->get(),
+              indicesOf(builder, loc, op.getMatchingIndexingMap(input), ivs)));
+    }
+    mapping.map(op.getRegionOutputArgs().front(),
+                lanesLoop.getRegionIterArgs().front());
+    for (Operation &bodyOp : op.getBlock()->without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(bodyOp))
+        mapping.map(index.getResult(), ivs[index.getDim()]);
+      else
+        builder.clone(bodyOp, mapping);
+    }
+    auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+    scf::YieldOp::create(builder, loc,
+                         mapping.lookupOrDefault(yield.getOperand(0)));
+  }
+  // The warp's partials: lane i and lane i ^ offset exchange theirs.
+  Value total = partial.getResult(0);
+  for (int32_t offset = 1; offset < parallax::kWarpSize; offset *= 2) {
+    auto shuffle =
+        gpu::ShuffleOp::create(builder, loc, total, offset, parallax::kWarpSize,
+                               gpu::ShuffleMode::XOR);
+    total =
+        combine(builder, reduction.combiner, total, shuffle.getShuffleResult());
+  }
+  Value first =
+      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, lane,
+                            arith::ConstantIndexOp::create(builder, loc, 0));
+  auto store = scf::IfOp::create(
+      builder, loc, arith::AndIOp::create(builder, loc, inRange, first),
+      /*withElseRegion=*/false);
+  builder.setInsertionPoint(store.thenBlock()->getTerminator());
+  SmallVector<Value> ivs = parallel
+                               ? delinearize(builder, loc, point, parallelSizes)
+                               : SmallVector<Value>{};
+  // The output's map reads the parallel loops only.
+  OpOperand *init = op.getDpsInitOperand(0);
+  SmallVector<Value> outputIndices = indicesOf(
+      builder, loc,
+      AffineMap::get(parallel, 0, op.getMatchingIndexingMap(init).getResults(),
+                     op.getContext()),
+      ivs);
+  Value old = memref::LoadOp::create(builder, loc, init->get(), outputIndices);
+  memref::StoreOp::create(builder, loc,
+                          combine(builder, reduction.combiner, old, total),
+                          init->get(), outputIndices);
+  op.erase();
+  return success();
+}
+
 /// Lowers a linalg op to loops and makes them one kernel.
-LogicalResult mapLinalgOp(linalg::LinalgOp op, int64_t threadsPerBlock) {
+LogicalResult mapLinalgOp(linalg::LinalgOp op, int64_t threadsPerBlock,
+                          int64_t minWarpReduction) {
   if (!op.hasPureBufferSemantics())
     return op.emitOpError("is not bufferized: the GPU pipeline maps linalg "
                           "on buffers");
@@ -129,6 +294,25 @@ LogicalResult mapLinalgOp(linalg::LinalgOp op, int64_t threadsPerBlock) {
     if (failed(linalg::interchangeGenericOp(rewriter, generic, order)))
       return generic.emitOpError("could not put its parallel loops first");
     op = generic;
+  }
+  if (op.getNumReductionLoops() > 0) {
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::GenericOp> generalized =
+          linalg::generalizeNamedOp(rewriter, op);
+      if (failed(generalized))
+        return op.emitOpError("could not be made a linalg.generic");
+      generic = *generalized;
+      op = generic;
+    }
+    // Parallel loops come first by now, so the last reduced loop is the
+    // innermost.
+    std::optional<parallax::WarpReduction> reduction =
+        parallax::warpReductionOf(generic);
+    if (reduction && minWarpReduction > 0 &&
+        reduction->reduced >= minWarpReduction)
+      return mapWarpReduction(generic, *reduction, threadsPerBlock);
   }
   Block *block = op->getBlock();
   Operation *before = op->getPrevNode();
@@ -192,7 +376,7 @@ struct MapToLaunchesPass
         ops.push_back(op);
     });
     for (linalg::LinalgOp op : ops)
-      if (failed(mapLinalgOp(op, threadsPerBlock)))
+      if (failed(mapLinalgOp(op, threadsPerBlock, minWarpReduction)))
         return signalPassFailure();
     SmallVector<scf::ParallelOp> loops;
     function.walk([&](scf::ParallelOp loop) {

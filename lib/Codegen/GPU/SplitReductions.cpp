@@ -6,6 +6,8 @@
 
 #include "parallax/Codegen/GPU/Passes.h"
 
+#include "WarpReductions.h"
+
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -121,6 +123,11 @@ void promoteReductions(RewriterBase &b, const Promotion &promotion) {
 /// launch costs as much as a few dozen dependent loads.
 constexpr int64_t kMinPerThread = 16;
 
+/// The most elements a lane of a warp reduction sums where the reduction
+/// is left whole: a warp per output takes such rows in one kernel (a
+/// split's partials over a row, a norm's row of 512) instead of two.
+constexpr int64_t kMaxPerLane = 64;
+
 struct SplitReductionsPass
     : parallax::impl::ParallaxGPUSplitReductionsBase<SplitReductionsPass> {
   using Base::Base;
@@ -169,6 +176,10 @@ struct SplitReductionsPass
     if (!sizes || !worthSplitting(sizes->first, sizes->second))
       return none;
     auto [outputs, reduced] = *sizes;
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (generic && reduced <= parallax::kWarpSize * kMaxPerLane &&
+        parallax::warpReductionOf(generic))
+      return none;
     int64_t most = std::min(targetThreads / outputs, reduced / kMinPerThread);
     for (int64_t ratio = most; ratio >= 2; --ratio)
       if (reduced % ratio == 0) {

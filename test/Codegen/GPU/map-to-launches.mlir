@@ -110,11 +110,31 @@ func.func @copy_into_view(%in: memref<4x4xf32>, %padded: memref<6x6xf32>) {
 
 // -----
 
-// A reduction to a scalar has no parallel loop: one thread runs it.
+// A reduction to a scalar has no parallel loop: one warp runs it, each
+// lane summing every 32nd element from zero, five xor shuffles combining
+// the lanes' sums, lane 0 adding the total to the output.
 // CHECK-LABEL: func.func @sum
-// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1)
-// CHECK: scf.for
-// CHECK: arith.addf
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[LANES:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[N:.*]] = arith.constant 1000 : index
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[LANES]], %{{.*}} = %c1, %{{.*}} = %c1)
+// CHECK: %[[LANE:.*]] = arith.remui %[[TX]], %[[LANES]]
+// CHECK: %[[PARTIAL:.*]] = scf.if
+// CHECK: scf.for %[[I:.*]] = %[[LANE]] to %[[N]] step %[[LANES]] iter_args(%[[ACC:.*]] = %[[ZERO]])
+// CHECK: %[[X:.*]] = memref.load %arg0[%[[I]]]
+// CHECK: arith.addf %[[X]], %[[ACC]]
+// CHECK: %[[S1:.*]], %{{.*}} = gpu.shuffle xor %[[PARTIAL]], %c1_i32, %c32_i32 : f32
+// CHECK: %[[T1:.*]] = arith.addf %[[PARTIAL]], %[[S1]]
+// CHECK: gpu.shuffle xor %[[T1]], %c2_i32, %c32_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c4_i32, %c32_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c8_i32, %c32_i32
+// CHECK: %[[S16:.*]], %{{.*}} = gpu.shuffle xor %{{.*}}, %c16_i32, %c32_i32
+// CHECK: %[[TOTAL:.*]] = arith.addf %{{.*}}, %[[S16]]
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK: scf.if
+// CHECK: %[[OLD:.*]] = memref.load %arg1[]
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[TOTAL]]
+// CHECK: memref.store %[[NEW]], %arg1[]
 func.func @sum(%in: memref<1000xf32>, %out: memref<f32>) {
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
                   iterator_types = ["reduction"]}
@@ -122,6 +142,68 @@ func.func @sum(%in: memref<1000xf32>, %out: memref<f32>) {
   ^bb0(%a: f32, %acc: f32):
     %s = arith.addf %a, %acc : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A softmax's row maxima over 20 rows of 2 x 500 (two reduced loops, the
+// inner one along the rows' memory): 3 blocks of 8 warps, a warp per
+// row; each lane's points delinearised into the two loops; the combiner
+// keeps its fastmath flags; linalg.index reads the loop index. (6 rows
+// would take one block of 6 warps, 192 threads.)
+// CHECK-LABEL: func.func @row_maxima
+// CHECK-DAG: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c3, {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256,
+// CHECK: %[[FIRST:.*]] = arith.muli %[[BX]], %c8
+// CHECK: %[[WARP:.*]] = arith.divui %[[TX]], %c32
+// CHECK: %[[ROW:.*]] = arith.addi %[[FIRST]], %[[WARP]]
+// CHECK: arith.cmpi ult, %[[ROW]], %c20
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %c1000 step %c32 iter_args(%{{.*}} = %[[NEG]])
+// CHECK: %[[J:.*]]:2 = affine.delinearize_index %[[I]] into (2, 500)
+// CHECK: memref.load %arg0[%[[ROW]], %[[J]]#0, %[[J]]#1]
+// CHECK: arith.index_cast %[[J]]#1
+// CHECK: arith.maximumf {{.*}} fastmath<reassoc>
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: memref.store %{{.*}}, %arg1[%[[ROW]]]
+func.func @row_maxima(%in: memref<20x2x500xf32>, %out: memref<20xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0)>],
+                  iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%in : memref<20x2x500xf32>) outs(%out : memref<20xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %j = linalg.index 2 : index
+    %ji = arith.index_cast %j : index to i32
+    %jf = arith.sitofp %ji : i32 to f32
+    %v = arith.addf %a, %jf : f32
+    %m = arith.maximumf %v, %acc fastmath<reassoc> : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// Short rows (16 points each, under min-warp-reduction's 64) and f64 sums
+// (no 32-bit shuffle) keep a thread per output.
+// CHECK-LABEL: func.func @thread_per_output
+// CHECK-NOT: gpu.shuffle
+// CHECK: return
+func.func @thread_per_output(%in: memref<100x16xf32>, %out: memref<100xf32>,
+                             %wide: memref<10x1000xf64>, %wout: memref<10xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<100x16xf32>) outs(%out : memref<100xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%wide : memref<10x1000xf64>) outs(%wout : memref<10xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %s = arith.addf %a, %acc : f64
+    linalg.yield %s : f64
   }
   return
 }

@@ -44,9 +44,13 @@ def ParallaxGPUSplitReductions : Pass<"parallax-gpu-split-reductions"> {
       largest divisor of the reduced size up to `target-threads` /
       outputs that leaves each thread at least 16 elements.
     Where the combining op is itself long over few outputs, it is split
-    again (at most 4 rounds). Results differ from the sequential sum by
-    rounding only (the same reassociation a GPU library's reduction
-    makes).
+    again (at most 4 rounds). An op with one reduced loop of at most
+    2048 elements (64 per lane) that `--parallax-gpu-map-to-launches`
+    gives a warp per output (its inputs read along the reduced loop, a
+    32-bit combiner with a neutral element: a split's partials, a norm's
+    rows of 512) is left whole: the warp takes it in one kernel instead
+    of two. Results differ from the sequential sum by rounding only (the
+    same reassociation a GPU library's reduction makes).
 
     Precondition: linalg on tensors. Ops whose combiner is not
     recognised, with dynamic sizes, or (for one reduced loop) no divisor,
@@ -81,8 +85,21 @@ def ParallaxGPUMapToLaunches
       `ceildiv(N, threads-per-block)` blocks of `threads-per-block`
       threads runs one point per thread (`affine.delinearize_index` gives
       the loop indices back; threads past `N` do nothing);
+    - a reduction of at least `min-warp-reduction` points per output
+      whose inputs are read along their last dimension by the innermost
+      reduced loop (a softmax's or a norm's rows, a loss over a
+      vocabulary) gets a warp per output instead: lane `l` combines
+      points `l, l + 32, ...` (consecutive lanes on consecutive elements,
+      so the loads coalesce) from the combiner's neutral element, five
+      `gpu.shuffle xor` steps (offsets 1, 2, 4, 8, 16) combine the 32
+      partials, and lane 0 combines the output's old value with the
+      total and stores it; `threads-per-block / 32` outputs per block.
+      Only a 32-bit float or integer combiner with a neutral element
+      (`arith.addf`, `maximumf`...) qualifies; a column sum (the
+      innermost loop parallel in memory) keeps a thread per output,
+      whose neighbours read neighbouring elements;
     - an op without parallel loops (a full reduction to a scalar) runs as
-      one thread.
+      one thread, or as one warp under the rule above.
     The mapping is flat on purpose: it makes every shape (dynamic sizes,
     size-1 and size-3 dimensions) use whole warps, with no per-rank tile
     sizes to choose, and keeps consecutive threads on consecutive
@@ -91,11 +108,17 @@ def ParallaxGPUMapToLaunches
     Precondition: bufferized IR (linalg on memrefs). Postcondition: no
     `linalg` op, `memref.copy` or `scf.parallel` is left in the host
     functions the pass ran on; each is a `gpu.launch` whose body uses only
-    its block and thread indices and values defined above it.
+    its block and thread indices and values defined above it, and whose
+    only exchanges between threads are the shuffles of warp reductions,
+    at the top level of its body.
   }];
   let options = [
     Option<"threadsPerBlock", "threads-per-block", "int64_t",
            /*default=*/"256", "Threads of each block (a multiple of 32)">,
+    Option<"minWarpReduction", "min-warp-reduction", "int64_t",
+           /*default=*/"64",
+           "Fewest points reduced into each output for a warp to share "
+           "them (0: never)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
@@ -227,14 +250,24 @@ def ParallaxGPULaunchesToLoops
     blocks, with the body inlined and `gpu.block_id`, `gpu.thread_id`,
     `gpu.grid_dim` and `gpu.block_dim` replaced by the loop indices and
     sizes. The kernels' indexing, guards and math then run on the CPU
-    exactly as the launches would run them on the GPU (kernels of this
-    pipeline have no barriers or shared memory, so threads are
-    independent and any order is theirs), and the program is checked
-    against PyTorch and the ONNX test data without a GPU.
+    exactly as the launches would run them on the GPU, and the program is
+    checked against PyTorch and the ONNX test data without a GPU.
 
-    Precondition: launches without `gpu.barrier`, shuffles or workgroup
-    memory (an error names the op otherwise). Postcondition: no
-    `gpu.launch` is left.
+    Threads of this pipeline's kernels exchange values only through the
+    xor shuffles of warp reductions, at the top level of the launch body.
+    The body is cut before each shuffle, and every thread of a block runs
+    one part before any thread runs the next (a loop over the block's
+    threads per part, inside the loops over blocks). A value a later part
+    uses is stored per thread between the parts (in a buffer of one
+    element per thread; constants are made again), and a shuffle by
+    `offset` reads the slot of thread `t ^ offset`: the values the GPU's
+    lanes exchange, combined in the same order.
+
+    Precondition: launches without `gpu.barrier`, workgroup memory, or
+    shuffles other than xor shuffles of width 32 by a constant offset at
+    the top level of a body whose blocks are whole warps (an error names
+    the launch otherwise); the values kept between shuffles are scalars.
+    Postcondition: no `gpu.launch` is left.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
