@@ -174,14 +174,20 @@ def prepare_benchmark(bundle, compile_tool, programs, target):
         (data / "batch").write_text(f"{BENCH_BATCH}\n")
         config = json.loads((root / "examples" / "models" / "data" / model / "reference" /
                              "sgd" / "config.json").read_text())
-        program = bundle / "programs" / f"bench.{model}"
-        print(f"building {program.name}", flush=True)
-        subprocess.run([str(compile_tool), str(root / "examples" / "models" / f"{model}.onnx"),
-                        "--batch-size", str(BENCH_BATCH), "--optimizer", "sgd", "--lr", "0.01",
-                        *(["--freeze", ",".join(config["freeze"])] if config["freeze"] else []),
-                        "--workers", "1", "--target", target, "-o", str(program)],
-                       check=True)
-        programs.append(program)
+        # On the GPU, the same program with a thread per output for every
+        # reduction too (--gpu-warp-reductions=false): what the warps gain.
+        variants = [("", [])]
+        if target == "cuda":
+            variants.append((".threads", ["--gpu-warp-reductions=false"]))
+        for suffix, flags in variants:
+            program = bundle / "programs" / f"bench.{model}{suffix}"
+            print(f"building {program.name}", flush=True)
+            subprocess.run([str(compile_tool), str(root / "examples" / "models" / f"{model}.onnx"),
+                            "--batch-size", str(BENCH_BATCH), "--optimizer", "sgd", "--lr", "0.01",
+                            *(["--freeze", ",".join(config["freeze"])] if config["freeze"] else []),
+                            "--workers", "1", "--target", target, *flags, "-o", str(program)],
+                           check=True)
+            programs.append(program)
 
 
 def prepare_conformance(bundle, compile_tool, programs, target):
@@ -503,6 +509,22 @@ def benchmark(bundle, env, work, deadline):
             print(f"data loader {model}: {parallax[model]:.3f} ms a step with each batch "
                   f"copied during the step before, {1e3 * sum(waited) / len(waited):.3f} ms "
                   f"copied at its step (PARALLAX_GPU_PREFETCH=0)", flush=True)
+        # The same steps with a thread per output for every reduction.
+        threads = bundle / "programs" / f"bench.{model}.threads"
+        if threads.exists():
+            rows_metrics = work / "bench" / f"{model}.threads.jsonl"
+            status, output = bounded([str(threads)] + program[1:] +
+                                     ["--steps", str(BENCH_STEPS), "--metrics",
+                                      str(rows_metrics)],
+                                     env, deadline, work / "logs" / f"bench.{model}.threads.log")
+            if status == 0:
+                alone = [json.loads(l)["time_s"] for l in rows_metrics.read_text().splitlines()][2:]
+                print(f"warp reductions {model}: {parallax[model]:.3f} ms a step with a warp "
+                      f"per output of reductions over rows, {1e3 * sum(alone) / len(alone):.3f} "
+                      f"ms with a thread per output (--gpu-warp-reductions=false)", flush=True)
+            else:
+                print(f"warp reductions {model}: the thread-per-output program: "
+                      f"{output.strip()[-300:]}", flush=True)
         # Where the step's time goes: the same run under --profile (each
         # kernel and cuBLAS product timed by CUDA events).
         profile = work / "bench" / f"{model}.profile.json"

@@ -224,7 +224,10 @@ void mlir::parallax::buildGPUCodegenPipeline(OpPassManager &pm,
   // Elementwise chains become one kernel; matrix products stay named;
   // long reductions over few outputs become two kernels.
   pm.addPass(createParallaxFuseElementwise());
-  pm.addPass(createParallaxGPUSplitReductions());
+  ParallaxGPUSplitReductionsOptions split;
+  if (!options.warpReductions)
+    split.warpRows = 0;
+  pm.addPass(createParallaxGPUSplitReductions(split));
   pm.addPass(createCanonicalizerPass());
   addBufferizePass(pm);
   // Matrix products (and with them the convolutions' im2col products) go
@@ -236,6 +239,8 @@ void mlir::parallax::buildGPUCodegenPipeline(OpPassManager &pm,
   addDeallocationPasses(pm);
   ParallaxGPUMapToLaunchesOptions mapping;
   mapping.threadsPerBlock = options.threadsPerBlock;
+  if (!options.warpReductions)
+    mapping.minWarpReduction = 0;
   pm.addNestedPass<func::FuncOp>(createParallaxGPUMapToLaunches(mapping));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createParallaxGPUGlobalsToBuffers());

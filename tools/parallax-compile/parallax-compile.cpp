@@ -79,6 +79,12 @@ cl::opt<std::string> gpuArch("gpu-arch", cl::init("sm_90"), cl::cat(category),
                              cl::value_desc("sm_XX"),
                              cl::desc("The GPU architecture of --target cuda "
                                       "(default sm_90)"));
+cl::opt<bool> gpuWarpReductions(
+    "gpu-warp-reductions", cl::init(true), cl::cat(category),
+    cl::desc("--target cuda|cuda-sim: a warp per output for reductions over "
+             "rows (--gpu-warp-reductions=false: a thread per output, long "
+             "rows split into kernels of partials, to measure the "
+             "difference)"));
 cl::opt<std::string> cudaToolkit(
     "cuda-toolkit", cl::cat(category), cl::value_desc("DIR"),
     cl::desc("The CUDA toolkit whose ptxas, fatbinary and libdevice build "
@@ -333,6 +339,7 @@ int main(int argc, char **argv) {
     gpu.emplace();
     gpu->simulate = target == Target::CUDASim;
     gpu->assembly = emit == parallax::EmitKind::PTX;
+    gpu->warpReductions = gpuWarpReductions;
     if (!gpu->simulate) {
       if (std::string problem =
               parallax::checkGPUArch(gpuArch, gpu->chip, gpu->features);
@@ -347,6 +354,9 @@ int main(int argc, char **argv) {
   }
   if (emit == parallax::EmitKind::PTX && target != Target::CUDA)
     return fail("--emit ptx writes the kernels of --target cuda");
+  if (gpuWarpReductions.getNumOccurrences() && target == Target::CPU)
+    return fail("--gpu-warp-reductions applies to --target cuda and "
+                "cuda-sim");
   if (optLevel > 3)
     return fail("-O" + Twine(optLevel) + " is not a level (use -O0..-O3)");
 

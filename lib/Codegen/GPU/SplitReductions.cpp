@@ -123,11 +123,6 @@ void promoteReductions(RewriterBase &b, const Promotion &promotion) {
 /// launch costs as much as a few dozen dependent loads.
 constexpr int64_t kMinPerThread = 16;
 
-/// The most elements a lane of a warp reduction sums where the reduction
-/// is left whole: a warp per output takes such rows in one kernel (a
-/// split's partials over a row, a norm's row of 512) instead of two.
-constexpr int64_t kMaxPerLane = 64;
-
 struct SplitReductionsPass
     : parallax::impl::ParallaxGPUSplitReductionsBase<SplitReductionsPass> {
   using Base::Base;
@@ -177,8 +172,9 @@ struct SplitReductionsPass
       return none;
     auto [outputs, reduced] = *sizes;
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-    if (generic && reduced <= parallax::kWarpSize * kMaxPerLane &&
-        parallax::warpReductionOf(generic))
+    // A warp per output takes such rows in one kernel (a split's partials
+    // over a row, a norm's row of 512) instead of two.
+    if (generic && reduced <= warpRows && parallax::warpReductionOf(generic))
       return none;
     int64_t most = std::min(targetThreads / outputs, reduced / kMinPerThread);
     for (int64_t ratio = most; ratio >= 2; --ratio)

@@ -45,7 +45,8 @@ def ParallaxGPUSplitReductions : Pass<"parallax-gpu-split-reductions"> {
       outputs that leaves each thread at least 16 elements.
     Where the combining op is itself long over few outputs, it is split
     again (at most 4 rounds). An op with one reduced loop of at most
-    2048 elements (64 per lane) that `--parallax-gpu-map-to-launches`
+    `warp-rows` elements (2048: 64 per lane) that
+    `--parallax-gpu-map-to-launches`
     gives a warp per output (its inputs read along the reduced loop, a
     32-bit combiner with a neutral element: a split's partials, a norm's
     rows of 512) is left whole: the warp takes it in one kernel instead
@@ -61,6 +62,9 @@ def ParallaxGPUSplitReductions : Pass<"parallax-gpu-split-reductions"> {
            "Split reductions of at least this many elements">,
     Option<"targetThreads", "target-threads", "int64_t", /*default=*/"32768",
            "Aim for this many threads (outputs x ratio)">,
+    Option<"warpRows", "warp-rows", "int64_t", /*default=*/"2048",
+           "Leave single-loop reductions of at most this many elements "
+           "that a warp per output takes whole (0: split them too)">,
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",
