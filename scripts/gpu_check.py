@@ -476,6 +476,13 @@ def torch_python():
     return None
 
 
+def mean_step_ms(metrics):
+    """Milliseconds per step of a benchmark run's metrics, after 2 warm-up
+    steps."""
+    times = [json.loads(l)["time_s"] for l in metrics.read_text().splitlines()][2:]
+    return 1e3 * sum(times) / len(times)
+
+
 def benchmark(bundle, env, work, deadline):
     """Parallax's training step against PyTorch's (eager, torch.compile) on
     the same batches; a table of ms per step (ratios, not absolutes, carry
@@ -494,8 +501,7 @@ def benchmark(bundle, env, work, deadline):
             parallax[model] = "timed out" if status is None else "exit %d" % status
             print(f"benchmark {model}: {parallax[model]}: {output.strip()[-300:]}", flush=True)
             continue
-        times = [json.loads(l)["time_s"] for l in metrics.read_text().splitlines()][2:]
-        parallax[model] = 1e3 * sum(times) / len(times)
+        parallax[model] = mean_step_ms(metrics)
         # The same steps with each batch copied at its own step, the host
         # waiting (PARALLAX_GPU_PREFETCH=0): what the data loader's
         # overlap saves.
@@ -505,22 +511,20 @@ def benchmark(bundle, env, work, deadline):
                                  dict(env, PARALLAX_GPU_PREFETCH="0"), deadline,
                                  work / "logs" / f"bench.{model}.no-prefetch.log")
         if status == 0:
-            waited = [json.loads(l)["time_s"] for l in unstaged.read_text().splitlines()][2:]
             print(f"data loader {model}: {parallax[model]:.3f} ms a step with each batch "
-                  f"copied during the step before, {1e3 * sum(waited) / len(waited):.3f} ms "
+                  f"copied during the step before, {mean_step_ms(unstaged):.3f} ms "
                   f"copied at its step (PARALLAX_GPU_PREFETCH=0)", flush=True)
         # The same steps with a thread per output for every reduction.
         threads = bundle / "programs" / f"bench.{model}.threads"
         if threads.exists():
-            rows_metrics = work / "bench" / f"{model}.threads.jsonl"
+            threads_metrics = work / "bench" / f"{model}.threads.jsonl"
             status, output = bounded([str(threads)] + program[1:] +
                                      ["--steps", str(BENCH_STEPS), "--metrics",
-                                      str(rows_metrics)],
+                                      str(threads_metrics)],
                                      env, deadline, work / "logs" / f"bench.{model}.threads.log")
             if status == 0:
-                alone = [json.loads(l)["time_s"] for l in rows_metrics.read_text().splitlines()][2:]
                 print(f"warp reductions {model}: {parallax[model]:.3f} ms a step with a warp "
-                      f"per output of reductions over rows, {1e3 * sum(alone) / len(alone):.3f} "
+                      f"per output of reductions over rows, {mean_step_ms(threads_metrics):.3f} "
                       f"ms with a thread per output (--gpu-warp-reductions=false)", flush=True)
             else:
                 print(f"warp reductions {model}: the thread-per-output program: "

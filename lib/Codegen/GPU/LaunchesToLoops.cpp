@@ -91,16 +91,22 @@ LogicalResult runOnHost(gpu::LaunchOp launch) {
       return std::nullopt;
     return segmentOf.lookup(def);
   };
-  llvm::SetVector<Value> kept;
-  for (auto [i, segment] : llvm::enumerate(segments))
-    for (Operation *op : segment)
+  // Calls `use` with each value segment `i` reads of an earlier one.
+  auto forEachEarlierValue = [&](unsigned i, function_ref<void(Value)> use) {
+    for (Operation *op : segments[i])
       op->walk([&](Operation *nested) {
-        for (Value operand : nested->getOperands()) {
-          std::optional<unsigned> from = definingSegment(operand);
-          if (from && *from < i && !matchPattern(operand, m_Constant()))
-            kept.insert(operand);
-        }
+        for (Value operand : nested->getOperands())
+          if (std::optional<unsigned> from = definingSegment(operand);
+              from && *from < i)
+            use(operand);
       });
+  };
+  llvm::SetVector<Value> kept;
+  for (unsigned i = 1; i < segments.size(); ++i)
+    forEachEarlierValue(i, [&](Value value) {
+      if (!matchPattern(value, m_Constant()))
+        kept.insert(value);
+    });
   for (Value value : kept)
     if (!value.getType().isIntOrIndexOrFloat())
       return launch.emitOpError("keeps a ")
@@ -154,19 +160,15 @@ LogicalResult runOnHost(gpu::LaunchOp launch) {
     Value thread = mapping.lookup(threadIds.x);
     // What this segment reads of earlier ones: kept values from this
     // thread's slot, constants made again.
-    for (Operation *op : segment)
-      op->walk([&](Operation *nested) {
-        for (Value operand : nested->getOperands()) {
-          std::optional<unsigned> from = definingSegment(operand);
-          if (!from || *from >= i || mapping.contains(operand))
-            continue;
-          if (kept.contains(operand))
-            mapping.map(operand, memref::LoadOp::create(
-                                     builder, loc, buffers[operand], thread));
-          else
-            builder.clone(*operand.getDefiningOp(), mapping);
-        }
-      });
+    forEachEarlierValue(i, [&](Value value) {
+      if (mapping.contains(value))
+        return;
+      if (kept.contains(value))
+        mapping.map(value, memref::LoadOp::create(builder, loc, buffers[value],
+                                                  thread));
+      else
+        builder.clone(*value.getDefiningOp(), mapping);
+    });
     for (Operation *op : segment) {
       if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
         // The value lane (thread ^ offset) of this warp computed.

@@ -39,6 +39,15 @@ gpu::LaunchOp createLaunch(OpBuilder &builder, Location loc, Value blocks,
   return launch;
 }
 
+/// `linear` as indices of `sizes` (itself when there is one size).
+SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear,
+                               ArrayRef<OpFoldResult> sizes) {
+  if (sizes.size() == 1)
+    return {linear};
+  return affine::AffineDelinearizeIndexOp::create(builder, loc, linear, sizes)
+      .getResults();
+}
+
 /// One thread per point of `loop`'s index space, linearised.
 LogicalResult mapParallelLoop(scf::ParallelOp loop, int64_t threadsPerBlock) {
   if (loop.getNumResults() != 0)
@@ -82,11 +91,8 @@ LogicalResult mapParallelLoop(scf::ParallelOp loop, int64_t threadsPerBlock) {
                                         linear, points);
   auto guard = scf::IfOp::create(builder, loc, inRange);
   builder.setInsertionPoint(guard.thenBlock()->getTerminator());
-  SmallVector<Value> indices{linear};
-  if (counts.size() > 1)
-    indices = affine::AffineDelinearizeIndexOp::create(
-                  builder, loc, linear, getAsOpFoldResult(counts))
-                  .getResults();
+  SmallVector<Value> indices =
+      delinearize(builder, loc, linear, getAsOpFoldResult(counts));
   IRMapping mapping;
   for (auto [index, lower, step, iv] :
        llvm::zip(indices, loop.getLowerBound(), loop.getStep(),
@@ -98,25 +104,6 @@ LogicalResult mapParallelLoop(scf::ParallelOp loop, int64_t threadsPerBlock) {
     builder.clone(op, mapping);
   loop.erase();
   return success();
-}
-
-/// `combiner` (a binary op) applied to `lhs` and `rhs`, with its
-/// attributes (fastmath flags).
-Value combine(OpBuilder &builder, Operation *combiner, Value lhs, Value rhs) {
-  OperationState state(combiner->getLoc(), combiner->getName());
-  state.addOperands({lhs, rhs});
-  state.addTypes(combiner->getResultTypes());
-  state.addAttributes(combiner->getAttrs());
-  return builder.create(state)->getResult(0);
-}
-
-/// `linear` as indices of `sizes` (itself when there is one size).
-SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear,
-                               ArrayRef<OpFoldResult> sizes) {
-  if (sizes.size() == 1)
-    return {linear};
-  return affine::AffineDelinearizeIndexOp::create(builder, loc, linear, sizes)
-      .getResults();
 }
 
 /// Indices into an operand read through `map` at loop indices `ivs`.
@@ -234,8 +221,8 @@ LogicalResult mapWarpReduction(linalg::GenericOp op,
     auto shuffle =
         gpu::ShuffleOp::create(builder, loc, total, offset, parallax::kWarpSize,
                                gpu::ShuffleMode::XOR);
-    total =
-        combine(builder, reduction.combiner, total, shuffle.getShuffleResult());
+    total = parallax::combine(builder, loc, reduction.combiner, total,
+                              shuffle.getShuffleResult());
   }
   Value first =
       arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, lane,
@@ -255,9 +242,10 @@ LogicalResult mapWarpReduction(linalg::GenericOp op,
                      op.getContext()),
       ivs);
   Value old = memref::LoadOp::create(builder, loc, init->get(), outputIndices);
-  memref::StoreOp::create(builder, loc,
-                          combine(builder, reduction.combiner, old, total),
-                          init->get(), outputIndices);
+  memref::StoreOp::create(
+      builder, loc,
+      parallax::combine(builder, loc, reduction.combiner, old, total),
+      init->get(), outputIndices);
   op.erase();
   return success();
 }
@@ -272,7 +260,7 @@ LogicalResult mapLinalgOp(linalg::LinalgOp op, int64_t threadsPerBlock,
   // Parallel loops first: a reduction outside them (a bias gradient's sum
   // over the batch, iterators [reduction, parallel]) would otherwise run
   // in one thread around them. Named ops (linalg.reduce) become generics
-  // for that.
+  // for that, and so does every reduction, whose payload a warp may run.
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<unsigned> order;
   for (auto [i, iterator] : llvm::enumerate(iterators))
@@ -281,7 +269,8 @@ LogicalResult mapLinalgOp(linalg::LinalgOp op, int64_t threadsPerBlock,
   for (auto [i, iterator] : llvm::enumerate(iterators))
     if (iterator != utils::IteratorType::parallel)
       order.push_back(i);
-  if (!llvm::equal(order, llvm::seq<unsigned>(0, order.size()))) {
+  bool reorder = !llvm::equal(order, llvm::seq<unsigned>(0, order.size()));
+  if (reorder || op.getNumReductionLoops() > 0) {
     rewriter.setInsertionPoint(op);
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
     if (!generic) {
@@ -291,21 +280,13 @@ LogicalResult mapLinalgOp(linalg::LinalgOp op, int64_t threadsPerBlock,
         return op.emitOpError("could not be made a linalg.generic");
       generic = *generalized;
     }
-    if (failed(linalg::interchangeGenericOp(rewriter, generic, order)))
+    if (reorder &&
+        failed(linalg::interchangeGenericOp(rewriter, generic, order)))
       return generic.emitOpError("could not put its parallel loops first");
     op = generic;
   }
-  if (op.getNumReductionLoops() > 0) {
-    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-    if (!generic) {
-      rewriter.setInsertionPoint(op);
-      FailureOr<linalg::GenericOp> generalized =
-          linalg::generalizeNamedOp(rewriter, op);
-      if (failed(generalized))
-        return op.emitOpError("could not be made a linalg.generic");
-      generic = *generalized;
-      op = generic;
-    }
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+      generic && op.getNumReductionLoops() > 0) {
     // Parallel loops come first by now, so the last reduced loop is the
     // innermost.
     std::optional<parallax::WarpReduction> reduction =

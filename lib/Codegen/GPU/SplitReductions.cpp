@@ -25,16 +25,6 @@ using namespace mlir;
 
 namespace {
 
-/// The one combiner of `op`'s reduction (its `arith.addf`, `maximumf`...)
-/// when it has a neutral element, else null.
-Operation *neutralCombiner(linalg::GenericOp op) {
-  SmallVector<Operation *, 4> combiners;
-  if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
-      combiners.size() != 1 || !arith::getNeutralElement(combiners.front()))
-    return nullptr;
-  return combiners.front();
-}
-
 /// The number of `op`'s outputs and of the elements reduced into each, or
 /// nullopt where a size is dynamic.
 std::optional<std::pair<int64_t, int64_t>>
@@ -109,12 +99,9 @@ void promoteReductions(RewriterBase &b, const Promotion &promotion) {
       b, loc, TypeRange{initType}, ValueRange{partials.getResult(0)},
       ValueRange{init}, combineMaps, combineIterators,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange arguments) {
-        OperationState state(nestedLoc, combiner->getName());
-        state.addOperands({arguments[0], arguments[1]});
-        state.addTypes(arguments[1].getType());
-        state.addAttributes(combiner->getAttrs());
-        Operation *combination = nested.create(state);
-        linalg::YieldOp::create(nested, nestedLoc, combination->getResult(0));
+        linalg::YieldOp::create(nested, nestedLoc,
+                                parallax::combine(nested, nestedLoc, combiner,
+                                                  arguments[0], arguments[1]));
       });
   b.replaceOp(op, combined.getResults());
 }
@@ -143,7 +130,7 @@ struct SplitReductionsPass
     if (reductions.size() < 2 || op.getNumDpsInits() != 1 ||
         op.getNumResults() != 1 || !op.hasPureTensorSemantics())
       return std::nullopt;
-    Operation *combiner = neutralCombiner(op);
+    Operation *combiner = parallax::neutralCombiner(op);
     auto sizes = outputsAndReduced(op);
     if (!combiner || !sizes || !worthSplitting(sizes->first, sizes->second))
       return std::nullopt;

@@ -11,6 +11,25 @@
 
 using namespace mlir;
 
+Operation *parallax::neutralCombiner(linalg::GenericOp op) {
+  SmallVector<Operation *, 4> combiners;
+  if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
+      combiners.size() != 1 || combiners.front()->getNumOperands() != 2 ||
+      combiners.front()->getNumResults() != 1 ||
+      !arith::getNeutralElement(combiners.front()))
+    return nullptr;
+  return combiners.front();
+}
+
+Value parallax::combine(OpBuilder &builder, Location loc, Operation *combiner,
+                        Value lhs, Value rhs) {
+  OperationState state(loc, combiner->getName());
+  state.addOperands({lhs, rhs});
+  state.addTypes(combiner->getResultTypes());
+  state.addAttributes(combiner->getAttrs());
+  return builder.create(state)->getResult(0);
+}
+
 std::optional<parallax::WarpReduction>
 parallax::warpReductionOf(linalg::GenericOp op) {
   if (op.getNumDpsInits() != 1)
@@ -26,15 +45,11 @@ parallax::warpReductionOf(linalg::GenericOp op) {
       return std::nullopt;
     reduced *= ranges[loop];
   }
-  SmallVector<Operation *, 4> combiners;
-  if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
-      combiners.size() != 1 || combiners.front()->getNumOperands() != 2 ||
-      combiners.front()->getNumResults() != 1)
+  Operation *combiner = neutralCombiner(op);
+  if (!combiner)
     return std::nullopt;
-  Operation *combiner = combiners.front();
   Type type = combiner->getResult(0).getType();
-  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiner);
-  if (!neutral || !(type.isF32() || type.isInteger(32)))
+  if (!type.isF32() && !type.isInteger(32))
     return std::nullopt;
   AffineExpr innermost = getAffineDimExpr(reductions.back(), op.getContext());
   bool readsRows = false;
@@ -51,5 +66,5 @@ parallax::warpReductionOf(linalg::GenericOp op) {
   }
   if (!readsRows)
     return std::nullopt;
-  return WarpReduction{combiner, *neutral, reduced};
+  return WarpReduction{combiner, *arith::getNeutralElement(combiner), reduced};
 }

@@ -4,7 +4,8 @@
 //
 // --parallax-gpu-map-to-launches gives a reduction a warp per output where
 // the lanes read consecutive elements; --parallax-gpu-split-reductions
-// leaves the rows such a warp reduces in few steps to it. Both ask here.
+// leaves the rows such a warp reduces in few steps to it. Both ask here,
+// and both combine partials with the reduction's own combiner.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,15 @@ struct WarpReduction {
   /// Points reduced into each output.
   int64_t reduced;
 };
+
+/// The one combiner of `op`'s reduction (its `arith.addf`, `maximumf`...)
+/// when it is a binary op with a neutral element, else null.
+Operation *neutralCombiner(linalg::GenericOp op);
+
+/// `combiner` applied to `lhs` and `rhs` at `builder`'s insertion point,
+/// with its attributes (fastmath flags).
+Value combine(OpBuilder &builder, Location loc, Operation *combiner, Value lhs,
+              Value rhs);
 
 /// The warp reduction of `op` (tensors or buffers): one output, one
 /// 32-bit float or integer combiner with a neutral element, static reduced
