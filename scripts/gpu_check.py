@@ -524,7 +524,8 @@ def benchmark(bundle, env, work, deadline):
                                      env, deadline, work / "logs" / f"bench.{model}.threads.log")
             if status == 0:
                 print(f"warp reductions {model}: {parallax[model]:.3f} ms a step with a warp "
-                      f"per output of reductions over rows, {mean_step_ms(threads_metrics):.3f} "
+                      f"(or, for rows of 4096 or more, a block) per output of reductions "
+                      f"over rows, {mean_step_ms(threads_metrics):.3f} "
                       f"ms with a thread per output (--gpu-warp-reductions=false)", flush=True)
             else:
                 print(f"warp reductions {model}: the thread-per-output program: "

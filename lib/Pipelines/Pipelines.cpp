@@ -222,11 +222,15 @@ void mlir::parallax::buildGPUCodegenPipeline(OpPassManager &pm,
                                              ProgramKind kind,
                                              const GPUCodegenOptions &options) {
   // Elementwise chains become one kernel; matrix products stay named;
-  // long reductions over few outputs become two kernels.
+  // long reductions over few outputs become two kernels, unless a warp or
+  // a block per output takes them in one.
   pm.addPass(createParallaxFuseElementwise());
   ParallaxGPUSplitReductionsOptions split;
-  if (!options.warpReductions)
+  split.blockThreads = options.threadsPerBlock;
+  if (!options.warpReductions) {
     split.warpRows = 0;
+    split.blockThreads = 0;
+  }
   pm.addPass(createParallaxGPUSplitReductions(split));
   pm.addPass(createCanonicalizerPass());
   addBufferizePass(pm);
@@ -239,8 +243,10 @@ void mlir::parallax::buildGPUCodegenPipeline(OpPassManager &pm,
   addDeallocationPasses(pm);
   ParallaxGPUMapToLaunchesOptions mapping;
   mapping.threadsPerBlock = options.threadsPerBlock;
-  if (!options.warpReductions)
+  if (!options.warpReductions) {
     mapping.minWarpReduction = 0;
+    mapping.minBlockReduction = 0;
+  }
   pm.addNestedPass<func::FuncOp>(createParallaxGPUMapToLaunches(mapping));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createParallaxGPUGlobalsToBuffers());

@@ -81,10 +81,10 @@ cl::opt<std::string> gpuArch("gpu-arch", cl::init("sm_90"), cl::cat(category),
                                       "(default sm_90)"));
 cl::opt<bool> gpuWarpReductions(
     "gpu-warp-reductions", cl::init(true), cl::cat(category),
-    cl::desc("--target cuda|cuda-sim: a warp per output for reductions over "
-             "rows (--gpu-warp-reductions=false: a thread per output, long "
-             "rows split into kernels of partials, to measure the "
-             "difference)"));
+    cl::desc("--target cuda|cuda-sim: a warp, or for long rows a block, "
+             "per output for reductions over rows "
+             "(--gpu-warp-reductions=false: a thread per output, long rows "
+             "split into kernels of partials, to measure the difference)"));
 cl::opt<std::string> cudaToolkit(
     "cuda-toolkit", cl::cat(category), cl::value_desc("DIR"),
     cl::desc("The CUDA toolkit whose ptxas, fatbinary and libdevice build "

@@ -40,11 +40,12 @@ struct GPUCodegenOptions {
   /// Keep the kernels as PTX text (--emit ptx) instead of a fat binary.
   bool assembly = false;
   int64_t threadsPerBlock = 256;
-  /// A warp per output for reductions over rows
+  /// A warp or a block per output for reductions over rows
   /// (--parallax-gpu-map-to-launches' min-warp-reduction and
-  /// --parallax-gpu-split-reductions' warp-rows keep their defaults);
-  /// false: a thread per output, long rows split (parallax-compile
-  /// --gpu-warp-reductions=false, to measure what the warps gain).
+  /// min-block-reduction, --parallax-gpu-split-reductions' warp-rows and
+  /// block-threads keep their defaults); false: a thread per output, long
+  /// rows split (parallax-compile --gpu-warp-reductions=false, to measure
+  /// what the warps and blocks gain).
   bool warpReductions = true;
 };
 

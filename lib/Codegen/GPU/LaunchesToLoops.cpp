@@ -21,9 +21,9 @@ namespace {
 constexpr int64_t kWarpSize = 32;
 
 /// An op whose meaning depends on threads running together, other than
-/// the shuffles the host loops emulate.
+/// the shuffles and barriers the host loops emulate.
 bool needsConcurrentThreads(Operation *op) {
-  return isa<gpu::BarrierOp, gpu::SubgroupReduceOp, gpu::AllReduceOp>(op);
+  return isa<gpu::SubgroupReduceOp, gpu::AllReduceOp>(op);
 }
 
 /// Whether `shuffle` is one the host loops emulate: an xor within whole
@@ -38,13 +38,14 @@ bool isEmulatedShuffle(gpu::ShuffleOp shuffle) {
          !matchPattern(source, m_Constant());
 }
 
-/// The launch body's ops cut before each shuffle: the threads of a block
-/// run one segment each before any runs the next, so a shuffle reads what
-/// every thread computed before it.
+/// The launch body's ops cut before each shuffle and barrier: the threads
+/// of a block run one segment each before any runs the next, so a shuffle
+/// reads, and what follows a barrier sees, what every thread computed
+/// before it.
 SmallVector<SmallVector<Operation *>> segmentsOf(Block &body) {
   SmallVector<SmallVector<Operation *>> segments(1);
   for (Operation &op : body.without_terminator()) {
-    if (isa<gpu::ShuffleOp>(op) && !segments.back().empty())
+    if (isa<gpu::ShuffleOp, gpu::BarrierOp>(op) && !segments.back().empty())
       segments.emplace_back();
     segments.back().push_back(&op);
   }
@@ -52,10 +53,9 @@ SmallVector<SmallVector<Operation *>> segmentsOf(Block &body) {
 }
 
 LogicalResult runOnHost(gpu::LaunchOp launch) {
-  if (!launch.getWorkgroupAttributions().empty() ||
-      !launch.getPrivateAttributions().empty() || launch.getAsyncToken() ||
+  if (!launch.getPrivateAttributions().empty() || launch.getAsyncToken() ||
       launch.hasClusterSize())
-    return launch.emitOpError("with memory attributions, clusters or async "
+    return launch.emitOpError("with private memory, clusters or async "
                               "tokens cannot run as host loops");
   if (!launch.getBody().hasOneBlock())
     return launch.emitOpError("with several blocks cannot run as host loops");
@@ -68,6 +68,7 @@ LogicalResult runOnHost(gpu::LaunchOp launch) {
   WalkResult concurrent = launch.getBody().walk([&](Operation *op) {
     auto shuffle = dyn_cast<gpu::ShuffleOp>(op);
     if (needsConcurrentThreads(op) ||
+        (isa<gpu::BarrierOp>(op) && op->getBlock() != &body) ||
         (shuffle && (shuffle->getBlock() != &body || !wholeWarps ||
                      !isEmulatedShuffle(shuffle))))
       return WalkResult::interrupt();
@@ -76,7 +77,14 @@ LogicalResult runOnHost(gpu::LaunchOp launch) {
   if (concurrent.wasInterrupted())
     return launch.emitOpError(
         "synchronises its threads other than by xor shuffles of whole warps "
-        "at the top level of its body: it cannot run as host loops");
+        "and barriers at the top level of its body: it cannot run as host "
+        "loops");
+
+  for (BlockArgument attribution : launch.getWorkgroupAttributions())
+    if (auto type = cast<MemRefType>(attribution.getType());
+        !type.hasStaticShape() || !type.getLayout().isIdentity())
+      return launch.emitOpError("has workgroup memory of type ")
+             << type << ": it cannot run as host loops";
 
   SmallVector<SmallVector<Operation *>> segments = segmentsOf(body);
   DenseMap<Operation *, unsigned> segmentOf;
@@ -122,8 +130,16 @@ LogicalResult runOnHost(gpu::LaunchOp launch) {
   for (Value value : kept)
     buffers[value] = memref::AllocOp::create(
         builder, loc, MemRefType::get({*blockSize}, value.getType()));
-
   IRMapping blockMapping;
+  // Workgroup memory: one host buffer, which each block uses in turn.
+  SmallVector<Value> workgroupBuffers;
+  for (BlockArgument attribution : launch.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(attribution.getType());
+    workgroupBuffers.push_back(memref::AllocOp::create(
+        builder, loc, MemRefType::get(type.getShape(), type.getElementType())));
+    blockMapping.map(attribution, workgroupBuffers.back());
+  }
+
   auto loopOver = [&](IRMapping &mapping, Value size, Value index) {
     if (getConstantIntValue(size) == 1) {
       mapping.map(index, zero);
@@ -170,6 +186,9 @@ LogicalResult runOnHost(gpu::LaunchOp launch) {
         builder.clone(*value.getDefiningOp(), mapping);
     });
     for (Operation *op : segment) {
+      // The segments are the barriers.
+      if (isa<gpu::BarrierOp>(op))
+        continue;
       if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
         // The value lane (thread ^ offset) of this warp computed.
         Value offset = arith::ConstantIndexOp::create(
@@ -194,6 +213,8 @@ LogicalResult runOnHost(gpu::LaunchOp launch) {
   builder.setInsertionPointAfter(launch);
   for (Value value : kept)
     memref::DeallocOp::create(builder, loc, buffers[value]);
+  for (Value buffer : workgroupBuffers)
+    memref::DeallocOp::create(builder, loc, buffer);
   launch.erase();
   return success();
 }

@@ -116,15 +116,33 @@ SmallVector<Value> indicesOf(OpBuilder &builder, Location loc, AffineMap map,
   return indices;
 }
 
-/// One warp per output of `op`: each lane combines the reduced points
-/// lane, lane + 32, ... from the combiner's neutral element, the lanes'
-/// partials are combined by five xor shuffles (the same tree in every
-/// warp), and lane 0 combines the output's old value with the total and
-/// stores it. `threadsPerBlock / 32` outputs per block (fewer where there
-/// are fewer outputs).
-LogicalResult mapWarpReduction(linalg::GenericOp op,
-                               const parallax::WarpReduction &reduction,
-                               int64_t threadsPerBlock) {
+/// Combines `value` across the lanes of each warp by xor shuffles with
+/// offsets 1, 2, ... below `lanes` (the same tree in every warp): every
+/// lane gets the combination of its group of `lanes` lanes.
+Value combineAcrossLanes(OpBuilder &builder, Location loc, Operation *combiner,
+                         Value value, int64_t lanes) {
+  for (int32_t offset = 1; offset < lanes; offset *= 2) {
+    auto shuffle =
+        gpu::ShuffleOp::create(builder, loc, value, offset, parallax::kWarpSize,
+                               gpu::ShuffleMode::XOR);
+    value = parallax::combine(builder, loc, combiner, value,
+                              shuffle.getShuffleResult());
+  }
+  return value;
+}
+
+/// Reduces each output of `op` with several threads: a warp per output
+/// (`threadsPerBlock / 32` outputs per block, fewer where there are fewer
+/// outputs) or, with `wholeBlock`, a block of `threadsPerBlock` threads
+/// per output. Thread `t` of an output combines the reduced points t,
+/// t + threads, ... from the combiner's neutral element; xor shuffles
+/// combine each warp's partials; a block's warps then leave theirs in
+/// workgroup memory and, after a barrier, combine them the same way.
+/// Thread 0 of the output combines its old value with the total and
+/// stores it.
+LogicalResult mapReduction(linalg::GenericOp op,
+                           const parallax::WarpReduction &reduction,
+                           int64_t threadsPerBlock, bool wholeBlock) {
   Location loc = op.getLoc();
   OpBuilder builder(op);
   unsigned parallel = op.getNumParallelLoops();
@@ -146,26 +164,31 @@ LogicalResult mapWarpReduction(linalg::GenericOp op,
     op.erase();
     return success();
   }
-  // Few outputs (a constant count) get a block of as many warps.
   int64_t warps = threadsPerBlock / parallax::kWarpSize;
+  int64_t threadsPerOutput = wholeBlock ? threadsPerBlock : parallax::kWarpSize;
+  int64_t outputsPerBlock = wholeBlock ? 1 : warps;
   if (std::optional<int64_t> known = getConstantIntValue(points))
-    warps = std::min(warps, *known);
-  Value warpsValue = arith::ConstantIndexOp::create(builder, loc, warps);
+    outputsPerBlock = std::min(outputsPerBlock, *known);
+  Value outputsValue =
+      arith::ConstantIndexOp::create(builder, loc, outputsPerBlock);
   Value blocks = builder.createOrFold<arith::MaxSIOp>(
-      loc, builder.createOrFold<arith::CeilDivSIOp>(loc, points, warpsValue),
+      loc, builder.createOrFold<arith::CeilDivSIOp>(loc, points, outputsValue),
       arith::ConstantIndexOp::create(builder, loc, 1));
   gpu::LaunchOp launch =
       createLaunch(builder, loc, blocks,
-                   arith::ConstantIndexOp::create(builder, loc,
-                                                  warps * parallax::kWarpSize));
-  Value lanes =
-      arith::ConstantIndexOp::create(builder, loc, parallax::kWarpSize);
+                   arith::ConstantIndexOp::create(
+                       builder, loc, outputsPerBlock * threadsPerOutput));
+  Value threadsValue =
+      arith::ConstantIndexOp::create(builder, loc, threadsPerOutput);
   Value thread = launch.getThreadIds().x;
-  Value lane = arith::RemUIOp::create(builder, loc, thread, lanes);
-  Value firstPoint =
-      arith::MulIOp::create(builder, loc, launch.getBlockIds().x, warpsValue);
-  Value warp = arith::DivUIOp::create(builder, loc, thread, lanes);
-  Value point = arith::AddIOp::create(builder, loc, firstPoint, warp);
+  // The first of the output's points this thread combines, and the output.
+  Value first = thread, point = launch.getBlockIds().x;
+  if (outputsPerBlock > 1) {
+    first = arith::RemUIOp::create(builder, loc, thread, threadsValue);
+    point = arith::AddIOp::create(
+        builder, loc, arith::MulIOp::create(builder, loc, point, outputsValue),
+        arith::DivUIOp::create(builder, loc, thread, threadsValue));
+  }
   Value inRange = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
                                         point, points);
   Type type = reduction.combiner->getResult(0).getType();
@@ -180,16 +203,16 @@ LogicalResult mapWarpReduction(linalg::GenericOp op,
     SmallVector<Value> outputIndices =
         parallel ? delinearize(builder, loc, point, parallelSizes)
                  : SmallVector<Value>{};
-    auto lanesLoop = scf::ForOp::create(
-        builder, loc, lane,
-        arith::ConstantIndexOp::create(builder, loc, reduction.reduced), lanes,
-        ValueRange{neutral});
-    scf::YieldOp::create(builder, loc, lanesLoop.getResults());
-    builder.setInsertionPointToStart(lanesLoop.getBody());
+    auto pointsLoop = scf::ForOp::create(
+        builder, loc, first,
+        arith::ConstantIndexOp::create(builder, loc, reduction.reduced),
+        threadsValue, ValueRange{neutral});
+    scf::YieldOp::create(builder, loc, pointsLoop.getResults());
+    builder.setInsertionPointToStart(pointsLoop.getBody());
     SmallVector<Value> ivs = outputIndices;
     llvm::append_range(
         ivs,
-        delinearize(builder, loc, lanesLoop.getInductionVar(), reducedSizes));
+        delinearize(builder, loc, pointsLoop.getInductionVar(), reducedSizes));
     IRMapping mapping;
     for (OpOperand *input : op.getDpsInputOperands()) {
       BlockArgument argument = op.getMatchingBlockArgument(input);
@@ -204,7 +227,7 @@ LogicalResult mapWarpReduction(linalg::GenericOp op,
               indicesOf(builder, loc, op.getMatchingIndexingMap(input), ivs)));
     }
     mapping.map(op.getRegionOutputArgs().front(),
-                lanesLoop.getRegionIterArgs().front());
+                pointsLoop.getRegionIterArgs().front());
     for (Operation &bodyOp : op.getBlock()->without_terminator()) {
       if (auto index = dyn_cast<linalg::IndexOp>(bodyOp))
         mapping.map(index.getResult(), ivs[index.getDim()]);
@@ -215,20 +238,59 @@ LogicalResult mapWarpReduction(linalg::GenericOp op,
     scf::YieldOp::create(builder, loc,
                          mapping.lookupOrDefault(yield.getOperand(0)));
   }
-  // The warp's partials: lane i and lane i ^ offset exchange theirs.
-  Value total = partial.getResult(0);
-  for (int32_t offset = 1; offset < parallax::kWarpSize; offset *= 2) {
-    auto shuffle =
-        gpu::ShuffleOp::create(builder, loc, total, offset, parallax::kWarpSize,
-                               gpu::ShuffleMode::XOR);
-    total = parallax::combine(builder, loc, reduction.combiner, total,
-                              shuffle.getShuffleResult());
+  Value total = combineAcrossLanes(builder, loc, reduction.combiner,
+                                   partial.getResult(0), parallax::kWarpSize);
+  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+  if (wholeBlock && warps > 1) {
+    // Lane 0 of each warp leaves the warp's total in workgroup memory; after
+    // the barrier every warp combines the block's totals (lanes past the
+    // warps hold the neutral element), so thread 0 has the block's.
+    auto shared = MemRefType::get(
+        {warps}, type, MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(builder.getContext(),
+                                   gpu::AddressSpace::Workgroup));
+    Value totals = launch.addWorkgroupAttribution(shared, loc);
+    Value lanes =
+        arith::ConstantIndexOp::create(builder, loc, parallax::kWarpSize);
+    Value lane = arith::RemUIOp::create(builder, loc, thread, lanes);
+    auto leave = scf::IfOp::create(
+        builder, loc,
+        arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, lane,
+                              zero),
+        /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPoint(leave.thenBlock()->getTerminator());
+      memref::StoreOp::create(
+          builder, loc, total, totals,
+          ValueRange{arith::DivUIOp::create(builder, loc, thread, lanes)});
+    }
+    gpu::BarrierOp::create(builder, loc);
+    auto warpTotal = scf::IfOp::create(
+        builder, loc, TypeRange{type},
+        arith::CmpIOp::create(
+            builder, loc, arith::CmpIPredicate::ult, lane,
+            arith::ConstantIndexOp::create(builder, loc, warps)),
+        /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(warpTotal.thenBlock());
+      scf::YieldOp::create(
+          builder, loc,
+          ValueRange{memref::LoadOp::create(builder, loc, totals, lane)});
+      builder.setInsertionPointToStart(warpTotal.elseBlock());
+      scf::YieldOp::create(builder, loc, neutral);
+    }
+    total = combineAcrossLanes(builder, loc, reduction.combiner,
+                               warpTotal.getResult(0),
+                               int64_t(llvm::PowerOf2Ceil(warps)));
   }
-  Value first =
-      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, lane,
-                            arith::ConstantIndexOp::create(builder, loc, 0));
   auto store = scf::IfOp::create(
-      builder, loc, arith::AndIOp::create(builder, loc, inRange, first),
+      builder, loc,
+      arith::AndIOp::create(builder, loc, inRange,
+                            arith::CmpIOp::create(builder, loc,
+                                                  arith::CmpIPredicate::eq,
+                                                  first, zero)),
       /*withElseRegion=*/false);
   builder.setInsertionPoint(store.thenBlock()->getTerminator());
   SmallVector<Value> ivs = parallel
@@ -252,7 +314,7 @@ LogicalResult mapWarpReduction(linalg::GenericOp op,
 
 /// Lowers a linalg op to loops and makes them one kernel.
 LogicalResult mapLinalgOp(linalg::LinalgOp op, int64_t threadsPerBlock,
-                          int64_t minWarpReduction) {
+                          int64_t minWarpReduction, int64_t minBlockReduction) {
   if (!op.hasPureBufferSemantics())
     return op.emitOpError("is not bufferized: the GPU pipeline maps linalg "
                           "on buffers");
@@ -291,9 +353,14 @@ LogicalResult mapLinalgOp(linalg::LinalgOp op, int64_t threadsPerBlock,
     // innermost.
     std::optional<parallax::WarpReduction> reduction =
         parallax::warpReductionOf(generic);
+    if (reduction && minBlockReduction > 0 &&
+        reduction->reduced >= minBlockReduction)
+      return mapReduction(generic, *reduction, threadsPerBlock,
+                          /*wholeBlock=*/true);
     if (reduction && minWarpReduction > 0 &&
         reduction->reduced >= minWarpReduction)
-      return mapWarpReduction(generic, *reduction, threadsPerBlock);
+      return mapReduction(generic, *reduction, threadsPerBlock,
+                          /*wholeBlock=*/false);
   }
   Block *block = op->getBlock();
   Operation *before = op->getPrevNode();
@@ -357,7 +424,8 @@ struct MapToLaunchesPass
         ops.push_back(op);
     });
     for (linalg::LinalgOp op : ops)
-      if (failed(mapLinalgOp(op, threadsPerBlock, minWarpReduction)))
+      if (failed(mapLinalgOp(op, threadsPerBlock, minWarpReduction,
+                             minBlockReduction)))
         return signalPassFailure();
     SmallVector<scf::ParallelOp> loops;
     function.walk([&](scf::ParallelOp loop) {

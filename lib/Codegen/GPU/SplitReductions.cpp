@@ -120,6 +120,17 @@ struct SplitReductionsPass
     return reduced >= minReduction && outputs < targetThreads;
   }
 
+  /// Whether `--parallax-gpu-map-to-launches` gives `op` a block per output
+  /// with at least the `splitThreads` threads per output that a split
+  /// would run: one kernel instead of two, as parallel, and with no more
+  /// elements per thread.
+  bool takenByBlocks(linalg::GenericOp op, int64_t reduced,
+                     int64_t splitThreads) const {
+    return blockThreads > 0 && minBlockReduction > 0 &&
+           reduced >= minBlockReduction && blockThreads >= splitThreads &&
+           parallax::warpReductionOf(op);
+  }
+
   /// For a generic with several reduced loops over few outputs, its outer
   /// reduced loops to make parallel: from the outermost, while the
   /// partials stay within `target-threads`; never the innermost, which
@@ -143,7 +154,8 @@ struct SplitReductionsPass
       partials *= ranges[loop];
       promotion.loops.push_back(loop);
     }
-    if (promotion.loops.empty())
+    if (promotion.loops.empty() ||
+        takenByBlocks(op, sizes->second, partials / sizes->first))
       return std::nullopt;
     return promotion;
   }
@@ -166,6 +178,8 @@ struct SplitReductionsPass
     int64_t most = std::min(targetThreads / outputs, reduced / kMinPerThread);
     for (int64_t ratio = most; ratio >= 2; --ratio)
       if (reduced % ratio == 0) {
+        if (generic && takenByBlocks(generic, reduced, ratio))
+          return none;
         linalg::SplitReductionOptions split;
         split.ratio = ratio;
         // The partials' new dimension last: innermost among the parallel

@@ -28,12 +28,30 @@ func.func @launch(%out: memref<?xf32>, %blocks: index, %threads: index) {
 
 // -----
 
-func.func @barrier() {
+// A barrier the host loops cannot run: one inside a branch, which only
+// some threads may reach.
+func.func @nested_barrier(%c: i1) {
   %one = arith.constant 1 : index
-  // expected-error @+1 {{synchronises its threads other than by xor shuffles of whole warps at the top level of its body: it cannot run as host loops}}
+  // expected-error @+1 {{synchronises its threads other than by xor shuffles of whole warps and barriers at the top level of its body: it cannot run as host loops}}
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %one, %gy = %one, %gz = %one)
              threads(%tx, %ty, %tz) in (%sx = %one, %sy = %one, %sz = %one) {
-    gpu.barrier
+    scf.if %c {
+      gpu.barrier
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Private memory has no host form here.
+func.func @private_memory() {
+  %one = arith.constant 1 : index
+  // expected-error @+1 {{with private memory, clusters or async tokens cannot run as host loops}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %one, %gy = %one, %gz = %one)
+             threads(%tx, %ty, %tz) in (%sx = %one, %sy = %one, %sz = %one)
+             private(%p : memref<4xf32, #gpu.address_space<private>>) {
     gpu.terminator
   }
   return
@@ -117,11 +135,75 @@ func.func @nested_shuffle(%x: f32) {
   %true = arith.constant true
   %c1_i32 = arith.constant 1 : i32
   %c32_i32 = arith.constant 32 : i32
-  // expected-error @+1 {{synchronises its threads other than by xor shuffles of whole warps at the top level of its body}}
+  // expected-error @+1 {{synchronises its threads other than by xor shuffles of whole warps and barriers at the top level of its body}}
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
     scf.if %true {
       %s, %v = gpu.shuffle xor %x, %c1_i32, %c32_i32 : f32
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A block reduction (--parallax-gpu-map-to-launches): lane 0 of each warp
+// writes the workgroup buffer before the barrier, every thread reads it
+// after: the barrier is a cut between two parts, the workgroup memory one
+// host buffer the blocks use in turn, and the barrier itself is gone.
+// CHECK-LABEL: func.func @block_sum
+// CHECK-NOT: gpu.
+// CHECK-DAG: %[[SHARED:.*]] = memref.alloc() : memref<2xf32>
+// CHECK-DAG: %[[SUMS:.*]] = memref.alloc() : memref<64xf32>
+// CHECK: scf.for %[[B:.*]] = %{{.*}} to %c3
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %c64
+// CHECK: scf.for %{{.*}} = %[[T]] to %c1000 step %c64
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %[[SHARED]][%{{.*}}]
+// CHECK: }
+// CHECK: scf.for %[[T2:.*]] = %{{.*}} to %c64
+// CHECK: %[[READ:.*]] = memref.load %[[SHARED]][%{{.*}}]
+// CHECK: memref.store %[[READ]], %[[SUMS]][%[[T2]]]
+// CHECK: scf.for %[[T3:.*]] = %{{.*}} to %c64
+// CHECK: arith.xori %[[T3]], %c1
+// CHECK: memref.store %{{.*}}, %arg1[%[[B]]]
+// CHECK-DAG: memref.dealloc %[[SHARED]]
+// CHECK-DAG: memref.dealloc %[[SUMS]]
+// CHECK: return
+func.func @block_sum(%in: memref<3x1000xf32>, %out: memref<3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c1000 = arith.constant 1000 : index
+  %zero = arith.constant 0.0 : f32
+  %c1_i32 = arith.constant 1 : i32
+  %c32_i32 = arith.constant 32 : i32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c3, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%shared : memref<2xf32, #gpu.address_space<workgroup>>) {
+    %partial = scf.for %i = %tx to %c1000 step %c64 iter_args(%acc = %zero) -> (f32) {
+      %x = memref.load %in[%bx, %i] : memref<3x1000xf32>
+      %s = arith.addf %x, %acc : f32
+      scf.yield %s : f32
+    }
+    %lane = arith.remui %tx, %c32 : index
+    %leader = arith.cmpi eq, %lane, %c0 : index
+    scf.if %leader {
+      %warp = arith.divui %tx, %c32 : index
+      memref.store %partial, %shared[%warp] : memref<2xf32, #gpu.address_space<workgroup>>
+    }
+    gpu.barrier
+    %c2 = arith.constant 2 : index
+    %slot = arith.remui %lane, %c2 : index
+    %mine = memref.load %shared[%slot] : memref<2xf32, #gpu.address_space<workgroup>>
+    %s1, %v1 = gpu.shuffle xor %mine, %c1_i32, %c32_i32 : f32
+    %total = arith.addf %mine, %s1 : f32
+    %first = arith.cmpi eq, %tx, %c0 : index
+    scf.if %first {
+      memref.store %total, %out[%bx] : memref<3xf32>
     }
     gpu.terminator
   }

@@ -118,9 +118,7 @@ func.func @copy_into_view(%in: memref<4x4xf32>, %padded: memref<6x6xf32>) {
 // CHECK-DAG: %[[LANES:.*]] = arith.constant 32 : index
 // CHECK-DAG: %[[N:.*]] = arith.constant 1000 : index
 // CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[LANES]], %{{.*}} = %c1, %{{.*}} = %c1)
-// CHECK: %[[LANE:.*]] = arith.remui %[[TX]], %[[LANES]]
-// CHECK: %[[PARTIAL:.*]] = scf.if
-// CHECK: scf.for %[[I:.*]] = %[[LANE]] to %[[N]] step %[[LANES]] iter_args(%[[ACC:.*]] = %[[ZERO]])
+// CHECK: %[[PARTIAL:.*]] = scf.for %[[I:.*]] = %[[TX]] to %[[N]] step %[[LANES]] iter_args(%[[ACC:.*]] = %[[ZERO]])
 // CHECK: %[[X:.*]] = memref.load %arg0[%[[I]]]
 // CHECK: arith.addf %[[X]], %[[ACC]]
 // CHECK: %[[S1:.*]], %{{.*}} = gpu.shuffle xor %[[PARTIAL]], %c1_i32, %c32_i32 : f32
@@ -130,7 +128,7 @@ func.func @copy_into_view(%in: memref<4x4xf32>, %padded: memref<6x6xf32>) {
 // CHECK: gpu.shuffle xor %{{.*}}, %c8_i32, %c32_i32
 // CHECK: %[[S16:.*]], %{{.*}} = gpu.shuffle xor %{{.*}}, %c16_i32, %c32_i32
 // CHECK: %[[TOTAL:.*]] = arith.addf %{{.*}}, %[[S16]]
-// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TX]], %c0
 // CHECK: scf.if
 // CHECK: %[[OLD:.*]] = memref.load %arg1[]
 // CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[TOTAL]]
@@ -156,8 +154,8 @@ func.func @sum(%in: memref<1000xf32>, %out: memref<f32>) {
 // CHECK-LABEL: func.func @row_maxima
 // CHECK-DAG: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c3, {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256,
-// CHECK: %[[FIRST:.*]] = arith.muli %[[BX]], %c8
 // CHECK: %[[WARP:.*]] = arith.divui %[[TX]], %c32
+// CHECK: %[[FIRST:.*]] = arith.muli %[[BX]], %c8
 // CHECK: %[[ROW:.*]] = arith.addi %[[FIRST]], %[[WARP]]
 // CHECK: arith.cmpi ult, %[[ROW]], %c20
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %c1000 step %c32 iter_args(%{{.*}} = %[[NEG]])
@@ -178,6 +176,53 @@ func.func @row_maxima(%in: memref<20x2x500xf32>, %out: memref<20xf32>) {
     %v = arith.addf %a, %jf : f32
     %m = arith.maximumf %v, %acc fastmath<reassoc> : f32
     linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// Rows of 5000 (at least min-block-reduction's 4096 points) get a block of
+// 256 threads each: thread t sums points t, t + 256, ...; five shuffles
+// combine each warp's sums; lane 0 of warp w leaves its warp's in slot w
+// of workgroup memory; after the barrier each warp reads the 8 slots
+// (lanes 8 and up start from zero) and three shuffles combine them; thread
+// 0 adds the row's total to the output.
+// CHECK-LABEL: func.func @long_rows
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c300, %{{.*}} = %c1, %{{.*}} = %c1) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%[[SHARED:.*]] : memref<8xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[PARTIAL:.*]] = scf.if
+// CHECK: scf.for %[[I:.*]] = %[[TX]] to %c5000 step %c256 iter_args(%{{.*}} = %[[ZERO]])
+// CHECK: memref.load %arg0[%[[BX]], %[[I]]]
+// CHECK-COUNT-5: gpu.shuffle xor %{{.*}}, %c{{1|2|4|8|16}}_i32, %c32_i32
+// CHECK: %[[WTOTAL:.*]] = arith.addf
+// CHECK: %[[LANE:.*]] = arith.remui %[[TX]], %c32
+// CHECK: %[[LEADER:.*]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK: scf.if %[[LEADER]] {
+// CHECK: %[[W:.*]] = arith.divui %[[TX]], %c32
+// CHECK: memref.store %[[WTOTAL]], %[[SHARED]][%[[W]]]
+// CHECK: gpu.barrier
+// CHECK: %[[READ:.*]] = arith.cmpi ult, %[[LANE]], %c8
+// CHECK: %[[SLOT:.*]] = scf.if %[[READ]] -> (f32) {
+// CHECK: memref.load %[[SHARED]][%[[LANE]]]
+// CHECK: } else {
+// CHECK: scf.yield %[[ZERO]]
+// CHECK: gpu.shuffle xor %[[SLOT]], %c1_i32, %c32_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c2_i32, %c32_i32
+// CHECK: %[[S4:.*]], %{{.*}} = gpu.shuffle xor %{{.*}}, %c4_i32, %c32_i32
+// CHECK-NOT: gpu.shuffle
+// CHECK: %[[TOTAL:.*]] = arith.addf %{{.*}}, %[[S4]]
+// CHECK: arith.cmpi eq, %[[TX]], %c0
+// CHECK: %[[OLD:.*]] = memref.load %arg1[%[[BX]]]
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[TOTAL]]
+// CHECK: memref.store %[[NEW]], %arg1[%[[BX]]]
+func.func @long_rows(%in: memref<300x5000xf32>, %out: memref<300xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<300x5000xf32>) outs(%out : memref<300xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
   }
   return
 }

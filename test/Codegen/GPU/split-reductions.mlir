@@ -1,4 +1,5 @@
 // RUN: parallax-opt %s --split-input-file --parallax-gpu-split-reductions | FileCheck %s
+// RUN: parallax-opt %s --split-input-file --parallax-gpu-split-reductions=block-threads=0 | FileCheck %s --check-prefix=NOBLOCKS
 
 // A loss's row sums over a 100,000-word vocabulary for 32 tokens: 32
 // threads of 100,000 additions each become 32 x 1000 threads of 100
@@ -24,17 +25,22 @@ func.func @row_sums(%x: tensor<32x100000xf32>, %init: tensor<32xf32>) -> tensor<
 // -----
 
 // Softmax's row maximum: the same split, with maximumf's neutral -inf;
-// 4096 partials a row are more than a warp takes (2048), so a second
-// round makes them 256.
+// 4096 partials a row are more than a warp takes (2048), and a second
+// split would run 256 threads a row, as many as the block of 256 that
+// takes them whole (at least 4096 points): no second round. Without
+// blocks, a second round makes them 256.
 // CHECK-LABEL: func.func @row_max
 // CHECK: output_shape [8, 16, 4096]
 // CHECK: arith.constant 0xFF800000 : f32
 // CHECK: linalg.fill
 // CHECK: arith.maximumf
-// CHECK: output_shape [8, 16, 256]
+// CHECK-NOT: tensor.expand_shape
+// CHECK: ins(%{{.*}} : tensor<8x4096xf32>) outs(%arg1 : tensor<8xf32>)
 // CHECK: arith.maximumf
-// CHECK: ins(%{{.*}} : tensor<8x256xf32>) outs(%arg1 : tensor<8xf32>)
-// CHECK: arith.maximumf
+// NOBLOCKS-LABEL: func.func @row_max
+// NOBLOCKS: output_shape [8, 16, 4096]
+// NOBLOCKS: output_shape [8, 16, 256]
+// NOBLOCKS: ins(%{{.*}} : tensor<8x256xf32>) outs(%arg1 : tensor<8xf32>)
 func.func @row_max(%x: tensor<8x65536xf32>, %init: tensor<8xf32>) -> tensor<8xf32> {
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
                        iterator_types = ["parallel", "reduction"]}
@@ -44,6 +50,41 @@ func.func @row_max(%x: tensor<8x65536xf32>, %init: tensor<8xf32>) -> tensor<8xf3
     linalg.yield %m : f32
   } -> tensor<8xf32>
   return %r : tensor<8xf32>
+}
+
+// -----
+
+// The same rows for 320 tokens, and a batch norm's sums over N, H and W for
+// 128 channels: a split would run 100 threads per row (a ratio of 100)
+// and 32 per channel (N made parallel), a block per output (at least 4096
+// elements each) 256, in one kernel: both are left whole. Without blocks
+// (block-threads=0) both are split.
+// CHECK-LABEL: func.func @taken_by_blocks
+// CHECK-NOT: tensor.expand_shape
+// CHECK: ins(%arg0 : tensor<320x100000xf32>) outs(%arg1 : tensor<320xf32>)
+// CHECK-NOT: tensor.expand_shape
+// CHECK: ins(%arg2 : tensor<32x128x16x16xf32>) outs(%arg3 : tensor<128xf32>)
+// NOBLOCKS-LABEL: func.func @taken_by_blocks
+// NOBLOCKS: tensor.expand_shape %arg0
+// NOBLOCKS: ins(%{{.*}} : tensor<32x128x16x16xf32>) outs(%{{.*}} : tensor<128x32xf32>)
+func.func @taken_by_blocks(%x: tensor<320x100000xf32>, %init: tensor<320xf32>,
+                           %y: tensor<32x128x16x16xf32>, %yinit: tensor<128xf32>)
+    -> (tensor<320xf32>, tensor<128xf32>) {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<320x100000xf32>) outs(%init : tensor<320xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<320xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0)>],
+                       iterator_types = ["parallel", "reduction", "reduction", "reduction"]}
+      ins(%y : tensor<32x128x16x16xf32>) outs(%yinit : tensor<128xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<128xf32>
+  return %r, %c : tensor<320xf32>, tensor<128xf32>
 }
 
 // -----

@@ -50,7 +50,14 @@ def ParallaxGPUSplitReductions : Pass<"parallax-gpu-split-reductions"> {
     gives a warp per output (its inputs read along the reduced loop, a
     32-bit combiner with a neutral element: a split's partials, a norm's
     rows of 512) is left whole: the warp takes it in one kernel instead
-    of two. Results differ from the sequential sum by rounding only (the
+    of two. So is one of at least `min-block-reduction` elements that
+    map-to-launches gives a block of `block-threads` threads per output,
+    where the split would run no more threads per output than the block
+    (the rows of a loss over a vocabulary for 320 tokens, a batch norm's
+    sums for 64 channels over 128 x 8 x 8): one kernel instead of two, as
+    parallel, with no more elements per thread; a combining op such a
+    block takes ends the rounds. Results differ from
+    the sequential sum by rounding only (the
     same reassociation a GPU library's reduction makes).
 
     Precondition: linalg on tensors. Ops whose combiner is not
@@ -65,6 +72,13 @@ def ParallaxGPUSplitReductions : Pass<"parallax-gpu-split-reductions"> {
     Option<"warpRows", "warp-rows", "int64_t", /*default=*/"2048",
            "Leave single-loop reductions of at most this many elements "
            "that a warp per output takes whole (0: split them too)">,
+    Option<"minBlockReduction", "min-block-reduction", "int64_t",
+           /*default=*/"4096",
+           "Fewest elements per output for which map-to-launches gives a "
+           "block per output (its option of that name)">,
+    Option<"blockThreads", "block-threads", "int64_t", /*default=*/"256",
+           "Threads of those blocks (map-to-launches' threads-per-block; "
+           "0: split such reductions too)">,
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",
@@ -102,8 +116,17 @@ def ParallaxGPUMapToLaunches
       (`arith.addf`, `maximumf`...) qualifies; a column sum (the
       innermost loop parallel in memory) keeps a thread per output,
       whose neighbours read neighbouring elements;
+    - such a reduction of at least `min-block-reduction` points per
+      output gets a block of `threads-per-block` threads per output
+      instead (a loss over a vocabulary, a long row that
+      `--parallax-gpu-split-reductions` left whole): thread `t` combines
+      points `t, t + threads-per-block, ...`, the five shuffles combine
+      each warp's partials, lane 0 of each warp leaves its warp's in
+      workgroup memory (one element per warp), and after a `gpu.barrier`
+      every warp combines the block's warp totals by xor shuffles (lanes
+      past the warps start from the neutral element); thread 0 stores;
     - an op without parallel loops (a full reduction to a scalar) runs as
-      one thread, or as one warp under the rule above.
+      one thread, or as one warp or block under the rules above.
     The mapping is flat on purpose: it makes every shape (dynamic sizes,
     size-1 and size-3 dimensions) use whole warps, with no per-rank tile
     sizes to choose, and keeps consecutive threads on consecutive
@@ -113,7 +136,8 @@ def ParallaxGPUMapToLaunches
     `linalg` op, `memref.copy` or `scf.parallel` is left in the host
     functions the pass ran on; each is a `gpu.launch` whose body uses only
     its block and thread indices and values defined above it, and whose
-    only exchanges between threads are the shuffles of warp reductions,
+    only exchanges between threads are the shuffles of warp reductions
+    and, in block reductions, one workgroup buffer and one barrier, all
     at the top level of its body.
   }];
   let options = [
@@ -122,6 +146,10 @@ def ParallaxGPUMapToLaunches
     Option<"minWarpReduction", "min-warp-reduction", "int64_t",
            /*default=*/"64",
            "Fewest points reduced into each output for a warp to share "
+           "them (0: never)">,
+    Option<"minBlockReduction", "min-block-reduction", "int64_t",
+           /*default=*/"4096",
+           "Fewest points reduced into each output for a block to share "
            "them (0: never)">,
   ];
   let dependentDialects = [
@@ -258,19 +286,23 @@ def ParallaxGPULaunchesToLoops
     checked against PyTorch and the ONNX test data without a GPU.
 
     Threads of this pipeline's kernels exchange values only through the
-    xor shuffles of warp reductions, at the top level of the launch body.
-    The body is cut before each shuffle, and every thread of a block runs
-    one part before any thread runs the next (a loop over the block's
-    threads per part, inside the loops over blocks). A value a later part
+    xor shuffles of warp reductions and the workgroup memory of block
+    reductions (written before a `gpu.barrier`, read after it), at the top
+    level of the launch body. The body is cut before each shuffle and
+    barrier, and every thread of a block runs one part before any thread
+    runs the next (a loop over the block's threads per part, inside the
+    loops over blocks); workgroup memory is one host buffer that each
+    block uses in turn. A value a later part
     uses is stored per thread between the parts (in a buffer of one
     element per thread; constants are made again), and a shuffle by
     `offset` reads the slot of thread `t ^ offset`: the values the GPU's
     lanes exchange, combined in the same order.
 
-    Precondition: launches without `gpu.barrier`, workgroup memory, or
-    shuffles other than xor shuffles of width 32 by a constant offset at
-    the top level of a body whose blocks are whole warps (an error names
-    the launch otherwise); the values kept between shuffles are scalars.
+    Precondition: barriers only at the top level of a launch body,
+    workgroup memory of static shapes, no private memory, and no shuffles
+    other than xor shuffles of width 32 by a constant offset at the top
+    level of a body whose blocks are whole warps (an error names the
+    launch otherwise); the values kept between the parts are scalars.
     Postcondition: no `gpu.launch` is left.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect"];
