@@ -18,7 +18,8 @@
 - the CNN and the LSTM LM compiled for 2 workers (DISTRIBUTED);
 - inference programs of a sample of the ONNX conformance models that the
   CPU and cuda-sim targets pass (one per op family), with their inputs and
-  expected outputs as .npy;
+  expected outputs as .npy, and one of reductions by warps and by blocks
+  (REDUCTIONS_MODEL, expected outputs from numpy in float64);
 - the shared libraries the programs load besides the C library and the
   CUDA driver (MPI, protobuf: one-worker programs never initialise MPI),
 so the bundle runs where only the NVIDIA driver and cuBLAS (from the CUDA
@@ -151,6 +152,7 @@ def prepare(bundle, target, quick):
         programs.append(program)
     prepare_benchmark(bundle, compile_tool, programs, target)
     prepare_conformance(bundle, compile_tool, programs, target)
+    prepare_reductions(bundle, compile_tool, programs, target)
     copy_libraries(bundle, programs)
     size = sum(f.stat().st_size for f in bundle.rglob("*") if f.is_file())
     print(f"bundle {bundle}: {size / 2**20:.1f} MiB, {len(programs)} programs")
@@ -219,6 +221,56 @@ def prepare_conformance(bundle, compile_tool, programs, target):
                         "inference", "--target", target, "-o", str(program),
                         *bindings(model, values)], check=True)
         programs.append(program)
+
+
+# Reductions the example models' kernels do not reach at their sizes, as
+# one more conformance case (checked the same way): rows a warp reduces
+# (40 x 1000), rows a block of 256 threads reduces through shared memory
+# (128 x 4096, and 2 x 4099, which no split divides), and a softmax whose
+# rows of 5000 blocks take whole.
+REDUCTIONS_MODEL = """<ir_version: 8, opset_import: ["" : 17]>
+g (float[40,1000] w, float[128,4096] x, float[2,4099] y, float[128,5000] z)
+  => (float[40,1] wsum, float[128,1] xsum, float[128,1] xmax, float[2,1] ysum, float[128,5000] zsoft)
+{
+  axes = Constant <value = int64[1] {1}> ()
+  wsum = ReduceSum <keepdims = 1> (w, axes)
+  xsum = ReduceSum <keepdims = 1> (x, axes)
+  xmax = ReduceMax <axes = [1], keepdims = 1> (x)
+  ysum = ReduceSum <keepdims = 1> (y, axes)
+  zsoft = Softmax <axis = 1> (z)
+}
+"""
+
+
+def prepare_reductions(bundle, compile_tool, programs, target):
+    import numpy as np
+    case = bundle / "conformance" / "reductions_warps_and_blocks"
+    (case / "inputs").mkdir(parents=True)
+    (case / "expected").mkdir()
+    model = case / "model.onnxtext"
+    model.write_text(REDUCTIONS_MODEL)
+    rng = np.random.default_rng(0)
+    # Positive summands: no cancellation, so ONNX's relative tolerance holds.
+    inputs = {"w": rng.random((40, 1000)), "x": rng.random((128, 4096)),
+              "y": rng.random((2, 4099)), "z": 4 * rng.standard_normal((128, 5000))}
+    inputs = {k: v.astype(np.float32) for k, v in inputs.items()}
+    for name, value in inputs.items():
+        np.save(case / "inputs" / f"{name}.npy", value)
+    wide = {k: v.astype(np.float64) for k, v in inputs.items()}
+    z = np.exp(wide["z"] - wide["z"].max(axis=1, keepdims=True))
+    expected = {"wsum": wide["w"].sum(1, keepdims=True),
+                "xsum": wide["x"].sum(1, keepdims=True),
+                "xmax": wide["x"].max(1, keepdims=True),
+                "ysum": wide["y"].sum(1, keepdims=True),
+                "zsoft": z / z.sum(1, keepdims=True)}
+    for name, value in expected.items():
+        np.save(case / "expected" / f"{name}.npy", value.astype(np.float32))
+    program = bundle / "programs" / f"conformance.{case.name}"
+    print(f"building {program.name}", flush=True)
+    subprocess.run([str(compile_tool), str(model), "--mode", "inference", "--target",
+                    target, "-o", str(program)], check=True)
+    model.unlink()
+    programs.append(program)
 
 
 def copy_libraries(bundle, programs):
