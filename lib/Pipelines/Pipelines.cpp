@@ -65,6 +65,10 @@ void mlir::parallax::buildTrainingToLinalgPipeline(
     pm.addPass(createParallaxGroupPulls());
   }
   pm.addPass(createParallaxOptimizer(options.optimizer));
+  // Kernels update the tables where one worker runs alone: the GPU's
+  // memory, not the host's parameter store.
+  if (options.distribute && options.gpu)
+    pm.addPass(createParallaxLocalWhenAlone());
   pm.addPass(createParallaxInlineVariables());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

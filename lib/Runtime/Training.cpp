@@ -520,6 +520,8 @@ extern "C" void parallax_rt_set_workers(int64_t workers) {
                    : ""));
 }
 
+extern "C" int64_t parallax_rt_workers() { return world().size; }
+
 extern "C" void parallax_rt_register_variable(const char *name, int32_t isState,
                                               int64_t partitions,
                                               int64_t firstServer, int64_t rank,

@@ -144,7 +144,8 @@ def ConvertParallaxCollectives : Pass<"convert-parallax-collectives",
       A synchronous `parallax.allreduce` is a start followed by its wait;
     * `parallax.allgather` and `parallax.broadcast` become
       `parallax_rt_allgather_<T>` and `parallax_rt_broadcast_<T>` into a
-      fresh buffer.
+      fresh buffer;
+    * `parallax.workers` becomes `parallax_rt_workers()`.
 
     Traffic is accounted under the names of the collectives' `for` lists
     (the variables `--parallax-distribute` wrote there), or `allreduce` and

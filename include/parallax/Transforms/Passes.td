@@ -80,6 +80,41 @@ def ParallaxGroupPulls : Pass<"parallax-group-pulls"> {
   }];
 }
 
+def ParallaxLocalWhenAlone : Pass<"parallax-local-when-alone",
+                                 "::mlir::ModuleOp"> {
+  let summary = "At one worker, read and update parameter-server variables "
+                "in place instead of through the parameter store";
+  let description = [{
+    A program whose world is read at run time (`parallax.world` of 0: what
+    `parallax-compile` builds without `--workers`) keeps its sparse tables
+    on parameter servers, and run as one worker its runtime would still
+    serve them through the parameter store: each step's pulled rows
+    copied and each push applied by the host. On the GPU targets that
+    moves the touched rows of every table between host and device memory
+    at each step. This pass makes each run of consecutive `parallax.pull`s
+    and of consecutive `parallax.push`es an `scf.if` on
+    `parallax.workers == 1`:
+    - one worker: a pull of rows is a `parallax.gather` on axis 0 of the
+      variable's `parallax.read` (the same rows, with the gather's index
+      checks), a pull of the whole variable is its read, and a push is a
+      `parallax.update` by the same rule with the same state (lazy for a
+      row-sparse gradient: repeated rows summed, then each row updated
+      once), so the table stays in the memory the step's kernels use;
+    - several workers: the pulls and pushes as they were, so a run of
+      pulls is still one exchange.
+    A push without an optimizer is left as it is.
+
+    Precondition: after `--parallax-group-pulls` and
+    `--parallax-optimizer`. Postcondition: in a module whose world is read
+    at run time, every pull, and every push with an optimizer, is in the
+    else branch of such an `scf.if`; other modules are unchanged.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def ParallaxInlineVariables : Pass<"parallax-inline-variables",
                                   "::mlir::ModuleOp"> {
   let summary = "Replace reads of never-assigned variables by their values";

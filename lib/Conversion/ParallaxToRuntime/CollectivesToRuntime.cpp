@@ -169,6 +169,18 @@ struct BroadcastLowering : CollectivePattern<BroadcastOp> {
   }
 };
 
+struct WorkersLowering : CollectivePattern<WorkersOp> {
+  using CollectivePattern::CollectivePattern;
+  LogicalResult
+  matchAndRewrite(WorkersOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(
+        op,
+        call(rewriter, op.getLoc(), abi::Function::workers, {})->getResults());
+    return success();
+  }
+};
+
 /// What the runtime cannot do, diagnosed before anything is rewritten (the
 /// patterns then cannot fail); numbers the buckets.
 FailureOr<BucketNumbers> checkAndNumber(ModuleOp module) {
@@ -223,12 +235,13 @@ struct ConvertParallaxCollectivesPass
 
     HandleTypeConverter converter;
     RewritePatternSet patterns(ctx);
-    patterns.add<AllReduceStartLowering, AllReduceWaitLowering,
-                 AllReduceLowering, AllGatherLowering, BroadcastLowering>(
-        converter, ctx, module, *buckets);
+    patterns
+        .add<AllReduceStartLowering, AllReduceWaitLowering, AllReduceLowering,
+             AllGatherLowering, BroadcastLowering, WorkersLowering>(
+            converter, ctx, module, *buckets);
     ConversionTarget target(*ctx);
     target.addIllegalOp<AllReduceOp, AllReduceStartOp, AllReduceWaitOp,
-                        AllGatherOp, BroadcastOp>();
+                        AllGatherOp, BroadcastOp, WorkersOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();

@@ -45,9 +45,16 @@ func.func @step(%a: tensor<8x4xf32>, %b: tensor<4xf32>, %ids: tensor<3xi64>, %c:
   // CHECK: %[[ROOT:.*]] = arith.constant 0 : i64
   // CHECK: call @parallax_rt_broadcast_f32(%{{.*}}, %{{.*}}, %[[ROOT]])
   %w0 = parallax.broadcast %c root 0 : tensor<2xf32>
+  // The number of workers of the run: a runtime call.
+  // CHECK: %[[N:.*]] = call @parallax_rt_workers() : () -> i64
+  // CHECK: arith.cmpi eq, %[[N]]
+  %n = parallax.workers : i64
+  %one = arith.constant 1 : i64
+  %alone = arith.cmpi eq, %n, %one : i64
   // CHECK-NOT: parallax.allreduce
   // CHECK-NOT: parallax.allgather
   // CHECK-NOT: parallax.broadcast
+  // CHECK-NOT: parallax.workers
   return %all, %s, %w0 : tensor<12xi64>, tensor<2xf32>, tensor<2xf32>
 }
 parallax.variable trainable @w : tensor<8x4xf32> = dense<0.5>

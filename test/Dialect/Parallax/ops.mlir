@@ -88,6 +88,8 @@ func.func @dense_collectives(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<
   %dyn = parallax.allgather %a : tensor<4x8xf32> -> tensor<?x8xf32>
   // CHECK: parallax.broadcast %{{.*}} root 3 : tensor<4x8xf32>
   %bc = parallax.broadcast %a root 3 : tensor<4x8xf32>
+  // CHECK: parallax.workers : i64
+  %n = parallax.workers : i64
   return
 }
 

@@ -446,4 +446,19 @@ def Parallax_PullOp : Parallax_Op<"pull", [Parallax_Collective,
   }];
 }
 
+def Parallax_WorkersOp : Parallax_Op<"workers", [Pure]> {
+  let summary = "the number of workers this run trains with";
+  let description = [{
+    The number of workers of the run: the MPI world's size, or 1 for a
+    program run without `mpirun`. It is fixed for the whole run. A program
+    whose world is read at run time (`parallax.world` of 0) branches on it
+    where one worker can do without the parameter servers
+    (`--parallax-local-when-alone`).
+
+    Example: `%n = parallax.workers : i64`
+  }];
+  let results = (outs I64:$count);
+  let assemblyFormat = "attr-dict `:` type($count)";
+}
+
 #endif // PARALLAX_DIALECT_PARALLAX_IR_PARALLAXOPS_TD
