@@ -16,7 +16,7 @@ BatchPrefetcher::BatchPrefetcher(StagingDevice &device,
                                  std::function<int64_t(int64_t)> slice)
     : device(device), inputs(std::move(inputs)), slice(std::move(slice)) {
   for (const StagedInput &input : this->inputs)
-    pinned.push_back(device.pin(input.data, input.dataBytes));
+    pinned.push_back(!input.fill && device.pin(input.data, input.dataBytes));
   for (Slot &slot : slots) {
     for (size_t i = 0; i < this->inputs.size(); ++i) {
       size_t bytes = this->inputs[i].batchBytes;
@@ -46,11 +46,14 @@ void BatchPrefetcher::stage(int64_t step) {
   int64_t batch = slice(step);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const StagedInput &input = inputs[i];
-    const char *rows = input.data + batch * input.batchBytes;
-    if (!pinned[i]) {
-      std::memcpy(slot.bounce[i], rows, input.batchBytes);
-      rows = static_cast<const char *>(slot.bounce[i]);
-    }
+    const char *rows = static_cast<const char *>(slot.bounce[i]);
+    if (input.fill)
+      input.fill(batch, static_cast<char *>(slot.bounce[i]));
+    else if (pinned[i])
+      rows = input.data + batch * input.batchBytes;
+    else
+      std::memcpy(slot.bounce[i], input.data + batch * input.batchBytes,
+                  input.batchBytes);
     device.copy(Stream::Side, slot.staged[i], rows, input.batchBytes);
   }
   device.record(Stream::Side, slot.copied);

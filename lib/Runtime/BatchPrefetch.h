@@ -54,8 +54,13 @@ public:
 struct StagedInput {
   void *buffer;
   size_t batchBytes;
+  /// Batch b is the batchBytes at data + b * batchBytes...
   const char *data;
   size_t dataBytes;
+  /// ...unless `fill` is set: it writes batch b's batchBytes to `to`, a
+  /// page-locked buffer of the loader's (bags of varying size, their
+  /// offsets rebased: not rows of the file).
+  std::function<void(int64_t b, char *to)> fill = nullptr;
 };
 
 /// Double-buffered batches: while step s runs, step s + 1's batch is

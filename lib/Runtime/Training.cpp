@@ -181,6 +181,22 @@ template <typename T> void rebase(char *data, int64_t count) {
     offsets[e] -= offsets[0];
 }
 
+/// Writes worker slice `slice`'s batch of bags input `input` to `to`: its
+/// bags' elements (padded to the buffer), or their offsets into the
+/// batch's elements, not the file's.
+void loadBags(const Input &input, int64_t slice, char *to) {
+  if (input.holdsElements) {
+    copySegment(to, input.shape.front(), input.file.data.data(),
+                bagRange(bagGroups[input.bags], slice), dtypeSize(input.dtype));
+    return;
+  }
+  std::memcpy(to, input.file.data.data() + slice * input.bytes, input.bytes);
+  if (input.dtype == "<i8")
+    rebase<int64_t>(to, batch);
+  else
+    rebase<int32_t>(to, batch);
+}
+
 /// Reads a file of bag elements: 1-D, any length.
 void readBagElements(Input &input, const std::string &path,
                      const SegmentGroup &group) {
@@ -558,10 +574,11 @@ static void registerInput(const char *name, const char *dtype, int64_t rank,
 PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_RT_REGISTER_INPUT)
 #undef PARALLAX_RT_REGISTER_INPUT
 
-/// In a GPU program, stages the inputs that are example rows through the
-/// device's side stream (BatchPrefetch.h); the others (bags) are copied
-/// by load_batch as in a CPU program. A CPU program ignores the GPU's
-/// setting, as it does PARALLAX_GPU_COMM.
+/// In a GPU program, stages every input through the device's side stream
+/// (BatchPrefetch.h): example rows straight from the data, bags (their
+/// elements and rebased offsets) written by the host into the loader's
+/// page-locked buffers first. A CPU program ignores the GPU's setting, as
+/// it does PARALLAX_GPU_COMM.
 static void startPrefetching() {
   if (!device())
     return;
@@ -572,10 +589,15 @@ static void startPrefetching() {
   if (setting == "0")
     return;
   std::vector<StagedInput> staged;
-  for (const Input &input : inputs)
-    if (input.bags < 0 && !input.holdsElements)
-      staged.push_back({input.data, static_cast<size_t>(input.bytes),
-                        input.file.data.data(), input.file.data.size()});
+  for (const Input &input : inputs) {
+    StagedInput stagedInput{input.data, static_cast<size_t>(input.bytes),
+                            input.file.data.data(), input.file.data.size()};
+    if (input.bags >= 0)
+      stagedInput.fill = [&input](int64_t slice, char *to) {
+        loadBags(input, slice, to);
+      };
+    staged.push_back(std::move(stagedInput));
+  }
   StagingDevice *staging = staged.empty() ? nullptr : makeStagingDevice();
   if (!staging)
     return;
@@ -590,8 +612,8 @@ static void startPrefetching() {
                      "on a side stream, ") +
          (prefetcher->pinnedInPlace()
               ? "from the training data, page-locked in place"
-              : "through page-locked buffers (the training data could not "
-                "be page-locked in place)"));
+              : "through page-locked buffers (bags of varying size, or "
+                "training data that could not be page-locked in place)"));
 }
 
 extern "C" int64_t parallax_rt_begin() {
@@ -697,26 +719,14 @@ extern "C" void parallax_rt_load_batch(int64_t step) {
     currentStep = step + 1;
     int64_t slice = step * world().size + world().rank;
     firstExample = slice * batch;
-    for (Input &input : inputs) {
-      if (input.holdsElements) {
-        copySegment(input.data, input.shape.front(), input.file.data.data(),
-                    bagRange(bagGroups[input.bags], slice),
-                    dtypeSize(input.dtype));
-        continue;
+    if (!prefetcher)
+      for (Input &input : inputs) {
+        if (input.bags >= 0)
+          loadBags(input, slice, input.data);
+        else
+          copyBuffer(input.data, input.file.data.data() + slice * input.bytes,
+                     input.bytes);
       }
-      const char *examples = input.file.data.data() + slice * input.bytes;
-      if (input.bags < 0) {
-        if (!prefetcher)
-          copyBuffer(input.data, examples, input.bytes);
-        continue;
-      }
-      // Offsets into the batch's elements, not the file's, rebased here.
-      std::memcpy(input.data, examples, input.bytes);
-      if (input.dtype == "<i8")
-        rebase<int64_t>(input.data, batch);
-      else
-        rebase<int32_t>(input.data, batch);
-    }
     for (const Bags &bags : bagGroups)
       if (bags.group->count)
         *bags.group->count = bagRange(bags, slice).size();

@@ -201,6 +201,50 @@ TEST(BatchPrefetchTest, RankOfSeveralWorkersFromARestoredStep) {
     }
 }
 
+TEST(BatchPrefetchTest, FilledInputsGoThroughTheLoadersBuffers) {
+  // Bags: each batch written by the host (`fill`) into a page-locked
+  // buffer of the loader's, never read in place; next to an input of rows
+  // that is. Step s reads batch s of both.
+  for (bool canPin : {true, false})
+    for (Schedule schedule : kSchedules) {
+      SCOPED_TRACE("schedule " + std::to_string(int(schedule)) +
+                   (canPin ? ", rows pinned in place" : ", rows bounced"));
+      SimulatedDevice device(schedule, canPin);
+      std::string labels;
+      for (int64_t b = 0; b < 7; ++b)
+        labels += {char('k' + b), char('K' + b)};
+      char bagBuffer[4], labelBuffer[2];
+      std::vector<int64_t> filled;
+      StagedInput bags{bagBuffer, 4, nullptr, 0};
+      bags.fill = [&](int64_t b, char *to) {
+        filled.push_back(b);
+        std::memcpy(to, ("bag" + std::to_string(b)).data(), 4);
+      };
+      BatchPrefetcher prefetcher(
+          device, {bags, {labelBuffer, 2, labels.data(), labels.size()}},
+          [](int64_t step) { return step; });
+      EXPECT_FALSE(prefetcher.pinnedInPlace());
+      std::vector<std::string> read(7);
+      for (int64_t step = 0; step < 7; ++step) {
+        prefetcher.load(step, step + 1 < 7 ? step + 1 : -1);
+        device.runStep([&, step] {
+          read[step] =
+              std::string(bagBuffer, 4) + "/" + std::string(labelBuffer, 2);
+        });
+      }
+      device.drain();
+      for (int64_t step = 0; step < 7; ++step) {
+        std::string label = {char('k' + step), char('K' + step)};
+        EXPECT_EQ(read[step], "bag" + std::to_string(step) + "/" + label)
+            << "step " << step;
+      }
+      EXPECT_EQ(filled, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6}));
+      EXPECT_EQ(device.sideCopies, 2 * 7);
+      // The bags' two buffers always; the rows' two where not pinned.
+      EXPECT_EQ(device.pinnedAllocations, canPin ? 2 : 4);
+    }
+}
+
 TEST(BatchPrefetchTest, OneStep) {
   for (Schedule schedule : kSchedules) {
     SimulatedDevice device(schedule, true);
