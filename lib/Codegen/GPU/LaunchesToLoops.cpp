@@ -6,6 +6,8 @@
 
 #include "parallax/Codegen/GPU/Passes.h"
 
+#include "WarpReductions.h"
+
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
@@ -17,8 +19,6 @@ namespace mlir::parallax {
 using namespace mlir;
 
 namespace {
-
-constexpr int64_t kWarpSize = 32;
 
 /// An op whose meaning depends on threads running together, other than
 /// the shuffles and barriers the host loops emulate.
@@ -33,7 +33,8 @@ bool isEmulatedShuffle(gpu::ShuffleOp shuffle) {
   std::optional<int64_t> width = getConstantIntValue(shuffle.getWidth());
   Operation *source = shuffle.getValue().getDefiningOp();
   return shuffle.getMode() == gpu::ShuffleMode::XOR && offset && width &&
-         *width == kWarpSize && *offset > 0 && *offset < kWarpSize && source &&
+         *width == parallax::kWarpSize && *offset > 0 &&
+         *offset < parallax::kWarpSize && source &&
          source->getBlock() == shuffle->getBlock() &&
          !matchPattern(source, m_Constant());
 }
@@ -62,7 +63,7 @@ LogicalResult runOnHost(gpu::LaunchOp launch) {
   Block &body = launch.getBody().front();
   gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
   std::optional<int64_t> blockSize = getConstantIntValue(block.x);
-  bool wholeWarps = blockSize && *blockSize % kWarpSize == 0 &&
+  bool wholeWarps = blockSize && *blockSize % parallax::kWarpSize == 0 &&
                     getConstantIntValue(block.y) == 1 &&
                     getConstantIntValue(block.z) == 1;
   WalkResult concurrent = launch.getBody().walk([&](Operation *op) {
