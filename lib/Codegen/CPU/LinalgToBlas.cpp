@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -42,6 +43,24 @@ Value rootBuffer(Value value) {
   return value;
 }
 
+/// Whether `a` and `b` are the same buffer: one value, or one global.
+bool sameBuffer(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto globalA = a.getDefiningOp<memref::GetGlobalOp>();
+  auto globalB = b.getDefiningOp<memref::GetGlobalOp>();
+  return globalA && globalB && globalA.getName() == globalB.getName();
+}
+
+/// The runtime's entry point `call` calls, or null for any other callee.
+func::FuncOp runtimeCallee(CallOpInterface call) {
+  auto callee = dyn_cast_if_present<func::FuncOp>(call.resolveCallable());
+  return callee && callee.isExternal() &&
+                 callee.getName().starts_with("parallax_rt_")
+             ? callee
+             : func::FuncOp();
+}
+
 /// Whether `call` never returns (the runtime's index check, which ends the
 /// program): what it may write is never read after it.
 bool endsTheProgram(CallOpInterface call) {
@@ -54,17 +73,60 @@ bool endsTheProgram(CallOpInterface call) {
          });
 }
 
+/// The buffers that runtime calls in `function` retain (RT_RETAINED_MEMREF:
+/// a bucket's results, a queued pull's rows, a pushed variable and its
+/// state), which any later runtime call may write (RuntimeABI.def).
+SmallVector<Value> retainedBuffers(Operation *function) {
+  SmallVector<Value> retained;
+  function->walk([&](CallOpInterface call) {
+    func::FuncOp callee = runtimeCallee(call);
+    if (!callee)
+      return;
+    for (auto [i, argument] : llvm::enumerate(call.getArgOperands()))
+      if (i < callee.getNumArguments() &&
+          callee.getArgAttr(i,
+                            parallax::ParallaxDialect::getRetainedAttrName()))
+        retained.push_back(rootBuffer(argument));
+  });
+  return retained;
+}
+
+/// Whether runtime call `call` may write the buffer `root` (RuntimeABI.def):
+/// the memrefs passed to it, the buffers retained by a call of its function
+/// (`retained`), and the function's arguments (main may register them).
+/// memref_copy takes its memrefs as plain pointers: it may write anything.
+bool runtimeCallMayWrite(CallOpInterface call, Value root,
+                         ArrayRef<Value> retained) {
+  if ((!root.getDefiningOp<memref::AllocOp>() &&
+       !root.getDefiningOp<memref::GetGlobalOp>()) ||
+      runtimeCallee(call).getName() ==
+          parallax::abi::symbol(parallax::abi::Function::memref_copy))
+    return true;
+  auto same = [&](Value buffer) { return sameBuffer(buffer, root); };
+  return llvm::any_of(retained, same) ||
+         llvm::any_of(call.getArgOperands(), [&](Value argument) {
+           return isa<BaseMemRefType>(argument.getType()) &&
+                  same(rootBuffer(argument));
+         });
+}
+
 /// Whether an op strictly between `from` and `to` (one block) may write
-/// the buffer `root`. Calls may (the runtime updates variables in place),
-/// except those that end the program; ops that do not declare their
-/// effects are assumed to.
-bool mayWriteBetween(Operation *from, Operation *to, Value root) {
+/// the buffer `root`. Runtime calls may write what RuntimeABI.def says
+/// (`retained`: the buffers the function's runtime calls retain), calls
+/// that end the program nothing, other calls anything; ops that do not
+/// declare their effects are assumed to write.
+bool mayWriteBetween(Operation *from, Operation *to, Value root,
+                     ArrayRef<Value> retained) {
   for (Operation *op = from->getNextNode(); op && op != to;
        op = op->getNextNode()) {
     WalkResult result = op->walk([&](Operation *nested) {
-      if (auto call = dyn_cast<CallOpInterface>(nested))
-        return endsTheProgram(call) ? WalkResult::advance()
-                                    : WalkResult::interrupt();
+      if (auto call = dyn_cast<CallOpInterface>(nested)) {
+        if (endsTheProgram(call))
+          return WalkResult::advance();
+        return runtimeCallee(call) && !runtimeCallMayWrite(call, root, retained)
+                   ? WalkResult::advance()
+                   : WalkResult::interrupt();
+      }
       auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
       if (!effects)
         return nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
@@ -74,7 +136,8 @@ bool mayWriteBetween(Operation *from, Operation *to, Value root) {
       effects.getEffects(list);
       for (const MemoryEffects::EffectInstance &effect : list)
         if (isa<MemoryEffects::Write>(effect.getEffect()) &&
-            (!effect.getValue() || rootBuffer(effect.getValue()) == root))
+            (!effect.getValue() ||
+             sameBuffer(rootBuffer(effect.getValue()), root)))
           return WalkResult::interrupt();
       return WalkResult::advance();
     });
@@ -133,11 +196,13 @@ bool overwrites(linalg::LinalgOp op, Value buffer) {
 /// B (`products`) before it is overwritten read the same view instead
 /// (`shared` maps the buffer to the transpose's source for them): CSE
 /// merges a filter's transposes for a pixel-major convolution and for its
-/// input gradient. `copies` collects the transposes made dead.
+/// input gradient. `copies` collects the transposes made dead. `retained`:
+/// the buffers the function's runtime calls retain.
 Value transposedSource(OpBuilder &builder, Value operand, Operation *product,
                        const llvm::SmallPtrSetImpl<Operation *> &products,
                        DenseMap<std::pair<Operation *, Value>, Value> &shared,
-                       llvm::SetVector<linalg::TransposeOp> &copies) {
+                       llvm::SetVector<linalg::TransposeOp> &copies,
+                       ArrayRef<Value> retained) {
   builder.setInsertionPoint(product);
   if (Value source = shared.lookup({product, operand}))
     return swapLastTwo(builder, product->getLoc(), source);
@@ -183,14 +248,14 @@ Value transposedSource(OpBuilder &builder, Value operand, Operation *product,
       return {};
   Value source = transpose.getInput();
   if (!swapsLastTwo(transpose.getPermutation()) || !hasContiguousRows(source) ||
-      mayWriteBetween(transpose, product, rootBuffer(source)))
+      mayWriteBetween(transpose, product, rootBuffer(source), retained))
     return {};
   SmallVector<Operation *> alsoReading;
   for (Operation *other : otherProducts) {
     if (!transpose->isBeforeInBlock(other) ||
         (next && next->isBeforeInBlock(other)))
       continue;
-    if (mayWriteBetween(transpose, other, rootBuffer(source)))
+    if (mayWriteBetween(transpose, other, rootBuffer(source), retained))
       return {};
     alsoReading.push_back(other);
   }
@@ -316,18 +381,25 @@ struct LinalgToBlasPass
     llvm::SetVector<linalg::TransposeOp> copies;
     llvm::SmallPtrSet<Operation *, 16> pending;
     DenseMap<std::pair<Operation *, Value>, Value> shared;
+    DenseMap<Operation *, SmallVector<Value>> retainedIn;
     for (linalg::LinalgOp op : products)
       pending.insert(op);
     for (linalg::LinalgOp op : products) {
       OpBuilder builder(op);
+      Operation *scope = op->getParentOfType<FunctionOpInterface>();
+      if (!scope)
+        scope = module;
+      auto [found, added] = retainedIn.try_emplace(scope);
+      if (added)
+        found->second = retainedBuffers(scope);
       std::optional<TransposedOutput> transposed =
           cublas ? std::nullopt : transposedOutputOf(op);
       SmallVector<Value> operands;
       for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
         Value view;
         if (i < 2) // A and B may be read transposed
-          view =
-              transposedSource(builder, operand, op, pending, shared, copies);
+          view = transposedSource(builder, operand, op, pending, shared, copies,
+                                  found->second);
         operands.push_back(view ? view : operand);
       }
       if (transposed) {

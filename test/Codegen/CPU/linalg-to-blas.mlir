@@ -78,6 +78,84 @@ func.func @call_between(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3
   return
 }
 
+// Runtime calls write what RuntimeABI.def says: the memrefs passed to them,
+// and the buffers a runtime call of the function retains (a bucket's
+// results, a pushed variable and its state). A weight's transpose for a
+// forward product and for its input gradient is a view across a bucket's
+// calls and other products; it stays a copy where the weight was pushed
+// (the exchange may write it at any later runtime call), passed to a call,
+// or is an argument of the function (main may have registered it).
+// CHECK-LABEL: func.func @runtime_calls_between
+// CHECK: %[[W:.*]] = memref.get_global @w
+// CHECK-NOT: linalg.transpose
+// CHECK: memref.transpose %[[W]] (d0, d1) -> (d1, d0)
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK: call @parallax_rt_allreduce_add_f32
+// CHECK: call @parallax_rt_allreduce_wait
+// CHECK: memref.transpose %[[W]] (d0, d1) -> (d1, d0)
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK-LABEL: func.func @pushed_between
+// CHECK: call @parallax_rt_push_sgd_f32
+// CHECK: linalg.transpose
+// CHECK: call @parallax_rt_allreduce_wait
+// CHECK-LABEL: func.func @passed_between
+// CHECK: linalg.transpose
+// CHECK: call @parallax_rt_update_sgd_f32
+// CHECK-LABEL: func.func @argument_across_runtime_call
+// CHECK: linalg.transpose
+// CHECK: call @parallax_rt_allreduce_wait
+memref.global "private" @w : memref<3x8xf32> = dense<1.0>
+func.func private @parallax_rt_allreduce_add_f32(i64, !llvm.ptr, memref<*xf32>, memref<*xf32> {parallax.retained})
+func.func private @parallax_rt_allreduce_wait(i64)
+func.func private @parallax_rt_push_sgd_f32(!llvm.ptr, i64, i64, memref<*xf32> {parallax.retained}, memref<*xf32>, !llvm.ptr)
+func.func private @parallax_rt_update_sgd_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, !llvm.ptr)
+func.func @runtime_calls_between(%a: memref<4x8xf32>, %c: memref<4x3xf32>, %g: memref<4x3xf32>, %name: !llvm.ptr) {
+  %c0 = arith.constant 0 : i64
+  %w = memref.get_global @w : memref<3x8xf32>
+  %wt = memref.alloc() : memref<8x3xf32>
+  linalg.transpose ins(%w : memref<3x8xf32>) outs(%wt : memref<8x3xf32>) permutation = [1, 0]
+  linalg.matmul ins(%a, %wt : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  %out = memref.alloc() : memref<4x3xf32>
+  %gu = memref.cast %g : memref<4x3xf32> to memref<*xf32>
+  %ou = memref.cast %out : memref<4x3xf32> to memref<*xf32>
+  func.call @parallax_rt_allreduce_add_f32(%c0, %name, %gu, %ou) : (i64, !llvm.ptr, memref<*xf32>, memref<*xf32>) -> ()
+  func.call @parallax_rt_allreduce_wait(%c0) : (i64) -> ()
+  %dx = memref.alloc() : memref<4x3xf32>
+  linalg.matmul ins(%a, %wt : memref<4x8xf32>, memref<8x3xf32>) outs(%dx : memref<4x3xf32>)
+  return
+}
+func.func @pushed_between(%a: memref<4x8xf32>, %c: memref<4x3xf32>, %grad: memref<3x8xf32>, %name: !llvm.ptr, %hyper: !llvm.ptr) {
+  %c1 = arith.constant 1 : i64
+  %w2 = memref.get_global @w : memref<3x8xf32>
+  %wu = memref.cast %w2 : memref<3x8xf32> to memref<*xf32>
+  %gu = memref.cast %grad : memref<3x8xf32> to memref<*xf32>
+  func.call @parallax_rt_push_sgd_f32(%name, %c1, %c1, %wu, %gu, %hyper) : (!llvm.ptr, i64, i64, memref<*xf32>, memref<*xf32>, !llvm.ptr) -> ()
+  %w = memref.get_global @w : memref<3x8xf32>
+  %wt = memref.alloc() : memref<8x3xf32>
+  linalg.transpose ins(%w : memref<3x8xf32>) outs(%wt : memref<8x3xf32>) permutation = [1, 0]
+  func.call @parallax_rt_allreduce_wait(%c1) : (i64) -> ()
+  linalg.matmul ins(%a, %wt : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  return
+}
+func.func @passed_between(%a: memref<4x8xf32>, %c: memref<4x3xf32>, %grad: memref<3x8xf32>, %name: !llvm.ptr, %hyper: !llvm.ptr) {
+  %w = memref.get_global @w : memref<3x8xf32>
+  %wt = memref.alloc() : memref<8x3xf32>
+  linalg.transpose ins(%w : memref<3x8xf32>) outs(%wt : memref<8x3xf32>) permutation = [1, 0]
+  %wu = memref.cast %w : memref<3x8xf32> to memref<*xf32>
+  %gu = memref.cast %grad : memref<3x8xf32> to memref<*xf32>
+  func.call @parallax_rt_update_sgd_f32(%name, %wu, %gu, %hyper) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, !llvm.ptr) -> ()
+  linalg.matmul ins(%a, %wt : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  return
+}
+func.func @argument_across_runtime_call(%a: memref<4x8xf32>, %w: memref<3x8xf32>, %c: memref<4x3xf32>) {
+  %c0 = arith.constant 0 : i64
+  %wt = memref.alloc() : memref<8x3xf32>
+  linalg.transpose ins(%w : memref<3x8xf32>) outs(%wt : memref<8x3xf32>) permutation = [1, 0]
+  func.call @parallax_rt_allreduce_wait(%c0) : (i64) -> ()
+  linalg.matmul ins(%a, %wt : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  return
+}
+
 // Bufferization may give several transposes one buffer (CSE merged their
 // tensor.empty ops): each product reads the transpose just before it, which
 // nothing else reads, so each is a view and buffer and copies go.
