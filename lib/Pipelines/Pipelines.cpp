@@ -177,6 +177,7 @@ static void addEntryPoint(OpPassManager &pm, ProgramKind kind) {
 void mlir::parallax::buildCPUCodegenPipeline(OpPassManager &pm,
                                              ProgramKind kind, bool useBlas) {
   addCPUTensorPasses(pm);
+  pm.addPass(createParallaxAllReduceInPlace());
   if (useBlas)
     pm.addPass(createParallaxLinalgToBlas());
   addEntryPoint(pm, kind);
@@ -238,6 +239,7 @@ void mlir::parallax::buildGPUCodegenPipeline(OpPassManager &pm,
   pm.addPass(createParallaxGPUSplitReductions(split));
   pm.addPass(createCanonicalizerPass());
   addBufferizePass(pm);
+  pm.addPass(createParallaxAllReduceInPlace());
   // Matrix products (and with them the convolutions' im2col products) go
   // to the GPU's BLAS; cuda-sim calls the CPU's in their place.
   ParallaxLinalgToBlasOptions blas;

@@ -301,7 +301,9 @@ void parallax::runtime::setDevice(const char *name) { deviceName = name; }
 const char *parallax::runtime::device() { return deviceName; }
 
 void parallax::runtime::copyBuffer(void *to, const void *from, size_t bytes) {
-  bufferCopy(to, from, bytes);
+  // A buffer onto itself: a gradient reduced in place at one worker.
+  if (to != from)
+    bufferCopy(to, from, bytes);
 }
 
 [[noreturn]] void parallax::runtime::die(const std::string &message) {

@@ -88,7 +88,8 @@ void checkInputValues(const std::string &name, const std::string &path,
 /// How the runtime copies into buffers of generated code (from another
 /// such buffer, or a CPU program's batch from host memory): memcpy, or, in a
 /// GPU program, the CUDA runtime's copy (its buffers are device memory, which
-/// a host memcpy would migrate to the host and back). Returns once done.
+/// a host memcpy would migrate to the host and back). Returns once done;
+/// a buffer copied onto itself is left alone.
 using BufferCopy = void (*)(void *to, const void *from, size_t bytes);
 void setBufferCopy(BufferCopy copy);
 void copyBuffer(void *to, const void *from, size_t bytes);

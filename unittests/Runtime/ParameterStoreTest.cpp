@@ -459,6 +459,23 @@ TEST(CollectivesTest, BucketedMeanAndAllGather) {
   }
 }
 
+// --parallax-allreduce-in-place passes a gradient's buffer as its own
+// result: one worker leaves it as it is, several write the reduction into
+// it.
+TEST(CollectivesTest, GradientReducedIntoItsOwnBuffer) {
+  const World &wld = world();
+  std::vector<float> g(1000);
+  for (size_t i = 0; i < g.size(); ++i)
+    g[i] = static_cast<float>(i) + wld.rank;
+  Memref<float, 1> view(g, {static_cast<int64_t>(g.size())});
+  parallax_rt_allreduce_add_f32(70, "g", 1, &view, 1, &view);
+  parallax_rt_allreduce_start(70, PARALLAX_RT_REDUCE_SUM);
+  parallax_rt_allreduce_wait(70);
+  float ranks = (wld.size - 1) * wld.size / 2.0f;
+  for (size_t i = 0; i < g.size(); ++i)
+    ASSERT_FLOAT_EQ(g[i], i * wld.size + ranks) << "element " << i;
+}
+
 /// Rank r's value at element i: small integers, so that a sum is exact
 /// in any order.
 float elementOf(int rank, int64_t i) {

@@ -599,6 +599,40 @@ def ParallaxMarkNoaliasArguments
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ParallaxAllReduceInPlace
+    : Pass<"parallax-allreduce-in-place", "::mlir::ModuleOp"> {
+  let summary = "Reduce a gradient into its own buffer where nothing reads "
+                "it after its AllReduce starts";
+  let description = [{
+    The lowering of `parallax.allreduce` (`--convert-parallax-collectives`)
+    gives each gradient added to a bucket (`parallax_rt_allreduce_add_f32`)
+    a fresh buffer for its reduced values. Where nothing uses the
+    gradient's buffer after that call (no view of it, no op, no call), the
+    reduced values may as well go into it: this pass makes the gradient's
+    buffer the result's and drops the fresh one.
+
+    One buffer fewer per dense gradient for as long as the optimizer needs
+    it, and at one worker no copy at all: a program planned for any number
+    of workers and run alone copied every dense gradient into its result
+    at each step (ResNet-18 at batch 32: 45 MB, 2.7-4.6 ms of a 69-73 ms
+    step on one thread); the runtime skips the copy of a buffer onto
+    itself. With
+    several workers the bucket's results are copied into the gradient's
+    buffer instead of the fresh one.
+
+    Applies where the gradient's buffer (the root of the memref passed, a
+    `memref.alloc`) is in the call's block, has the fresh buffer's type
+    through the view passed, and every use of it or of its views comes
+    before the call (in that block), none of them a call. The fresh buffer
+    must be a `memref.alloc` used by nothing before the call.
+
+    Precondition: bufferized, before the deallocation passes (no
+    `memref.dealloc` yet). Postcondition: every such call passes one buffer
+    twice.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
                                "::mlir::ModuleOp"> {
   let summary = "Run f32 matrix products through the runtime's BLAS call";
