@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::parallax {
@@ -59,9 +60,7 @@ void reduceInPlace(func::CallOp call) {
   if (!gradient || !result || gradient.getType() != result.getType())
     return;
   auto fresh = result.getDefiningOp<memref::AllocOp>();
-  Value root = gradient;
-  while (auto view = root.getDefiningOp<ViewLikeOpInterface>())
-    root = view.getViewSource();
+  Value root = memref::skipViewLikeOps(cast<MemrefValue>(gradient));
   auto rootAlloc = root.getDefiningOp<memref::AllocOp>();
   Block *block = call->getBlock();
   if (!fresh || !rootAlloc || fresh->getBlock() != block ||

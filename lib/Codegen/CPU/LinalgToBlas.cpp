@@ -11,10 +11,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_PARALLAXLINALGTOBLAS
@@ -38,9 +38,7 @@ bool hasContiguousRows(Value value) {
 
 /// The buffer `value` is a view of (view-like ops stripped).
 Value rootBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
+  return memref::skipViewLikeOps(cast<MemrefValue>(value));
 }
 
 /// Whether `a` and `b` are the same buffer: one value, or one global.
@@ -91,15 +89,16 @@ SmallVector<Value> retainedBuffers(Operation *function) {
   return retained;
 }
 
-/// Whether runtime call `call` may write the buffer `root` (RuntimeABI.def):
+/// Whether runtime call `call` (of `callee`) may write the buffer `root`
+/// (RuntimeABI.def):
 /// the memrefs passed to it, the buffers retained by a call of its function
 /// (`retained`), and the function's arguments (main may register them).
 /// memref_copy takes its memrefs as plain pointers: it may write anything.
-bool runtimeCallMayWrite(CallOpInterface call, Value root,
+bool runtimeCallMayWrite(func::FuncOp callee, CallOpInterface call, Value root,
                          ArrayRef<Value> retained) {
   if ((!root.getDefiningOp<memref::AllocOp>() &&
        !root.getDefiningOp<memref::GetGlobalOp>()) ||
-      runtimeCallee(call).getName() ==
+      callee.getName() ==
           parallax::abi::symbol(parallax::abi::Function::memref_copy))
     return true;
   auto same = [&](Value buffer) { return sameBuffer(buffer, root); };
@@ -123,7 +122,8 @@ bool mayWriteBetween(Operation *from, Operation *to, Value root,
       if (auto call = dyn_cast<CallOpInterface>(nested)) {
         if (endsTheProgram(call))
           return WalkResult::advance();
-        return runtimeCallee(call) && !runtimeCallMayWrite(call, root, retained)
+        func::FuncOp callee = runtimeCallee(call);
+        return callee && !runtimeCallMayWrite(callee, call, root, retained)
                    ? WalkResult::advance()
                    : WalkResult::interrupt();
       }
