@@ -100,6 +100,72 @@ def ParallaxCollapseLoopDims : Pass<"parallax-collapse-loop-dims"> {
   ];
 }
 
+def ParallaxChannelsInnermost : Pass<"parallax-channels-innermost"> {
+  let summary = "Run window ops over small or strided images with the "
+                "channels as the innermost, vectorized loop (NHWC)";
+  let description = [{
+    A depthwise convolution over NCHW tensors vectorizes along an image
+    row (`--parallax-hoist-window-reductions`,
+    `--parallax-split-short-reductions`). MobileNetV2's rows at 32x32
+    inputs are 8, 4, 2 or 1 points long, or read with a stride of 2
+    (gathers): its depthwise convolutions and their gradients ran at 2-6
+    GFLOP/s, a third of its training step (`--profile`). Along the
+    channels (96 to 960) every operand but the output's row is the same
+    for a whole vector, as in the NHWC kernels of oneDNN and XNNPACK.
+
+    This pass gives such an op transposed operands in which the channel
+    index comes last, and makes the channel loop the innermost one:
+
+    ```
+    xt = transpose(x)                // n, h, w, c; a padded input is padded
+    ft = transpose(f)                //   after its transpose, not before
+    yt = generic(xt, ft) -> (n, h, w, c)    loops (n, h, w, g, kh, kw, c)
+    y  = transpose(yt)               // back to n, c, h, w
+    ```
+
+    The loops other than the channel loop keep their order within two
+    groups, those that index the output and the others (the reductions).
+    Where the output is smaller than every input (a filter gradient) the
+    reductions go outside, so the output stays in the cache while the
+    inputs are read once; otherwise they go inside, and each output
+    element is finished in turn. An output that is a `linalg.fill` gets a fill of the
+    transposed shape instead of a transpose. Each output element still
+    receives the same terms in the same order; where the sum carries
+    `reassoc`, LLVM may group them differently than it did along the rows,
+    so the last bit may differ, as with any change of vectorization.
+
+    It applies to a `linalg.generic` on tensors with static shapes, an
+    iteration space of at least `min-iterations` points (below that, the
+    two or three transposes' kernels cost about what the op saves), one
+    output read through a projected permutation, and at least one
+    reduction loop, whose output's innermost index moves with a loop of
+    fewer than `min-inner` iterations or reads an input with a stride
+    above one, and that has a parallel loop of at least `min-channels`
+    iterations that moves exactly one index of every operand, by one
+    (the channel loop; not already the output's innermost index).
+
+    Precondition: linalg on tensors, before
+    `--parallax-hoist-window-reductions` and
+    `--parallax-split-short-reductions` (which then leave these ops
+    alone: their innermost loop is a parallel one). Postcondition: no op
+    meeting those conditions remains; each output element is the same sum
+    of the same terms.
+  }];
+  let options = [
+    Option<"minInner", "min-inner", "int64_t", /*default=*/"8",
+           "Output rows shorter than this run along the channels">,
+    Option<"minChannels", "min-channels", "int64_t", /*default=*/"16",
+           "The least iterations of the channel loop">,
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"32768",
+           "Smallest iteration space rewritten (as "
+           "--parallax-parallelize-kernels' threshold)">,
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def ParallaxHoistWindowReductions
     : Pass<"parallax-hoist-window-reductions"> {
   let summary = "Move a small innermost reduction (a convolution's window) "
