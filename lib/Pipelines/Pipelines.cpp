@@ -99,12 +99,12 @@ static void addCPUTensorPasses(OpPassManager &pm) {
   pm.addPass(createParallaxFoldBiasIntoProducts());
   pm.addPass(createParallaxFuseElementwise());
   pm.addPass(createParallaxCollapseLoopDims());
-  pm.addPass(createParallaxChannelsInnermost());
   pm.addPass(createParallaxHoistWindowReductions());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createParallaxReassociateReductions());
+  pm.addPass(createParallaxChannelsInnermost());
   // One transpose of an input that several window ops read.
   pm.addPass(createCSEPass());
-  pm.addPass(createParallaxReassociateReductions());
   pm.addPass(createParallaxSplitShortReductions());
   pm.addPass(createParallaxReduceInProducers());
   pm.addPass(createParallaxSplitOuterReductions());

@@ -19,6 +19,10 @@ using namespace mlir::parallax;
 
 namespace {
 
+/// A filter gradient's batch is summed in at most this many groups, each
+/// into partial sums of its own that threads can share out.
+constexpr int64_t kMaxBatchGroups = 8;
+
 /// The coefficient of `loop` in `expr`, or nullopt where `expr` is not a
 /// linear function of the loops.
 std::optional<int64_t> coefficientOf(AffineExpr expr, unsigned loop,
@@ -179,9 +183,151 @@ struct ChannelsInnermostPass
     Value result = transposed(rewriter, loc, generic.getResult(0), back);
     rewriter.replaceOp(op, result);
 
+    bool reductionsOutside = false;
+    SmallVector<unsigned> order =
+        loopOrder(generic, channel, reductionsOutside);
+    if (reductionsOutside) {
+      if (std::optional<unsigned> batch = batchLoop(generic, order.front()))
+        return splitBatch(rewriter, generic, *batch, order);
+    }
     rewriter.setInsertionPoint(generic);
-    return linalg::interchangeGenericOp(rewriter, generic,
-                                        loopOrder(generic, channel));
+    return linalg::interchangeGenericOp(rewriter, generic, order);
+  }
+
+  /// `loop`, where it is a loop that `generic`'s sum can be split along
+  /// into groups: it indexes the first dimension of every input, through
+  /// that index alone, and not the output (the batch of a filter
+  /// gradient), has a divisor of at least two groups, and the body adds
+  /// its terms to the output with `reassoc`.
+  std::optional<unsigned> batchLoop(linalg::GenericOp generic, unsigned loop) {
+    if (generic.hasIndexSemantics() ||
+        batchGroups(generic.getStaticLoopRanges()[loop]) < 2)
+      return std::nullopt;
+    auto add = generic.getBlock()
+                   ->getTerminator()
+                   ->getOperand(0)
+                   .getDefiningOp<arith::AddFOp>();
+    BlockArgument out = generic.getBlock()->getArguments().back();
+    if (!add || !out.hasOneUse() ||
+        (add.getLhs() != out && add.getRhs() != out) ||
+        !bitEnumContainsAll(add.getFastmath(), arith::FastMathFlags::reassoc))
+      return std::nullopt;
+    AffineExpr batch = getAffineDimExpr(loop, generic.getContext());
+    for (OpOperand &operand : generic->getOpOperands()) {
+      AffineMap map = generic.getMatchingIndexingMap(&operand);
+      bool isInput = generic.isDpsInput(&operand);
+      for (auto [i, expr] : llvm::enumerate(map.getResults()))
+        if (expr.isFunctionOfDim(loop) && !(isInput && i == 0 && expr == batch))
+          return std::nullopt;
+      if (isInput && map.getResult(0) != batch)
+        return std::nullopt;
+    }
+    return loop;
+  }
+
+  /// The most groups, up to kMaxBatchGroups, that divide `extent`.
+  static int64_t batchGroups(int64_t extent) {
+    for (int64_t groups = kMaxBatchGroups; groups > 1; --groups)
+      if (extent % groups == 0)
+        return groups;
+    return 1;
+  }
+
+  /// `generic` (loops in `order` once interchanged) as partial sums over
+  /// groups of its batch, in a parallel loop outside the others, then the
+  /// groups' sums added to its init:
+  ///
+  ///   partial[grp, ...] = sum over (n in grp, the other reductions) of ...
+  ///   result[...]       = init[...] + sum over grp of partial[grp, ...]
+  ///
+  /// The groups depend on the shape alone, so the sums do not depend on the
+  /// thread count.
+  LogicalResult splitBatch(IRRewriter &rewriter, linalg::GenericOp generic,
+                           unsigned batch, ArrayRef<unsigned> order) {
+    Location loc = generic.getLoc();
+    MLIRContext *context = generic.getContext();
+    rewriter.setInsertionPoint(generic);
+    unsigned loops = generic.getNumLoops(), group = loops;
+    int64_t groups = batchGroups(generic.getStaticLoopRanges()[batch]);
+    AffineExpr groupDim = getAffineDimExpr(group, context);
+
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (OpOperand *input : generic.getDpsInputOperands()) {
+      auto type = cast<RankedTensorType>(input->get().getType());
+      SmallVector<int64_t> shape{groups, type.getDimSize(0) / groups};
+      SmallVector<ReassociationIndices> reassociation{{0, 1}};
+      for (int64_t dim = 1; dim < type.getRank(); ++dim) {
+        shape.push_back(type.getDimSize(dim));
+        reassociation.push_back({dim + 1});
+      }
+      inputs.push_back(tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get(shape, type.getElementType()),
+          input->get(), reassociation));
+      SmallVector<AffineExpr> results{groupDim};
+      llvm::append_range(results,
+                         generic.getMatchingIndexingMap(input).getResults());
+      maps.push_back(AffineMap::get(loops + 1, 0, results, context));
+    }
+    OpOperand *init = generic.getDpsInitOperand(0);
+    auto outType = cast<RankedTensorType>(init->get().getType());
+    SmallVector<int64_t> partialShape{groups};
+    llvm::append_range(partialShape, outType.getShape());
+    Type element = outType.getElementType();
+    Value zero = arith::ConstantOp::create(rewriter, loc, element,
+                                           rewriter.getZeroAttr(element));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, partialShape, element);
+    Value partialInit =
+        linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
+    SmallVector<AffineExpr> partialResults{groupDim};
+    llvm::append_range(partialResults,
+                       generic.getMatchingIndexingMap(init).getResults());
+    maps.push_back(AffineMap::get(loops + 1, 0, partialResults, context));
+    SmallVector<utils::IteratorType> iterators =
+        generic.getIteratorTypesArray();
+    iterators.push_back(utils::IteratorType::parallel);
+    auto partial = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{partialInit.getType()}, inputs,
+        ValueRange{partialInit}, maps, iterators);
+    rewriter.cloneRegionBefore(generic.getRegion(), partial.getRegion(),
+                               partial.getRegion().begin());
+
+    // The groups' sums added to the init, the channel loop innermost.
+    unsigned rank = outType.getRank();
+    SmallVector<AffineExpr> outResults,
+        fromPartial{getAffineDimExpr(rank, context)};
+    for (unsigned dim = 0; dim < rank; ++dim) {
+      outResults.push_back(getAffineDimExpr(dim, context));
+      fromPartial.push_back(outResults.back());
+    }
+    SmallVector<utils::IteratorType> sumIterators(
+        rank, utils::IteratorType::parallel);
+    sumIterators.push_back(utils::IteratorType::reduction);
+    auto sum = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{outType}, ValueRange{partial.getResult(0)},
+        ValueRange{init->get()},
+        SmallVector<AffineMap>{
+            AffineMap::get(rank + 1, 0, fromPartial, context),
+            AffineMap::get(rank + 1, 0, outResults, context)},
+        sumIterators, [](OpBuilder &b, Location l, ValueRange args) {
+          Value added = arith::AddFOp::create(b, l, args[1], args[0],
+                                              arith::FastMathFlags::reassoc);
+          linalg::YieldOp::create(b, l, added);
+        });
+    rewriter.replaceOp(generic, sum.getResult(0));
+
+    SmallVector<unsigned> sumOrder;
+    for (unsigned dim = 0; dim + 1 < rank; ++dim)
+      sumOrder.push_back(dim);
+    sumOrder.push_back(rank);
+    sumOrder.push_back(rank - 1);
+    SmallVector<unsigned> partialOrder{group};
+    llvm::append_range(partialOrder, order);
+    rewriter.setInsertionPoint(partial);
+    if (failed(linalg::interchangeGenericOp(rewriter, partial, partialOrder)))
+      return failure();
+    rewriter.setInsertionPoint(sum);
+    return linalg::interchangeGenericOp(rewriter, sum, sumOrder);
   }
 
   /// `operand`'s value with the channel index last, and the map that reads
@@ -219,13 +365,14 @@ struct ChannelsInnermostPass
   /// than every input (a filter gradient: the output stays in the cache
   /// while the inputs stream past once), else inside them (each output
   /// element finished in turn); the channel loop last.
-  SmallVector<unsigned> loopOrder(linalg::GenericOp op, unsigned channel) {
+  SmallVector<unsigned> loopOrder(linalg::GenericOp op, unsigned channel,
+                                  bool &reductionsOutside) {
     AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
     auto elements = [](Value value) {
       return cast<RankedTensorType>(value.getType()).getNumElements();
     };
     int64_t outElements = elements(op.getDpsInitOperand(0)->get());
-    bool reductionsOutside =
+    reductionsOutside =
         llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *input) {
           return elements(input->get()) > outElements;
         });

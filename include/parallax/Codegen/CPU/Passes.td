@@ -144,12 +144,24 @@ def ParallaxChannelsInnermost : Pass<"parallax-channels-innermost"> {
     iterations that moves exactly one index of every operand, by one
     (the channel loop; not already the output's innermost index).
 
-    Precondition: linalg on tensors, before
-    `--parallax-hoist-window-reductions` and
-    `--parallax-split-short-reductions` (which then leave these ops
-    alone: their innermost loop is a parallel one). Postcondition: no op
+    Where the reductions go outside and the first of them is a batch
+    (it indexes the first dimension of every input, and only that, and
+    not the output) of a sum that carries `reassoc`, the batch is summed
+    in up to 8 groups of images, the most that divide it: a parallel loop
+    outside the others writes each group's partial sums, and a second op
+    adds them to the output. Threads then share out the groups
+    (`--parallax-parallelize-kernels`), each reading its images once; the
+    groups depend on the shape alone, so results do not depend on the
+    thread count.
+
+    Precondition: linalg on tensors, after
+    `--parallax-reassociate-reductions` (the batch split reassociates only
+    sums that carry `reassoc`), before `--parallax-split-short-reductions`
+    (which then leaves these ops alone: their innermost loop is a parallel
+    one); `--parallax-hoist-window-reductions` takes contiguous rows of 8
+    or more only, which this pass leaves alone. Postcondition: no op
     meeting those conditions remains; each output element is the same sum
-    of the same terms.
+    of the same terms (in groups of the batch, where split).
   }];
   let options = [
     Option<"minInner", "min-inner", "int64_t", /*default=*/"8",

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Writes Inputs/depthwise/: a model of three depthwise convolutions over
+8x8, 4x4 images (stride 2, then 3x3 and 5x5 windows at stride 1) and a
+classifier, exported for training (opset 14), 16 examples, and PyTorch's
+losses and weights after two SGD steps of batch 8. Large enough (32
+channels, 36,864+ points a window op) for --parallax-channels-innermost
+to rewrite every depthwise op. Needs PyTorch; training-depthwise.test only
+reads what it writes.
+"""
+
+import copy
+import pathlib
+
+import numpy as np
+import torch
+
+BATCH, STEPS, LR = 8, 2, 0.1
+
+
+class Depthwise(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(32, 32, 3, stride=2, padding=1, groups=32, bias=False)
+        self.b = torch.nn.Conv2d(32, 32, 3, padding=1, groups=32, bias=False)
+        self.c = torch.nn.Conv2d(32, 32, 5, padding=2, groups=32, bias=False)
+        self.fc = torch.nn.Linear(32 * 4 * 4, 10)
+
+    def forward(self, x, y):
+        h = torch.relu(self.a(x))
+        h = torch.relu(self.b(h))
+        h = self.c(h)
+        return torch.nn.functional.cross_entropy(self.fc(h.flatten(1)), y)
+
+
+def main():
+    out = pathlib.Path(__file__).parent / "Inputs" / "depthwise"
+    (out / "train").mkdir(parents=True, exist_ok=True)
+    (out / "reference").mkdir(exist_ok=True)
+    torch.manual_seed(0)
+    model = Depthwise()
+    x = torch.randn(BATCH * STEPS, 32, 8, 8)
+    y = torch.randint(0, 10, (BATCH * STEPS,))
+    torch.onnx.export(copy.deepcopy(model), (x[:BATCH], y[:BATCH]), str(out / "model.onnx"),
+                      input_names=["x", "y"], output_names=["loss"], opset_version=14,
+                      do_constant_folding=False, training=torch.onnx.TrainingMode.TRAINING)
+    np.save(out / "train" / "x.npy", x.numpy())
+    np.save(out / "train" / "y.npy", y.numpy())
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    losses = []
+    for step in range(STEPS):
+        optimizer.zero_grad()
+        loss = model(x[step * BATCH:(step + 1) * BATCH], y[step * BATCH:(step + 1) * BATCH])
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    np.save(out / "reference" / "losses.npy", np.array(losses, dtype=np.float32))
+    for name, parameter in model.named_parameters():
+        np.save(out / "reference" / f"{name}.npy", parameter.detach().numpy())
+
+
+if __name__ == "__main__":
+    main()
