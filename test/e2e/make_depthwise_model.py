@@ -2,7 +2,7 @@
 """Writes Inputs/depthwise/: a model of three depthwise convolutions over
 8x8, 4x4 images (stride 2, then 3x3 and 5x5 windows at stride 1) and a
 classifier, exported for training (opset 14), 16 examples, and PyTorch's
-losses and weights after two SGD steps of batch 8. Large enough (32
+weights after two SGD steps of batch 8. Large enough (32
 channels, 36,864+ points a window op) for --parallax-channels-innermost
 to rewrite every depthwise op. Needs PyTorch; training-depthwise.test only
 reads what it writes.
@@ -46,14 +46,11 @@ def main():
     np.save(out / "train" / "x.npy", x.numpy())
     np.save(out / "train" / "y.npy", y.numpy())
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    losses = []
     for step in range(STEPS):
         optimizer.zero_grad()
         loss = model(x[step * BATCH:(step + 1) * BATCH], y[step * BATCH:(step + 1) * BATCH])
         loss.backward()
         optimizer.step()
-        losses.append(loss.item())
-    np.save(out / "reference" / "losses.npy", np.array(losses, dtype=np.float32))
     for name, parameter in model.named_parameters():
         np.save(out / "reference" / f"{name}.npy", parameter.detach().numpy())
 
