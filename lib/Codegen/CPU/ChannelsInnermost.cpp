@@ -114,12 +114,8 @@ struct ChannelsInnermostPass
         op.getNumReductionLoops() == 0)
       return std::nullopt;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (llvm::any_of(ranges, ShapedType::isDynamic))
-      return std::nullopt;
-    int64_t points = 1;
-    for (int64_t range : ranges)
-      points *= range;
-    if (points < minIterations)
+    if (llvm::any_of(ranges, ShapedType::isDynamic) ||
+        ShapedType::getNumElements(ranges) < minIterations)
       return std::nullopt;
     for (OpOperand &operand : op->getOpOperands()) {
       auto type = dyn_cast<RankedTensorType>(operand.get().getType());

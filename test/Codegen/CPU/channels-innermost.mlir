@@ -32,6 +32,8 @@
 // SMALL: iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
 // SMALL-LABEL: func.func @filter_gradient(
 // SMALL: linalg.transpose
+// SMALL-LABEL: func.func @filter_gradient_in_order(
+// SMALL: linalg.transpose
 #in = affine_map<(n, c, h, w, g, kh, kw) -> (n, c + g, h + kh, w + kw)>
 #f = affine_map<(n, c, h, w, g, kh, kw) -> (c, g, kh, kw)>
 #out = affine_map<(n, c, h, w, g, kh, kw) -> (n, c, h, w)>
@@ -58,27 +60,53 @@ func.func @depthwise(%x: tensor<16x32x2x2xf32>, %k: tensor<32x1x3x3xf32>) -> ten
 // A stride-2 depthwise filter gradient, loops (c, g, kh, kw, n, h, w),
 // accumulating into a given tensor (transposed, not refilled). Its output
 // is smaller than both inputs: the sums over the batch and the image go
-// outside the window's loops, (n, h, w, g, kh, kw, c), so the inputs are
-// read once. 55,296 points: rewritten by default too.
-// CHECK-DAG: #[[GX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 * 2 + d4, d2 * 2 + d5, d3 + d6)>
-// CHECK-DAG: #[[GDY:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d6)>
-// CHECK-DAG: #[[GW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d3, d4, d5, d6)>
+// outside the window's loops, so the inputs are read once, and its sum
+// carries reassoc: the batch of 16 is summed in 8 groups of 2 images, a
+// parallel loop outside the others, (grp, n, h, w, g, kh, kw, c), then
+// the groups' partial sums are added to the init, the channels innermost.
+// 110,592 points: rewritten by default too.
+// CHECK-DAG: #[[GX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2 * 2 + d5, d3 * 2 + d6, d4 + d7)>
+// CHECK-DAG: #[[GDY:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d7)>
+// CHECK-DAG: #[[GP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d4, d5, d6, d7)>
+// CHECK-DAG: #[[SUMIN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d0, d1, d2, d4)>
+// CHECK-DAG: #[[SUMOUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
 // CHECK-LABEL: func.func @filter_gradient(
-// CHECK-SAME: %[[X:.*]]: tensor<4x24x17x17xf32>, %[[DY:.*]]: tensor<4x24x8x8xf32>, %[[ACC:.*]]: tensor<24x1x3x3xf32>
-// CHECK-DAG: linalg.transpose ins(%[[X]] : tensor<4x24x17x17xf32>) outs(%{{.*}} : tensor<4x17x17x24xf32>) permutation = [0, 2, 3, 1]
-// CHECK-DAG: linalg.transpose ins(%[[DY]] : tensor<4x24x8x8xf32>) outs(%{{.*}} : tensor<4x8x8x24xf32>) permutation = [0, 2, 3, 1]
-// CHECK-DAG: linalg.transpose ins(%[[ACC]] : tensor<24x1x3x3xf32>) outs(%{{.*}} : tensor<1x3x3x24xf32>) permutation = [1, 2, 3, 0]
-// CHECK: %[[DW:.*]] = linalg.generic {indexing_maps = [#[[GX]], #[[GDY]], #[[GW]]], iterator_types = ["reduction", "reduction", "reduction", "parallel", "parallel", "parallel", "parallel"]}
+// CHECK-SAME: %[[X:.*]]: tensor<16x24x17x17xf32>, %[[DY:.*]]: tensor<16x24x8x8xf32>, %[[ACC:.*]]: tensor<24x1x3x3xf32>
+// CHECK-DAG: %[[XT:.*]] = linalg.transpose ins(%[[X]] : tensor<16x24x17x17xf32>) outs(%{{.*}} : tensor<16x17x17x24xf32>) permutation = [0, 2, 3, 1]
+// CHECK-DAG: %[[DYT:.*]] = linalg.transpose ins(%[[DY]] : tensor<16x24x8x8xf32>) outs(%{{.*}} : tensor<16x8x8x24xf32>) permutation = [0, 2, 3, 1]
+// CHECK-DAG: %[[ACCT:.*]] = linalg.transpose ins(%[[ACC]] : tensor<24x1x3x3xf32>) outs(%{{.*}} : tensor<1x3x3x24xf32>) permutation = [1, 2, 3, 0]
+// CHECK-DAG: %[[XG:.*]] = tensor.expand_shape %[[XT]] {{\[}}[0, 1], [2], [3], [4]] output_shape [8, 2, 17, 17, 24]
+// CHECK-DAG: %[[DYG:.*]] = tensor.expand_shape %[[DYT]] {{\[}}[0, 1], [2], [3], [4]] output_shape [8, 2, 8, 8, 24]
+// CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8x1x3x3x24xf32>)
+// CHECK: %[[PARTIAL:.*]] = linalg.generic {indexing_maps = [#[[GX]], #[[GDY]], #[[GP]]], iterator_types = ["parallel", "reduction", "reduction", "reduction", "parallel", "parallel", "parallel", "parallel"]} ins(%[[XG]], %[[DYG]] : {{.*}}) outs(%[[ZEROS]] : tensor<8x1x3x3x24xf32>)
+// CHECK: %[[DW:.*]] = linalg.generic {indexing_maps = [#[[SUMIN]], #[[SUMOUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[PARTIAL]] : tensor<8x1x3x3x24xf32>) outs(%[[ACCT]] : tensor<1x3x3x24xf32>)
+// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc>
 // CHECK: linalg.transpose ins(%[[DW]] : tensor<1x3x3x24xf32>) outs(%{{.*}} : tensor<24x1x3x3xf32>) permutation = [3, 0, 1, 2]
+// Without reassoc the batch is summed in order: no groups.
+// CHECK-LABEL: func.func @filter_gradient_in_order(
+// CHECK-NOT: tensor.expand_shape
+// CHECK: iterator_types = ["reduction", "reduction", "reduction", "parallel", "parallel", "parallel", "parallel"]
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.transpose
 #gx = affine_map<(c, g, kh, kw, n, h, w) -> (n, c + g, 2 * h + kh, 2 * w + kw)>
 #gdy = affine_map<(c, g, kh, kw, n, h, w) -> (n, c, h, w)>
 #gw = affine_map<(c, g, kh, kw, n, h, w) -> (c, g, kh, kw)>
-func.func @filter_gradient(%x: tensor<4x24x17x17xf32>, %dy: tensor<4x24x8x8xf32>, %acc: tensor<24x1x3x3xf32>) -> tensor<24x1x3x3xf32> {
+func.func @filter_gradient(%x: tensor<16x24x17x17xf32>, %dy: tensor<16x24x8x8xf32>, %acc: tensor<24x1x3x3xf32>) -> tensor<24x1x3x3xf32> {
   %r = linalg.generic {indexing_maps = [#gx, #gdy, #gw], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
-      ins(%x, %dy : tensor<4x24x17x17xf32>, tensor<4x24x8x8xf32>) outs(%acc : tensor<24x1x3x3xf32>) {
+      ins(%x, %dy : tensor<16x24x17x17xf32>, tensor<16x24x8x8xf32>) outs(%acc : tensor<24x1x3x3xf32>) {
   ^bb0(%a: f32, %b: f32, %o: f32):
     %m = arith.mulf %a, %b : f32
     %s = arith.addf %o, %m fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  } -> tensor<24x1x3x3xf32>
+  return %r : tensor<24x1x3x3xf32>
+}
+func.func @filter_gradient_in_order(%x: tensor<16x24x17x17xf32>, %dy: tensor<16x24x8x8xf32>, %acc: tensor<24x1x3x3xf32>) -> tensor<24x1x3x3xf32> {
+  %r = linalg.generic {indexing_maps = [#gx, #gdy, #gw], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : tensor<16x24x17x17xf32>, tensor<16x24x8x8xf32>) outs(%acc : tensor<24x1x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
     linalg.yield %s : f32
   } -> tensor<24x1x3x3xf32>
   return %r : tensor<24x1x3x3xf32>

@@ -173,6 +173,7 @@ def ParallaxChannelsInnermost : Pass<"parallax-channels-innermost"> {
            "--parallax-parallelize-kernels' threshold)">,
   ];
   let dependentDialects = [
+    "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect",
   ];
