@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parallax/Codegen/CPU/LoopAccess.h"
 #include "parallax/Codegen/CPU/Passes.h"
 
-#include "mlir/Analysis/FlatLinearValueConstraints.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 
 namespace mlir::parallax {
@@ -22,16 +22,6 @@ namespace {
 /// A filter gradient's batch is summed in at most this many groups, each
 /// into partial sums of its own that threads can share out.
 constexpr int64_t kMaxBatchGroups = 8;
-
-/// The coefficient of `loop` in `expr`, or nullopt where `expr` is not a
-/// linear function of the loops.
-std::optional<int64_t> coefficientOf(AffineExpr expr, unsigned loop,
-                                     unsigned loops) {
-  SmallVector<int64_t> flat;
-  if (failed(getFlattenedAffineExpr(expr, loops, /*numSymbols=*/0, &flat)))
-    return std::nullopt;
-  return flat[loop];
-}
 
 /// The one result of `map` that `loop` moves, if it moves exactly one,
 /// by one.
@@ -179,7 +169,7 @@ struct ChannelsInnermostPass
     Value result = transposed(rewriter, loc, generic.getResult(0), back);
     rewriter.replaceOp(op, result);
 
-    bool reductionsOutside = false;
+    bool reductionsOutside = outputSmallerThanInputs(generic);
     SmallVector<unsigned> order =
         loopOrder(generic, channel, reductionsOutside);
     if (reductionsOutside) {
@@ -196,17 +186,8 @@ struct ChannelsInnermostPass
   /// gradient), has a divisor of at least two groups, and the body adds
   /// its terms to the output with `reassoc`.
   std::optional<unsigned> batchLoop(linalg::GenericOp generic, unsigned loop) {
-    if (generic.hasIndexSemantics() ||
+    if (generic.hasIndexSemantics() || !isReassociableSum(generic) ||
         batchGroups(generic.getStaticLoopRanges()[loop]) < 2)
-      return std::nullopt;
-    auto add = generic.getBlock()
-                   ->getTerminator()
-                   ->getOperand(0)
-                   .getDefiningOp<arith::AddFOp>();
-    BlockArgument out = generic.getBlock()->getArguments().back();
-    if (!add || !out.hasOneUse() ||
-        (add.getLhs() != out && add.getRhs() != out) ||
-        !bitEnumContainsAll(add.getFastmath(), arith::FastMathFlags::reassoc))
       return std::nullopt;
     AffineExpr batch = getAffineDimExpr(loop, generic.getContext());
     for (OpOperand &operand : generic->getOpOperands()) {
@@ -288,17 +269,19 @@ struct ChannelsInnermostPass
     rewriter.cloneRegionBefore(generic.getRegion(), partial.getRegion(),
                                partial.getRegion().begin());
 
-    // The groups' sums added to the init, the channel loop innermost.
+    // The groups' sums added to the init: loops (o..., grp, c), the
+    // output's last index (the channels) innermost.
     unsigned rank = outType.getRank();
     SmallVector<AffineExpr> outResults,
-        fromPartial{getAffineDimExpr(rank, context)};
+        fromPartial{getAffineDimExpr(rank - 1, context)};
     for (unsigned dim = 0; dim < rank; ++dim) {
-      outResults.push_back(getAffineDimExpr(dim, context));
+      outResults.push_back(
+          getAffineDimExpr(dim + 1 == rank ? rank : dim, context));
       fromPartial.push_back(outResults.back());
     }
     SmallVector<utils::IteratorType> sumIterators(
-        rank, utils::IteratorType::parallel);
-    sumIterators.push_back(utils::IteratorType::reduction);
+        rank + 1, utils::IteratorType::parallel);
+    sumIterators[rank - 1] = utils::IteratorType::reduction;
     auto sum = linalg::GenericOp::create(
         rewriter, loc, TypeRange{outType}, ValueRange{partial.getResult(0)},
         ValueRange{init->get()},
@@ -312,18 +295,10 @@ struct ChannelsInnermostPass
         });
     rewriter.replaceOp(generic, sum.getResult(0));
 
-    SmallVector<unsigned> sumOrder;
-    for (unsigned dim = 0; dim + 1 < rank; ++dim)
-      sumOrder.push_back(dim);
-    sumOrder.push_back(rank);
-    sumOrder.push_back(rank - 1);
     SmallVector<unsigned> partialOrder{group};
     llvm::append_range(partialOrder, order);
     rewriter.setInsertionPoint(partial);
-    if (failed(linalg::interchangeGenericOp(rewriter, partial, partialOrder)))
-      return failure();
-    rewriter.setInsertionPoint(sum);
-    return linalg::interchangeGenericOp(rewriter, sum, sumOrder);
+    return linalg::interchangeGenericOp(rewriter, partial, partialOrder);
   }
 
   /// `operand`'s value with the channel index last, and the map that reads
@@ -356,22 +331,26 @@ struct ChannelsInnermostPass
     return {transposed(rewriter, loc, operand.get(), perm), newMap};
   }
 
-  /// The loops other than `channel`, each in its order: the reductions
-  /// outside the loops that index the output where the output is smaller
-  /// than every input (a filter gradient: the output stays in the cache
-  /// while the inputs stream past once), else inside them (each output
-  /// element finished in turn); the channel loop last.
-  SmallVector<unsigned> loopOrder(linalg::GenericOp op, unsigned channel,
-                                  bool &reductionsOutside) {
-    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  /// Whether `op`'s output has fewer elements than each of its inputs (a
+  /// filter gradient): its reductions then go outside, so the output stays
+  /// in the cache while the inputs stream past once.
+  static bool outputSmallerThanInputs(linalg::GenericOp op) {
     auto elements = [](Value value) {
       return cast<RankedTensorType>(value.getType()).getNumElements();
     };
     int64_t outElements = elements(op.getDpsInitOperand(0)->get());
-    reductionsOutside =
-        llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *input) {
-          return elements(input->get()) > outElements;
-        });
+    return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+      return elements(input->get()) > outElements;
+    });
+  }
+
+  /// The loops other than `channel`, each in its order: the reductions
+  /// outside the loops that index the output where `reductionsOutside`,
+  /// else inside them (each output element finished in turn); the channel
+  /// loop last.
+  static SmallVector<unsigned> loopOrder(linalg::GenericOp op, unsigned channel,
+                                         bool reductionsOutside) {
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
     SmallVector<unsigned> indexing, others;
     for (unsigned loop = 0; loop < op.getNumLoops(); ++loop) {
       if (loop != channel)

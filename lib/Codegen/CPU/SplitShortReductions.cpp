@@ -21,24 +21,6 @@ constexpr int64_t kMaxPartialSums = int64_t(1) << 22;
 /// Inputs may move by two along the loop: a stride-2 convolution's input.
 constexpr int64_t kMaxInputStep = 2;
 
-/// Whether `op` accumulates: one f32 output whose body yields
-/// `addf(out, x)` (reassociable) with `x` not depending on `out`.
-bool isReassociableSum(linalg::GenericOp op) {
-  if (op.getNumDpsInits() != 1 || op.getNumResults() != 1 ||
-      !getElementTypeOrSelf(op.getResult(0).getType()).isF32())
-    return false;
-  Block &body = op.getRegion().front();
-  BlockArgument out = body.getArguments().back();
-  auto add = op.getBlock()
-                 ->getTerminator()
-                 ->getOperand(0)
-                 .getDefiningOp<arith::AddFOp>();
-  if (!add || !out.hasOneUse() ||
-      !bitEnumContainsAll(add.getFastmath(), arith::FastMathFlags::reassoc))
-    return false;
-  return add.getLhs() == out || add.getRhs() == out;
-}
-
 /// Whether an input of `op` is read through a window: an index that adds
 /// two loops (a convolution's `h * s + kh`).
 bool readsThroughWindow(linalg::GenericOp op) {
@@ -77,7 +59,8 @@ struct SplitShortReductionsPass
   /// `min-window-inner`, where an input is read through a window, inside
   /// other reductions of at least `min-window-outer`.
   bool applies(linalg::GenericOp op) {
-    if (!op.hasPureTensorSemantics() || !isReassociableSum(op))
+    if (!op.hasPureTensorSemantics() || !isReassociableSum(op) ||
+        !getElementTypeOrSelf(op.getResult(0).getType()).isF32())
       return false;
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
     unsigned inner = iterators.size() - 1;

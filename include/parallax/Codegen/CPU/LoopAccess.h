@@ -21,6 +21,15 @@ namespace mlir::parallax {
 bool isContiguousAlong(linalg::GenericOp op, unsigned loop,
                        int64_t maxInputStep = 1);
 
+/// The coefficient of loop `loop` in `expr`, an index over `loops` loops,
+/// or nullopt where `expr` is not a linear function of the loops.
+std::optional<int64_t> coefficientOf(AffineExpr expr, unsigned loop,
+                                     unsigned loops);
+
+/// Whether `op` accumulates: one output whose body yields `addf(out, x)`
+/// with `reassoc`, `x` not depending on `out`.
+bool isReassociableSum(linalg::GenericOp op);
+
 } // namespace mlir::parallax
 
 #endif // PARALLAX_CODEGEN_CPU_LOOPACCESS_H
