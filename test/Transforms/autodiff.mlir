@@ -115,3 +115,22 @@ func.func @forward(%x: tensor<4x3x8x8xf32>) -> tensor<f32> {
   %l = parallax.reduce sum %c axes = [0, 1, 2, 3] : tensor<4x128x4x4xf32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// An overlapping max pooling's gradient is one max_pool_grad of its input,
+// its result and dy (windows that tile the input exactly keep their
+// reshaped gradient).
+parallax.variable trainable @shift : tensor<2x3x8x8xf32> = dense<0.0>
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[X:.*]] = parallax.add
+// CHECK: %[[Y:.*]] = parallax.pool max %[[X]] kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] : tensor<2x3x8x8xf32>
+// CHECK: parallax.max_pool_grad %[[X]], %[[Y]], %{{.*}} kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] : tensor<2x3x8x8xf32>, tensor<2x3x4x4xf32>
+// CHECK: parallax.apply_gradient @shift
+func.func @forward(%x: tensor<2x3x8x8xf32>) -> tensor<f32> {
+  %s = parallax.read @shift : tensor<2x3x8x8xf32>
+  %t = parallax.add %x, %s : tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>
+  %p = parallax.pool max %t kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] : tensor<2x3x8x8xf32>
+  %l = parallax.reduce sum %p axes = [0, 1, 2, 3] : tensor<2x3x4x4xf32>
+  return %l : tensor<f32>
+}

@@ -8,6 +8,7 @@
 #include "parallax/Codegen/CPU/Passes.h"
 #include "parallax/Conversion/ParallaxToRuntime/RuntimeCalls.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
 namespace mlir::parallax {
@@ -116,8 +117,12 @@ Site kernelSite(func::CallOp call, linalg::LinalgOp op) {
   }
   int64_t perPoint = flopsPerPoint(op);
   site.flops = points * perPoint;
+  // An input read through several maps (a pooling's window positions) is
+  // one buffer: counted once.
+  llvm::SmallDenseSet<Value> inputs;
   for (OpOperand *input : op.getDpsInputOperands())
-    site.bytes += bytesOf(input->get().getType());
+    if (inputs.insert(input->get()).second)
+      site.bytes += bytesOf(input->get().getType());
   for (OpOperand &init : op.getDpsInitsMutable())
     site.bytes += bytesOf(init.get().getType()) *
                   (op.payloadUsesValueFromOperand(&init) ? 2 : 1);

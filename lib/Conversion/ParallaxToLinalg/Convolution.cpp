@@ -431,15 +431,87 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
   }
 };
 
+/// Windows of at most this many elements are unrolled into the loop body
+/// of a pooling and of a max pooling's gradient.
+static constexpr int64_t kUnrolledWindow = 16;
+
+/// The position of the window element `tap` (row-major over `kernel`).
+static Shape tapPosition(ArrayRef<int64_t> kernel, int64_t tap) {
+  Shape position(kernel.size());
+  for (int64_t d = kernel.size() - 1; d >= 0; --d) {
+    position[d] = tap % kernel[d];
+    tap /= kernel[d];
+  }
+  return position;
+}
+
+/// Every window's element at each position of the window (row-major), in
+/// a loop nest over a pooling's result `type` (n, c, o...): the padded
+/// input and one map per position, (n, c, o * s + position...), where the
+/// strides allow it, so that a kernel sees one base pointer and strided
+/// loads of it (a strided view per position would be as many pointers and
+/// gathers); else (a stride of 1, where linalg wants a plain loop index to
+/// span its operand exactly) one strided view of the input per position,
+/// read with the identity.
+static std::pair<SmallVector<Value>, SmallVector<AffineMap>>
+windowOperands(OpBuilder &b, Location loc, Value padded,
+               ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+               RankedTensorType type) {
+  MLIRContext *ctx = b.getContext();
+  int64_t k = kernel.size(), size = ShapedType::getNumElements(kernel);
+  SmallVector<Value> operands;
+  SmallVector<AffineMap> maps;
+  bool oneBase = llvm::all_of(llvm::seq<int64_t>(0, k), [&](int64_t d) {
+    return strides[d] > 1 || kernel[d] == 1;
+  });
+  if (oneBase) {
+    for (int64_t i = 0; i < size; ++i) {
+      SmallVector<AffineExpr> exprs{getAffineDimExpr(0, ctx),
+                                    getAffineDimExpr(1, ctx)};
+      for (auto [d, position] : llvm::enumerate(tapPosition(kernel, i)))
+        exprs.push_back(getAffineDimExpr(2 + d, ctx) * strides[d] + position);
+      operands.push_back(padded);
+      maps.push_back(AffineMap::get(k + 2, 0, exprs, ctx));
+    }
+    return {operands, maps};
+  }
+  SmallVector<OpFoldResult> sizes, strideAttrs(2, b.getIndexAttr(1));
+  for (int64_t extent : type.getShape())
+    sizes.push_back(b.getIndexAttr(extent));
+  for (int64_t stride : strides)
+    strideAttrs.push_back(b.getIndexAttr(stride));
+  for (int64_t i = 0; i < size; ++i) {
+    SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
+    for (int64_t position : tapPosition(kernel, i))
+      offsets.push_back(b.getIndexAttr(position));
+    operands.push_back(tensor::ExtractSliceOp::create(
+        b, loc, type, padded, offsets, sizes, strideAttrs));
+    maps.push_back(AffineMap::getMultiDimIdentityMap(k + 2, ctx));
+  }
+  return {operands, maps};
+}
+
+/// The pooling's pads, the trailing ones grown where ceil_mode windows
+/// start in the trailing padding, so that the last window fits.
+static Shape windowPads(ArrayRef<int64_t> declared, ArrayRef<int64_t> kernel,
+                        ArrayRef<int64_t> strides, RankedTensorType inputType,
+                        RankedTensorType outputType) {
+  Shape pads(declared);
+  int64_t k = kernel.size();
+  for (int64_t d = 0; d < k; ++d) {
+    int64_t needed =
+        (outputType.getDimSize(2 + d) - 1) * strides[d] + kernel[d];
+    int64_t have = inputType.getDimSize(2 + d) + pads[d] + pads[d + k];
+    pads[d + k] += std::max<int64_t>(needed - have, 0);
+  }
+  return pads;
+}
+
 /// Windows over the padded input: max with -inf padding, or a sum divided
 /// by the window size (count_include_pad) or by the number of input
 /// elements in the window (the same window sum over a padded tensor of ones).
 struct PoolLowering : OpConversionPattern<PoolOp> {
   using OpConversionPattern::OpConversionPattern;
-
-  /// Windows of at most this many elements are unrolled into the loop
-  /// body.
-  static constexpr int64_t kUnrolledWindow = 16;
 
   Value window(OpBuilder &b, Location loc, PoolOp op, Value input,
                RankedTensorType type, bool isMax) const {
@@ -453,34 +525,24 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
     Type elementType = type.getElementType();
     int64_t size = ShapedType::getNumElements(kernel);
     if (size <= kUnrolledWindow) {
-      // One operand per window position, a strided slice of the input (a
-      // view after bufferization): an elementwise loop nest over the
+      // One operand per window position: an elementwise loop nest over the
       // output whose innermost loop vectorizes, instead of a short
       // reduction loop per element.
-      SmallVector<Value> windows;
-      SmallVector<OpFoldResult> sizes, strideAttrs;
-      for (int64_t extent : type.getShape())
-        sizes.push_back(b.getIndexAttr(extent));
-      strideAttrs.assign(2, b.getIndexAttr(1));
-      for (int64_t stride : strides)
-        strideAttrs.push_back(b.getIndexAttr(stride));
-      for (int64_t i = 0; i < size; ++i) {
-        SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
-        for (int64_t d = 0, rest = i; d < k; ++d) {
-          int64_t inner = ShapedType::getNumElements(kernel.drop_front(d + 1));
-          offsets.push_back(b.getIndexAttr(rest / inner));
-          rest %= inner;
-        }
-        windows.push_back(tensor::ExtractSliceOp::create(
-            b, loc, type, input, offsets, sizes, strideAttrs));
-      }
-      return elementwise(b, loc, type, windows,
-                         [&](OpBuilder &nb, Location l, ValueRange v) {
-                           Value r = v[0];
-                           for (Value next : v.drop_front())
-                             r = combine(nb, l, r, next);
-                           return r;
-                         });
+      auto [windows, maps] =
+          windowOperands(b, loc, input, kernel, strides, type);
+      maps.push_back(AffineMap::getMultiDimIdentityMap(k + 2, ctx));
+      return linalg::GenericOp::create(
+                 b, loc, TypeRange{type}, windows,
+                 ValueRange{emptyTensor(b, loc, type)}, maps,
+                 SmallVector<utils::IteratorType>(
+                     k + 2, utils::IteratorType::parallel),
+                 [&](OpBuilder &nb, Location l, ValueRange v) {
+                   Value r = v[0];
+                   for (Value next : v.slice(1, size - 1))
+                     r = combine(nb, l, r, next);
+                   linalg::YieldOp::create(nb, l, r);
+                 })
+          .getResult(0);
     }
     int64_t loops = 2 * k + 2;
     SmallVector<AffineExpr> in{dim(0), dim(1)}, out{dim(0), dim(1)};
@@ -518,16 +580,8 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
     RankedTensorType type = tensorTypeOf(op.getResult());
     RankedTensorType inputType = tensorTypeOf(adaptor.getInput());
     Type elementType = type.getElementType();
-    // ceil_mode windows may start in the trailing padding: pad enough for
-    // the last window to fit.
-    Shape pads(op.getPads());
-    int64_t k = type.getRank() - 2;
-    for (int64_t d = 0; d < k; ++d) {
-      int64_t needed =
-          (type.getDimSize(2 + d) - 1) * op.getStrides()[d] + op.getKernel()[d];
-      int64_t have = inputType.getDimSize(2 + d) + pads[d] + pads[d + k];
-      pads[d + k] += std::max<int64_t>(needed - have, 0);
-    }
+    Shape pads = windowPads(op.getPads(), op.getKernel(), op.getStrides(),
+                            inputType, type);
     bool isMax = op.getKind() == PoolKind::Max;
     Value input =
         padSpatial(rewriter, loc, adaptor.getInput(), pads,
@@ -560,10 +614,223 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
   }
 };
 
+/// dX of a max pooling: each window's dY shared evenly among the window's
+/// elements equal to its maximum. One elementwise pass over the output
+/// counts every window's maxima, reading the padded input as the forward
+/// does (the same pad, which CSE merges), and divides dY by the count.
+/// Then one pass per residue class of the input positions (modulo the
+/// stride, per dimension) writes the class's strided part of dX: each
+/// element adds the shares of the windows whose maximum it is, at most
+/// ceil(kernel / stride) windows per dimension, in row-major order of
+/// their window positions. A pooling of stride 2 has 4 such passes (a 2-d
+/// 3x3 one: of 4, 2, 2 and 1 windows), where one pass per window position
+/// would be 9 passes over strided parts of dX.
+struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  /// dY divided by the number of each window's elements equal to Y.
+  Value shares(OpBuilder &b, Location loc, MaxPoolGradOp op, Value padded,
+               Value y, Value dy) const {
+    MLIRContext *ctx = b.getContext();
+    RankedTensorType type = tensorTypeOf(y);
+    Type elementType = type.getElementType();
+    ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides();
+    Value one = scalarConstant(b, loc, elementType, 1),
+          zero = scalarConstant(b, loc, elementType, 0);
+    auto hit = [&](OpBuilder &nb, Location l, Value element, Value max) {
+      Value equal =
+          arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, element, max);
+      return arith::SelectOp::create(nb, l, equal, one, zero);
+    };
+    auto divide = [](OpBuilder &nb, Location l, ValueRange v) -> Value {
+      return arith::DivFOp::create(nb, l, v[0], v[1]);
+    };
+    int64_t taps = ShapedType::getNumElements(kernel);
+    if (taps <= kUnrolledWindow) {
+      auto [windows, windowMaps] =
+          windowOperands(b, loc, padded, kernel, strides, type);
+      SmallVector<Value> operands{y, dy};
+      llvm::append_range(operands, windows);
+      SmallVector<AffineMap> maps(
+          2, AffineMap::getMultiDimIdentityMap(type.getRank(), ctx));
+      llvm::append_range(maps, windowMaps);
+      maps.push_back(maps.front());
+      return linalg::GenericOp::create(
+                 b, loc, TypeRange{type}, operands,
+                 ValueRange{emptyTensor(b, loc, type)}, maps,
+                 SmallVector<utils::IteratorType>(
+                     type.getRank(), utils::IteratorType::parallel),
+                 [&](OpBuilder &nb, Location l, ValueRange v) {
+                   Value count = hit(nb, l, v[2], v[0]);
+                   for (Value element : v.slice(3, taps - 1))
+                     count = arith::AddFOp::create(nb, l, count,
+                                                   hit(nb, l, element, v[0]));
+                   linalg::YieldOp::create(
+                       nb, l, Value(arith::DivFOp::create(nb, l, v[1], count)));
+                 })
+          .getResult(0);
+    }
+    // Loops (n, c, o..., k...): count[n, c, o] += in[n, c, o * s + k] == y.
+    int64_t k = type.getRank() - 2, loops = 2 * k + 2;
+    auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> in{dim(0), dim(1)}, out{dim(0), dim(1)}, window;
+    for (int64_t d = 0; d < k; ++d) {
+      in.push_back(dim(2 + d) * strides[d] + dim(2 + k + d));
+      out.push_back(dim(2 + d));
+      window.push_back(dim(2 + k + d));
+    }
+    // The kernel extent enters through a shape-only operand.
+    Value kernelShape = tensor::EmptyOp::create(b, loc, kernel, elementType);
+    AffineMap outMap = AffineMap::get(loops, 0, out, ctx);
+    SmallVector<AffineMap> maps{AffineMap::get(loops, 0, in, ctx),
+                                AffineMap::get(loops, 0, window, ctx), outMap,
+                                outMap};
+    SmallVector<utils::IteratorType> iterators(k + 2,
+                                               utils::IteratorType::parallel);
+    iterators.append(k, utils::IteratorType::reduction);
+    Value zeros = filledTensor(b, loc, type, zero);
+    Value count =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{type}, ValueRange{padded, kernelShape, y},
+            ValueRange{zeros}, maps, iterators,
+            [&](OpBuilder &nb, Location l, ValueRange v) {
+              linalg::YieldOp::create(
+                  nb, l,
+                  Value(arith::AddFOp::create(nb, l, v[3],
+                                              hit(nb, l, v[0], v[2]))));
+            })
+            .getResult(0);
+    return elementwise(b, loc, type, ValueRange{dy, count}, divide);
+  }
+
+  LogicalResult
+  matchAndRewrite(MaxPoolGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput(), y = adaptor.getOutput();
+    RankedTensorType type = tensorTypeOf(x), outType = tensorTypeOf(y);
+    Type elementType = type.getElementType();
+    ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides();
+    ArrayRef<int64_t> inSpatial = type.getShape().drop_front(2);
+    ArrayRef<int64_t> outSpatial = outType.getShape().drop_front(2);
+    int64_t k = type.getRank() - 2;
+    Shape pads = windowPads(op.getPads(), kernel, strides, type, outType);
+    Value share = shares(rewriter, loc, op,
+                         padSpatial(rewriter, loc, x, pads,
+                                    -std::numeric_limits<double>::infinity()),
+                         y, adaptor.getOutputGrad());
+
+    // Per spatial dimension, the input positions i = q * s + r - pad of
+    // residue r (mod s) are element r + s * j of window q - j, j = 0, 1,
+    // ...: a strided part of dX, and shifted views of Y and the shares,
+    // padded with zeros (no window) for the windows before the first and
+    // after the last.
+    struct Residue {
+      int64_t residue, first, count, taps;
+    };
+    SmallVector<SmallVector<Residue>> residues(k);
+    Shape before(k, 0), after(k, 0);
+    for (int64_t d = 0; d < k; ++d) {
+      for (int64_t r = 0; r < strides[d]; ++r) {
+        int64_t lo = llvm::divideCeilSigned(pads[d] - r, strides[d]);
+        int64_t hi =
+            llvm::divideFloorSigned(pads[d] + inSpatial[d] - 1 - r, strides[d]);
+        int64_t taps =
+            r < kernel[d] ? llvm::divideCeil(kernel[d] - r, strides[d]) : 0;
+        if (hi < lo)
+          continue;
+        residues[d].push_back({r, lo, hi - lo + 1, taps});
+        if (taps) {
+          before[d] = std::max(before[d], taps - 1 - lo);
+          after[d] = std::max(after[d], hi - (outSpatial[d] - 1));
+        }
+      }
+    }
+    Shape windowPadding(before);
+    windowPadding.append(after);
+    Value paddedY = padSpatial(rewriter, loc, y, windowPadding, 0);
+    Value paddedShare = padSpatial(rewriter, loc, share, windowPadding, 0);
+
+    // Every position of dX lies in one residue class; those of a class with
+    // no window element (a stride longer than the kernel) stay 0. The
+    // classes' kernels add to the zeros they read, so that each writes its
+    // part of dX in place.
+    Value result = filledTensor(rewriter, loc, type,
+                                scalarConstant(rewriter, loc, elementType, 0));
+    SmallVector<utils::IteratorType> parallel(k + 2,
+                                              utils::IteratorType::parallel);
+    OpFoldResult zero = rewriter.getIndexAttr(0),
+                 one = rewriter.getIndexAttr(1);
+    // One kernel per class (a residue per spatial dimension): the element
+    // at each of its positions sums the shares of the windows whose maximum
+    // it is, its window elements in row-major order.
+    Shape classCounts;
+    for (auto &perDim : residues)
+      classCounts.push_back(perDim.size());
+    for (int64_t flat = 0, e = ShapedType::getNumElements(classCounts);
+         flat < e; ++flat) {
+      Shape which = tapPosition(classCounts, flat), tapCounts;
+      SmallVector<OpFoldResult> offsets(k + 2, zero), sizes, steps(k + 2, one);
+      sizes.push_back(rewriter.getIndexAttr(type.getDimSize(0)));
+      sizes.push_back(rewriter.getIndexAttr(type.getDimSize(1)));
+      for (int64_t d = 0; d < k; ++d) {
+        Residue r = residues[d][which[d]];
+        tapCounts.push_back(r.taps);
+        offsets[2 + d] =
+            rewriter.getIndexAttr(r.first * strides[d] + r.residue - pads[d]);
+        sizes.push_back(rewriter.getIndexAttr(r.count));
+        steps[2 + d] = rewriter.getIndexAttr(strides[d]);
+      }
+      int64_t taps = ShapedType::getNumElements(tapCounts);
+      if (taps == 0)
+        continue;
+      // The input at the class's positions (a strided view), Y and the
+      // shares at each element's windows (contiguous views).
+      SmallVector<Value> operands{tensor::ExtractSliceOp::create(
+          rewriter, loc, x, offsets, sizes, steps)};
+      SmallVector<OpFoldResult> unit(k + 2, one);
+      for (int64_t tap = 0; tap < taps; ++tap) {
+        Shape j = tapPosition(tapCounts, tap);
+        SmallVector<OpFoldResult> windows(k + 2, zero);
+        for (int64_t d = 0; d < k; ++d)
+          windows[2 + d] = rewriter.getIndexAttr(residues[d][which[d]].first -
+                                                 j[d] + before[d]);
+        for (Value from : {paddedY, paddedShare})
+          operands.push_back(tensor::ExtractSliceOp::create(
+              rewriter, loc, from, windows, sizes, unit));
+      }
+      Value part = tensor::ExtractSliceOp::create(rewriter, loc, result,
+                                                  offsets, sizes, steps);
+      SmallVector<AffineMap> maps(
+          operands.size() + 1, AffineMap::getMultiDimIdentityMap(k + 2, ctx));
+      Value sum =
+          linalg::GenericOp::create(
+              rewriter, loc, TypeRange{part.getType()}, operands,
+              ValueRange{part}, maps, parallel,
+              [&](OpBuilder &nb, Location l, ValueRange v) {
+                Value acc = v.back();
+                for (int64_t tap = 0; tap < taps; ++tap) {
+                  Value isMax = arith::CmpFOp::create(
+                      nb, l, arith::CmpFPredicate::OEQ, v[0], v[1 + 2 * tap]);
+                  acc = arith::SelectOp::create(
+                      nb, l, isMax, addOf(nb, l, acc, v[2 + 2 * tap]), acc);
+                }
+                linalg::YieldOp::create(nb, l, acc);
+              })
+              .getResult(0);
+      result = tensor::InsertSliceOp::create(rewriter, loc, sum, result,
+                                             offsets, sizes, steps);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::parallax::populateParallaxConvolutionToLinalgPatterns(
     RewritePatternSet &patterns) {
   patterns.add<ConvLowering, ConvFilterGradLowering, ConvInputGradLowering,
-               PoolLowering>(patterns.getContext());
+               PoolLowering, MaxPoolGradLowering>(patterns.getContext());
 }

@@ -138,3 +138,27 @@ func.func private @offsets.k1.copy(%c: memref<?xf32>, %d: memref<?xf32>) {
   linalg.copy ins(%c : memref<?xf32>) outs(%d : memref<?xf32>)
   return
 }
+
+// -----
+
+// A buffer read through several maps (a max pooling's window positions,
+// stride 2) is one buffer: 2 x 8 floats of the padded row read once, 2 x 4
+// written; 8 points of one maximumf each.
+// CHECK-LABEL: func.func @pool(
+// CHECK: llvm.mlir.global external constant @parallax_profile_sites("elementwise\098\0996\09\09pool.k0.generic\0A\00")
+#even = affine_map<(d0, d1) -> (d0, d1 * 2)>
+#odd = affine_map<(d0, d1) -> (d0, d1 * 2 + 1)>
+#out = affine_map<(d0, d1) -> (d0, d1)>
+func.func @pool(%x: memref<2x8xf32>, %y: memref<2x4xf32>) {
+  call @pool.k0.generic(%x, %y) : (memref<2x8xf32>, memref<2x4xf32>) -> ()
+  return
+}
+func.func private @pool.k0.generic(%x: memref<2x8xf32>, %y: memref<2x4xf32>) {
+  linalg.generic {indexing_maps = [#even, #odd, #out], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %x : memref<2x8xf32>, memref<2x8xf32>) outs(%y : memref<2x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.maximumf %a, %b : f32
+    linalg.yield %m : f32
+  }
+  return
+}

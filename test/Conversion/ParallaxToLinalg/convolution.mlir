@@ -1,16 +1,20 @@
 // RUN: parallax-opt %s --split-input-file --convert-parallax-to-linalg | FileCheck %s
 
 // A pooling window of at most 16 elements is unrolled into the loop body:
-// one strided slice of the input per window position, combined
-// elementwise; no reduction loop and no initial fill. A stride-1 window
-// (output smaller than the input) works the same way.
+// the input read once per window position, combined elementwise; no
+// reduction loop and no initial fill. With strides of 2 or more the
+// operands are the input itself through one map per position (one base
+// pointer in the kernel); a stride-1 window (output smaller than the
+// input) reads one strided slice per position instead.
+// CHECK-DAG: #[[P00:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 2)>
+// CHECK-DAG: #[[P01:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 2 + 1)>
+// CHECK-DAG: #[[P10:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2 + 1, d3 * 2)>
+// CHECK-DAG: #[[P11:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2 + 1, d3 * 2 + 1)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @max_pool_small_window
 // CHECK-NOT: linalg.fill
-// CHECK-DAG: %[[A:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [2, 3, 4, 4] [1, 1, 2, 2]
-// CHECK-DAG: %[[B:.*]] = tensor.extract_slice %arg0[0, 0, 0, 1] [2, 3, 4, 4] [1, 1, 2, 2]
-// CHECK-DAG: %[[C:.*]] = tensor.extract_slice %arg0[0, 0, 1, 0] [2, 3, 4, 4] [1, 1, 2, 2]
-// CHECK-DAG: %[[D:.*]] = tensor.extract_slice %arg0[0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 2, 2]
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[A]], %[[B]], %[[C]], %[[D]] : {{.*}}) outs(%{{.*}} : tensor<2x3x4x4xf32>)
+// CHECK-NOT: tensor.extract_slice
+// CHECK: linalg.generic {indexing_maps = [#[[P00]], #[[P01]], #[[P10]], #[[P11]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0, %arg0, %arg0, %arg0 : {{.*}}) outs(%{{.*}} : tensor<2x3x4x4xf32>)
 // CHECK: ^bb0(%[[VA:.*]]: f32, %[[VB:.*]]: f32, %[[VC:.*]]: f32, %[[VD:.*]]: f32, %{{.*}}: f32):
 // CHECK: %[[AB:.*]] = arith.maximumf %[[VA]], %[[VB]]
 // CHECK: %[[ABC:.*]] = arith.maximumf %[[AB]], %[[VC]]
@@ -18,7 +22,7 @@
 // CHECK: linalg.yield %[[ABCD]]
 // CHECK-LABEL: func.func @max_pool_stride_one
 // CHECK: tensor.extract_slice %arg0[0, 0, 1, 1] [1, 1, 7, 7] [1, 1, 1, 1]
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x7x7xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : {{.*}}) outs(%{{.*}} : tensor<1x1x7x7xf32>)
 func.func @max_pool_small_window(%x: tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32> {
   %0 = parallax.pool max %x kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] : tensor<2x3x8x8xf32>
   return %0 : tensor<2x3x4x4xf32>
@@ -195,4 +199,83 @@ func.func @input_gradient_strided(%dy: tensor<2x4x3x3xf32>, %w: tensor<4x3x3x3xf
 func.func @input_gradient_one_pixel(%dy: tensor<2x4x1x1xf32>, %w: tensor<4x5x3x3xf32>) -> tensor<2x5x1x1xf32> {
   %0 = parallax.conv_input_grad %dy, %w input_spatial = [1, 1] strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1] : tensor<2x4x1x1xf32>, tensor<4x5x3x3xf32>
   return %0 : tensor<2x5x1x1xf32>
+}
+
+// -----
+
+// A max pooling's gradient: one kernel over the output counts each
+// window's maxima through the forward's maps over the -inf-padded input
+// and divides dy by the count; then one kernel per residue class of the
+// input positions (mod the stride, per dimension) adds the shares of the
+// windows whose maximum the element is. For a 3x3 window of stride 2 and
+// pads of 1 over 8x8: the even rows and columns of the padded input
+// (odd ones of the input) get window elements 0 and 2 along each axis,
+// four in all; the odd ones one. Y and the shares are padded with one
+// window of zeros after the last, where element 2 of an 8th window would
+// be. Every class reads and writes its strided part of a zero-filled dX.
+// CHECK-DAG: #[[W00:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 2)>
+// CHECK-DAG: #[[W22:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2 + 2, d3 * 2 + 2)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @max_pool_grad
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x8x8xf32>, %[[Y:.*]]: tensor<2x3x4x4xf32>, %[[DY:.*]]: tensor<2x3x4x4xf32>)
+// CHECK: %[[PADDED:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: %[[SHARES:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[W00]], {{.*}}, #[[W22]], #[[ID]]], {{.*}} ins(%[[Y]], %[[DY]], %[[PADDED]], %[[PADDED]], %[[PADDED]], %[[PADDED]], %[[PADDED]], %[[PADDED]], %[[PADDED]], %[[PADDED]], %[[PADDED]] : {{.*}})
+// CHECK-COUNT-9: arith.cmpf oeq
+// CHECK: arith.divf
+// CHECK: %[[PY:.*]] = tensor.pad %[[Y]] low[0, 0, 0, 0] high[0, 0, 1, 1]
+// CHECK: %[[PS:.*]] = tensor.pad %[[SHARES]] low[0, 0, 0, 0] high[0, 0, 1, 1]
+// CHECK: %[[ZEROS:.*]] = linalg.fill
+// The class of input rows and columns 1, 3, 5, 7: windows 1..4 at
+// element 0 and windows 0..3 at element 2, along each axis.
+// CHECK: %[[XA:.*]] = tensor.extract_slice %[[X]][0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK: tensor.extract_slice %[[PY]][0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 1, 1]
+// CHECK: tensor.extract_slice %[[PS]][0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 1, 1]
+// CHECK: tensor.extract_slice %[[PY]][0, 0, 1, 0]
+// CHECK: tensor.extract_slice %[[PY]][0, 0, 0, 1]
+// CHECK: tensor.extract_slice %[[PY]][0, 0, 0, 0]
+// CHECK: %[[DXA:.*]] = tensor.extract_slice %[[ZEROS]][0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK: linalg.generic {{.*}} ins(%[[XA]], {{.*}}) outs(%[[DXA]] : tensor<2x3x4x4xf32>)
+// CHECK: ^bb0(%[[XV:[^:]*]]: f32, %[[Y0:[^:]*]]: f32, %[[S0:[^:]*]]: f32, {{.*}}, %[[OUT:[^:]*]]: f32):
+// CHECK: %[[HIT:.*]] = arith.cmpf oeq, %[[XV]], %[[Y0]]
+// CHECK: %[[ADD:.*]] = arith.addf %[[OUT]], %[[S0]]
+// CHECK: arith.select %[[HIT]], %[[ADD]], %[[OUT]]
+// CHECK-COUNT-3: arith.select
+// CHECK: %[[R1:.*]] = tensor.insert_slice %{{.*}} into %[[ZEROS]][0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK: tensor.extract_slice %[[X]][0, 0, 1, 0] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK: tensor.insert_slice %{{.*}} into %[[R1]][0, 0, 1, 0] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 0, 1] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK: %[[LAST:.*]] = tensor.insert_slice %{{.*}}[0, 0, 0, 0] [2, 3, 4, 4] [1, 1, 2, 2]
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return %[[LAST]]
+func.func @max_pool_grad(%x: tensor<2x3x8x8xf32>, %y: tensor<2x3x4x4xf32>, %dy: tensor<2x3x4x4xf32>) -> tensor<2x3x8x8xf32> {
+  %dx = parallax.max_pool_grad %x, %y, %dy kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] : tensor<2x3x8x8xf32>, tensor<2x3x4x4xf32>
+  return %dx : tensor<2x3x8x8xf32>
+}
+
+// -----
+
+// A stride longer than the window (2 of 3 positions): positions no window
+// reaches (every third row and column) are left at 0, and positions a
+// window reaches get one element each. A window of more than 16 elements
+// counts its maxima in a reduction loop, then divides.
+// CHECK-LABEL: func.func @max_pool_grad_gapped
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]
+// CHECK-NOT: reduction
+// CHECK: linalg.fill
+// CHECK-COUNT-2: tensor.insert_slice %{{.*}} [1, 1, 2] [1, 1, 3]
+// CHECK-NOT: tensor.insert_slice
+func.func @max_pool_grad_gapped(%x: tensor<1x1x6xf32>, %y: tensor<1x1x2xf32>, %dy: tensor<1x1x2xf32>) -> tensor<1x1x6xf32> {
+  %dx = parallax.max_pool_grad %x, %y, %dy kernel = [2] strides = [3] pads = [0, 0] : tensor<1x1x6xf32>, tensor<1x1x2xf32>
+  return %dx : tensor<1x1x6xf32>
+}
+// CHECK-LABEL: func.func @max_pool_grad_large_window
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK: arith.addf
+// CHECK: linalg.generic
+// CHECK: arith.divf
+func.func @max_pool_grad_large_window(%x: tensor<1x1x8x8xf32>, %y: tensor<1x1x4x4xf32>, %dy: tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32> {
+  %dx = parallax.max_pool_grad %x, %y, %dy kernel = [5, 5] strides = [1, 1] pads = [0, 0, 0, 0] : tensor<1x1x8x8xf32>, tensor<1x1x4x4xf32>
+  return %dx : tensor<1x1x8x8xf32>
 }

@@ -284,6 +284,33 @@ func.func @f(%x: tensor<1x3x8x8xf32>) {
 
 // -----
 
+// max_pool_grad output shape
+func.func @f(%x: tensor<1x3x8x8xf32>, %y: tensor<1x3x3x3xf32>) {
+  // expected-error @+1 {{output 'tensor<1x3x3x3xf32>' is not the pooling's result 'tensor<1x3x4x4xf32>'}}
+  %r = parallax.max_pool_grad %x, %y, %y kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] : tensor<1x3x8x8xf32>, tensor<1x3x3x3xf32>
+  return
+}
+
+// -----
+
+// max_pool_grad kernel
+func.func @f(%x: tensor<1x3x8x8xf32>, %y: tensor<1x3x4x4xf32>) {
+  // expected-error @+1 {{'kernel' must have 2 entries, got [3]}}
+  %r = parallax.max_pool_grad %x, %y, %y kernel = [3] strides = [2, 2] pads = [1, 1, 1, 1] : tensor<1x3x8x8xf32>, tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+// max_pool_grad output gradient type
+func.func @f(%x: tensor<1x3x8x8xf32>, %y: tensor<1x3x4x4xf32>, %dy: tensor<1x3x4x4xf64>) {
+  // expected-error @+1 {{'parallax.max_pool_grad' op failed to verify that all of {output, output_grad} have same type}}
+  %r = "parallax.max_pool_grad"(%x, %y, %dy) {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x4xf64>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
 // loss rank
 func.func @f(%s: tensor<4xf32>, %l: tensor<4xi64>) {
   // expected-error @+1 {{input must be N x C x D1.. (rank >= 2)}}

@@ -121,6 +121,9 @@ func.func @nn(%x: tensor<2x3x8x8xf32>, %w: tensor<6x3x3x3xf32>, %bias: tensor<6x
   %dx = parallax.conv_input_grad %0, %w input_spatial = [8, 8] strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] : tensor<2x6x4x4xf32>, tensor<6x3x3x3xf32>
   // CHECK: parallax.pool average %{{.*}} kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] ceil_mode count_include_pad : tensor<2x3x8x8xf32>
   %1 = parallax.pool average %x kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] ceil_mode count_include_pad : tensor<2x3x8x8xf32>
+  // CHECK: parallax.max_pool_grad %{{.*}}, %{{.*}}, %{{.*}} kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] ceil_mode : tensor<2x3x8x8xf32>, tensor<2x3x5x5xf32>
+  %mp = parallax.pool max %x kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] ceil_mode : tensor<2x3x8x8xf32>
+  %dmp = parallax.max_pool_grad %x, %mp, %mp kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] ceil_mode : tensor<2x3x8x8xf32>, tensor<2x3x5x5xf32>
   // CHECK: parallax.batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} epsilon = 9.99999974E-6 : tensor<2x3x8x8xf32>, tensor<3xf32>
   %2 = parallax.batch_norm %x, %c, %c, %c, %c epsilon = 1.0e-5 : tensor<2x3x8x8xf32>, tensor<3xf32>
   // CHECK: parallax.layer_norm %{{.*}}, %{{.*}} axis = 2 epsilon = 9.99999974E-6 : tensor<2x5x8xf32>, tensor<8xf32>

@@ -30,7 +30,7 @@ void populateParallaxDataMovementToLinalgPatterns(RewritePatternSet &patterns);
 /// reduce, softmax, log_softmax, batch_norm, layer_norm, and batch_sum (on
 /// one device: its inputs).
 void populateParallaxReductionToLinalgPatterns(RewritePatternSet &patterns);
-/// conv, conv_filter_grad, conv_input_grad and pool.
+/// conv, conv_filter_grad, conv_input_grad, pool and max_pool_grad.
 void populateParallaxConvolutionToLinalgPatterns(RewritePatternSet &patterns);
 /// softmax_cross_entropy and negative_log_likelihood.
 void populateParallaxLossToLinalgPatterns(RewritePatternSet &patterns);

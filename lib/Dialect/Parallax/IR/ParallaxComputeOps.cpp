@@ -570,6 +570,22 @@ LogicalResult inferPool(MLIRContext *, std::optional<Location> loc,
 }
 
 template <typename Adaptor>
+LogicalResult inferMaxPoolGrad(MLIRContext *context,
+                               std::optional<Location> loc, Adaptor adaptor,
+                               SmallVectorImpl<Type> &types) {
+  RankedTensorType input = getTensor(adaptor.getInput());
+  RankedTensorType output = getTensor(adaptor.getOutput());
+  SmallVector<Type> pooled;
+  if (failed(inferPool(context, loc, adaptor, pooled)))
+    return failure();
+  if (output != pooled.front())
+    return fail(loc, "output " + str(adaptor.getOutput().getType()) +
+                         " is not the pooling's result " + str(pooled.front()));
+  types.push_back(input);
+  return success();
+}
+
+template <typename Adaptor>
 LogicalResult
 inferClassificationLoss(MLIRContext *, std::optional<Location> loc,
                         Adaptor adaptor, SmallVectorImpl<Type> &types) {

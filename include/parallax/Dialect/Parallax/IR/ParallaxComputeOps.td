@@ -691,6 +691,47 @@ def Parallax_ConvInputGradOp : Parallax_Op<"conv_input_grad",
   let extraClassDefinition = Parallax_InferWith<"inferConvInputGrad">.body;
 }
 
+def Parallax_MaxPoolGradOp : Parallax_Op<"max_pool_grad",
+    [Pure, SameOperandsElementType, AllTypesMatch<["output", "output_grad"]>,
+     InferTypeOpAdaptor]> {
+  let summary = "the input gradient of a max pooling with overlapping, padded "
+                "or ragged windows";
+  let description = [{
+    The gradient of `output = pool max input` (the same `kernel`,
+    `strides`, `pads` and `ceil_mode`) with respect to its `N x C x D1 ...`
+    input, given the gradient `output_grad` of `output`: each window's
+    gradient is shared evenly among the window's elements equal to its
+    maximum, `dX[n, c, i...] = sum over the windows o containing i with
+    input[n, c, i...] == output[n, c, o...] of output_grad[n, c, o...] /
+    (the number of such elements in window o)`. Autodiff writes it for
+    max pooling whose windows do not tile the input exactly. The lowering
+    copies no window: one elementwise pass over the output counts each
+    window's maxima and divides `output_grad` by the count, then one pass
+    per residue class of the input positions (modulo the stride, per
+    dimension) writes that class's strided part of dX, each element adding
+    the shares of the windows whose maximum it is. Not differentiable.
+
+    Example:
+
+    ```mlir
+    %dx = parallax.max_pool_grad %x, %y, %dy kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1]
+        : tensor<2x3x8x8xf32>, tensor<2x3x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Parallax_FloatTensor:$input,
+                       Parallax_FloatTensor:$output,
+                       Parallax_FloatTensor:$output_grad,
+                       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$pads, UnitAttr:$ceil_mode);
+  let results = (outs Parallax_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $output `,` $output_grad `kernel` `=` $kernel
+    `strides` `=` $strides `pads` `=` $pads (`ceil_mode` $ceil_mode^)?
+    attr-dict `:` type($input) `,` type($output)
+  }];
+  let extraClassDefinition = Parallax_InferWith<"inferMaxPoolGrad">.body;
+}
+
 def Parallax_PoolOp : Parallax_Op<"pool", [Pure, Parallax_Differentiable, InferTypeOpAdaptor]> {
   let summary = "N-d max or average pooling, NC... layout (ONNX MaxPool, AveragePool)";
   let description = [{

@@ -178,11 +178,11 @@ static Value scatterWindowAxis(GradBuilder &g, ArrayRef<Value> parts,
   return g.padOrCrop(g.reshape(interleaved, flat), cropLow, cropHigh);
 }
 
-/// Pooling whose windows overlap, are padded or do not tile the input:
-/// one strided slice of the (padded) input per kernel offset holds every
-/// window's element at that offset; each slice's share of dy is scattered
-/// back through the adjoint of its slice.
-static Value generalPoolGradient(GradBuilder &g, PoolOp op, Value dy) {
+/// Average pooling whose windows overlap, are padded or do not tile the
+/// input: every window offset's strided slice of the (padded) input gets
+/// its window's share of dy, scattered back through the adjoint of the
+/// slice.
+static Value averagePoolGradient(GradBuilder &g, PoolOp op, Value dy) {
   Value x = op.getInput(), y = op.getResult();
   auto xType = tensorType(x), yType = tensorType(y);
   int64_t rank = xType.getRank(), spatial = rank - 2;
@@ -226,49 +226,29 @@ static Value generalPoolGradient(GradBuilder &g, PoolOp op, Value dy) {
       sliceStrides[d + 2] = strides[d];
     return g.slice(padded, offsetOf(k), yType.getShape(), sliceStrides);
   };
-  SmallVector<Value> shares;
-  if (op.getKind() == PoolKind::Max) {
-    // Shared evenly among tied maxima of a window.
-    Value padded =
-        padWith(x, -std::numeric_limits<double>::infinity(), low, high);
-    SmallVector<Value> hits;
-    Value ties;
-    for (int64_t k = 0; k < offsets; ++k) {
-      Value hit = CastOp::create(
-          g.b, g.loc, yType,
-          EqualOp::create(g.b, g.loc, windowSlice(padded, k), y));
-      hits.push_back(hit);
-      ties = ties ? g.add(ties, hit) : hit;
-    }
-    Value share = g.div(dy, ties);
-    for (Value hit : hits)
-      shares.push_back(g.mul(hit, share));
+  // Divide by the number of elements the forward pass averaged: the
+  // window's elements inside the input, plus its declared pads with
+  // count_include_pad.
+  Value ones = arith::ConstantOp::create(
+      g.b, g.loc,
+      DenseElementsAttr::get(
+          xType, g.b.getFloatAttr(xType.getElementType(), 1.0).getValue()));
+  Value counted = ones;
+  Shape rest(rank, 0), restHigh(rank, 0);
+  if (op.getCountIncludePad()) {
+    counted = padWith(ones, 1.0, low, declaredHigh);
+    for (int64_t d = 0; d < rank; ++d)
+      restHigh[d] = high[d] - declaredHigh[d];
+    counted = padWith(counted, 0.0, rest, restHigh);
   } else {
-    // Divide by the number of elements the forward pass averaged: the
-    // window's elements inside the input, plus its declared pads with
-    // count_include_pad.
-    Value ones = arith::ConstantOp::create(
-        g.b, g.loc,
-        DenseElementsAttr::get(
-            xType, g.b.getFloatAttr(xType.getElementType(), 1.0).getValue()));
-    Value counted = ones;
-    Shape rest(rank, 0), restHigh(rank, 0);
-    if (op.getCountIncludePad()) {
-      counted = padWith(ones, 1.0, low, declaredHigh);
-      for (int64_t d = 0; d < rank; ++d)
-        restHigh[d] = high[d] - declaredHigh[d];
-      counted = padWith(counted, 0.0, rest, restHigh);
-    } else {
-      counted = padWith(ones, 0.0, low, high);
-    }
-    Value divisor;
-    for (int64_t k = 0; k < offsets; ++k) {
-      Value part = windowSlice(counted, k);
-      divisor = divisor ? g.add(divisor, part) : part;
-    }
-    Value share = g.div(dy, divisor);
-    shares.assign(offsets, share);
+    counted = padWith(ones, 0.0, low, high);
   }
+  Value divisor;
+  for (int64_t k = 0; k < offsets; ++k) {
+    Value part = windowSlice(counted, k);
+    divisor = divisor ? g.add(divisor, part) : part;
+  }
+  SmallVector<Value> shares(offsets, g.div(dy, divisor));
   // Scatter the shares back, the last window dimension first: each pass
   // sums one kernel dimension's shares into the windows' extent along it.
   for (int64_t d = spatial - 1; d >= 0; --d) {
@@ -309,7 +289,12 @@ LogicalResult PoolOp::buildGradients(OpBuilder &builder, ValueRange grads,
                    << "has a gradient rule for overlapping or padded "
                       "windows of at most "
                    << kMaxPoolWindow << " elements, got " << offsets;
-          out.push_back(generalPoolGradient(g, *this, dy));
+          if (getKind() == PoolKind::Max)
+            out.push_back(MaxPoolGradOp::create(g.b, g.loc, x, getResult(), dy,
+                                                kernel, strides, getPads(),
+                                                getCeilMode()));
+          else
+            out.push_back(averagePoolGradient(g, *this, dy));
           return success();
         }
         // Non-overlapping windows tiling the input exactly: every input
