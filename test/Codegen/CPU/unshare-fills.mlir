@@ -42,3 +42,27 @@ func.func @untouched(%m: memref<2xf32>, %x: tensor<3xf32>) -> (tensor<2xf32>, te
   %s2 = linalg.mul ins(%x, %x : tensor<3xf32>, tensor<3xf32>) outs(%shared : tensor<3xf32>) -> tensor<3xf32>
   return %once, %s1, %s2 : tensor<2xf32>, tensor<3xf32>, tensor<3xf32>
 }
+
+// An op that adds into one strided part of a fill (col2im, a max-pool
+// gradient's residue class) reads the part with an extract_slice and
+// writes it back with an insert_slice of the same part: the insert keeps
+// the fill, so that bufferization updates the part in place (a fill of
+// its own for the insert would be a second fill and a copy of the part).
+// A product that CSE gave the same zero still gets its own fill.
+// CHECK-LABEL: func.func @slice_update
+// CHECK: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x4xf32>)
+// CHECK: %[[PART:.*]] = tensor.extract_slice %[[ZERO]][0, 1] [4, 2] [1, 2]
+// CHECK: %[[SUM:.*]] = linalg.add ins(%arg0, %[[PART]] : {{.*}}) outs(%[[PART]] : tensor<4x2xf32>)
+// CHECK: tensor.insert_slice %[[SUM]] into %[[ZERO]][0, 1] [4, 2] [1, 2]
+// CHECK: %[[OWN:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x4xf32>)
+// CHECK: linalg.matmul ins(%arg1, %arg1 : {{.*}}) outs(%[[OWN]] : tensor<4x4xf32>)
+func.func @slice_update(%x: tensor<4x2xf32>, %m: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %part = tensor.extract_slice %filled[0, 1] [4, 2] [1, 2] : tensor<4x4xf32> to tensor<4x2xf32>
+  %sum = linalg.add ins(%x, %part : tensor<4x2xf32>, tensor<4x2xf32>) outs(%part : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %r = tensor.insert_slice %sum into %filled[0, 1] [4, 2] [1, 2] : tensor<4x2xf32> into tensor<4x4xf32>
+  %p = linalg.matmul ins(%m, %m : tensor<4x4xf32>, tensor<4x4xf32>) outs(%filled : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %r, %p : tensor<4x4xf32>, tensor<4x4xf32>
+}

@@ -413,11 +413,16 @@ def ParallaxUnshareFills : Pass<"parallax-unshare-fills"> {
     output per op (ResNet-18's step made 235 such copies, 9% of its time
     in `memmove`). This pass clones the fill, and its `tensor.empty`
     destination, for each use as an op's init, so that each op fills its
-    own buffer in place (a `memset`) and no copy is needed.
+    own buffer in place (a `memset`) and no copy is needed. A
+    `tensor.insert_slice` into the fill that writes back a part an
+    `tensor.extract_slice` of the fill read (an op adding into one part:
+    col2im, a max-pool gradient's residue class) keeps the fill, so that
+    the part is updated in place rather than copied into a second fill.
 
     Precondition: linalg on tensors, right before bufferization (a CSE
     would merge the clones again). Postcondition: every `linalg.fill` on
-    tensors whose result is used more than once is no op's init.
+    tensors whose result is used more than once is no op's init, except
+    for such slice updates.
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
