@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <algorithm>
@@ -282,9 +283,9 @@ struct ConvInputGradLowering : OpConversionPattern<ConvInputGradOp> {
       part[0] = rewriter.getIndexAttr(c);
       part[k + 1] = rewriter.getIndexAttr(n);
       bool inside = true;
-      for (int64_t d = k - 1, rest = flat; d >= 0; --d) {
-        int64_t tap = rest % kernel[d];
-        rest /= kernel[d];
+      Shape positions = delinearize(flat, computeStrides(kernel));
+      for (int64_t d = 0; d < k; ++d) {
+        int64_t tap = positions[d];
         int64_t shift = tap * dilations[d] - pads[d];
         int64_t lo = shift >= 0 ? 0 : llvm::divideCeil(-shift, strides[d]);
         int64_t hi = std::min(
@@ -435,14 +436,36 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
 /// of a pooling and of a max pooling's gradient.
 static constexpr int64_t kUnrolledWindow = 16;
 
-/// The position of the window element `tap` (row-major over `kernel`).
-static Shape tapPosition(ArrayRef<int64_t> kernel, int64_t tap) {
-  Shape position(kernel.size());
-  for (int64_t d = kernel.size() - 1; d >= 0; --d) {
-    position[d] = tap % kernel[d];
-    tap /= kernel[d];
+/// The loops (n, c, o..., k...) of a reduction over each window of the
+/// padded input into a pooling's result: the maps reading the input at
+/// o * s + k, the window's extent (a shape-only operand: its extent enters
+/// no other map) and the result at o, and the iterators, the window's
+/// loops reductions.
+struct WindowReduction {
+  Value kernelShape;
+  AffineMap input, kernel, output;
+  SmallVector<utils::IteratorType> iterators;
+};
+static WindowReduction windowReduction(OpBuilder &b, Location loc,
+                                       ArrayRef<int64_t> kernel,
+                                       ArrayRef<int64_t> strides,
+                                       Type elementType) {
+  MLIRContext *ctx = b.getContext();
+  int64_t k = kernel.size(), loops = 2 * k + 2;
+  auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> in{dim(0), dim(1)}, out{dim(0), dim(1)}, window;
+  for (int64_t d = 0; d < k; ++d) {
+    in.push_back(dim(2 + d) * strides[d] + dim(2 + k + d));
+    out.push_back(dim(2 + d));
+    window.push_back(dim(2 + k + d));
   }
-  return position;
+  SmallVector<utils::IteratorType> iterators(k + 2,
+                                             utils::IteratorType::parallel);
+  iterators.append(k, utils::IteratorType::reduction);
+  return {tensor::EmptyOp::create(b, loc, kernel, elementType),
+          AffineMap::get(loops, 0, in, ctx),
+          AffineMap::get(loops, 0, window, ctx),
+          AffineMap::get(loops, 0, out, ctx), iterators};
 }
 
 /// Every window's element at each position of the window (row-major), in
@@ -468,7 +491,8 @@ windowOperands(OpBuilder &b, Location loc, Value padded,
     for (int64_t i = 0; i < size; ++i) {
       SmallVector<AffineExpr> exprs{getAffineDimExpr(0, ctx),
                                     getAffineDimExpr(1, ctx)};
-      for (auto [d, position] : llvm::enumerate(tapPosition(kernel, i)))
+      for (auto [d, position] :
+           llvm::enumerate(delinearize(i, computeStrides(kernel))))
         exprs.push_back(getAffineDimExpr(2 + d, ctx) * strides[d] + position);
       operands.push_back(padded);
       maps.push_back(AffineMap::get(k + 2, 0, exprs, ctx));
@@ -482,7 +506,7 @@ windowOperands(OpBuilder &b, Location loc, Value padded,
     strideAttrs.push_back(b.getIndexAttr(stride));
   for (int64_t i = 0; i < size; ++i) {
     SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
-    for (int64_t position : tapPosition(kernel, i))
+    for (int64_t position : delinearize(i, computeStrides(kernel)))
       offsets.push_back(b.getIndexAttr(position));
     operands.push_back(tensor::ExtractSliceOp::create(
         b, loc, type, padded, offsets, sizes, strideAttrs));
@@ -518,7 +542,6 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
     MLIRContext *ctx = b.getContext();
     ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides();
     int64_t k = type.getRank() - 2;
-    auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
     auto combine = [&](OpBuilder &nb, Location l, Value acc, Value v) {
       return isMax ? maxOf(nb, l, acc, v) : addOf(nb, l, acc, v);
     };
@@ -544,29 +567,16 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
                  })
           .getResult(0);
     }
-    int64_t loops = 2 * k + 2;
-    SmallVector<AffineExpr> in{dim(0), dim(1)}, out{dim(0), dim(1)};
-    for (int64_t d = 0; d < k; ++d) {
-      in.push_back(dim(2 + d) * strides[d] + dim(2 + k + d));
-      out.push_back(dim(2 + d));
-    }
-    // The kernel extent enters through a shape-only operand.
-    Value kernelShape = tensor::EmptyOp::create(b, loc, kernel, elementType);
-    SmallVector<AffineExpr> kernelExprs;
-    for (int64_t d = 0; d < k; ++d)
-      kernelExprs.push_back(dim(2 + k + d));
-    SmallVector<AffineMap> maps{AffineMap::get(loops, 0, in, ctx),
-                                AffineMap::get(loops, 0, kernelExprs, ctx),
-                                AffineMap::get(loops, 0, out, ctx)};
-    SmallVector<utils::IteratorType> iterators(k + 2,
-                                               utils::IteratorType::parallel);
-    iterators.append(k, utils::IteratorType::reduction);
+    WindowReduction loops =
+        windowReduction(b, loc, kernel, strides, elementType);
     Value init = filledTensor(b, loc, type,
                               isMax ? lowest(b, loc, elementType)
                                     : scalarConstant(b, loc, elementType, 0));
     return linalg::GenericOp::create(
-               b, loc, TypeRange{type}, ValueRange{input, kernelShape},
-               ValueRange{init}, maps, iterators,
+               b, loc, TypeRange{type}, ValueRange{input, loops.kernelShape},
+               ValueRange{init},
+               ArrayRef<AffineMap>{loops.input, loops.kernel, loops.output},
+               loops.iterators,
                [&](OpBuilder &nb, Location l, ValueRange v) {
                  linalg::YieldOp::create(nb, l, combine(nb, l, v[2], v[0]));
                })
@@ -670,29 +680,17 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
                  })
           .getResult(0);
     }
-    // Loops (n, c, o..., k...): count[n, c, o] += in[n, c, o * s + k] == y.
-    int64_t k = type.getRank() - 2, loops = 2 * k + 2;
-    auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
-    SmallVector<AffineExpr> in{dim(0), dim(1)}, out{dim(0), dim(1)}, window;
-    for (int64_t d = 0; d < k; ++d) {
-      in.push_back(dim(2 + d) * strides[d] + dim(2 + k + d));
-      out.push_back(dim(2 + d));
-      window.push_back(dim(2 + k + d));
-    }
-    // The kernel extent enters through a shape-only operand.
-    Value kernelShape = tensor::EmptyOp::create(b, loc, kernel, elementType);
-    AffineMap outMap = AffineMap::get(loops, 0, out, ctx);
-    SmallVector<AffineMap> maps{AffineMap::get(loops, 0, in, ctx),
-                                AffineMap::get(loops, 0, window, ctx), outMap,
-                                outMap};
-    SmallVector<utils::IteratorType> iterators(k + 2,
-                                               utils::IteratorType::parallel);
-    iterators.append(k, utils::IteratorType::reduction);
+    // count[n, c, o] += in[n, c, o * s + k] == y[n, c, o].
+    WindowReduction loops =
+        windowReduction(b, loc, kernel, strides, elementType);
     Value zeros = filledTensor(b, loc, type, zero);
     Value count =
         linalg::GenericOp::create(
-            b, loc, TypeRange{type}, ValueRange{padded, kernelShape, y},
-            ValueRange{zeros}, maps, iterators,
+            b, loc, TypeRange{type}, ValueRange{padded, loops.kernelShape, y},
+            ValueRange{zeros},
+            ArrayRef<AffineMap>{loops.input, loops.kernel, loops.output,
+                                loops.output},
+            loops.iterators,
             [&](OpBuilder &nb, Location l, ValueRange v) {
               linalg::YieldOp::create(
                   nb, l,
@@ -770,7 +768,7 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
       classCounts.push_back(perDim.size());
     for (int64_t flat = 0, e = ShapedType::getNumElements(classCounts);
          flat < e; ++flat) {
-      Shape which = tapPosition(classCounts, flat), tapCounts;
+      Shape which = delinearize(flat, computeStrides(classCounts)), tapCounts;
       SmallVector<OpFoldResult> offsets(k + 2, zero), sizes, steps(k + 2, one);
       sizes.push_back(rewriter.getIndexAttr(type.getDimSize(0)));
       sizes.push_back(rewriter.getIndexAttr(type.getDimSize(1)));
@@ -791,7 +789,7 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
           rewriter, loc, x, offsets, sizes, steps)};
       SmallVector<OpFoldResult> unit(k + 2, one);
       for (int64_t tap = 0; tap < taps; ++tap) {
-        Shape j = tapPosition(tapCounts, tap);
+        Shape j = delinearize(tap, computeStrides(tapCounts));
         SmallVector<OpFoldResult> windows(k + 2, zero);
         for (int64_t d = 0; d < k; ++d)
           windows[2 + d] = rewriter.getIndexAttr(residues[d][which[d]].first -
