@@ -154,6 +154,7 @@ static void addCPUBufferToLLVMPasses(OpPassManager &pm) {
   // Large loop nests run on the worker's threads (OpenMP); the runtime
   // sets how many.
   pm.addPass(createParallaxParallelizeKernels());
+  pm.addPass(createParallaxVectorizeTransposes());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertSCFToOpenMPPass());
   // Folds the memref.alloca_scope around each parallel loop's body (it

@@ -124,12 +124,16 @@ struct ParallelizeKernelsPass
     Location loc = op.getLoc();
     IRRewriter rewriter(&getContext());
     Type indexType = rewriter.getIndexType();
-    int64_t chunks = mostEqualParts(loop.extent, kChunks);
-    bool equal = chunks >= std::min<int64_t>(loop.extent, kMinEqualChunks);
+    // A transpose by tiles keeps whole tiles in each chunk.
+    bool byTiles = isTileTransposable(op);
+    int64_t unit =
+        byTiles && isTiledTransposeDim(op, loop.position) ? kTransposeTile : 1;
+    int64_t units = loop.extent / unit;
+    int64_t chunks = mostEqualParts(units, kChunks);
+    bool equal = chunks >= std::min<int64_t>(units, kMinEqualChunks);
     if (!equal)
-      chunks =
-          llvm::divideCeil(loop.extent, llvm::divideCeil(loop.extent, kChunks));
-    int64_t chunkSize = llvm::divideCeil(loop.extent, chunks);
+      chunks = llvm::divideCeil(units, llvm::divideCeil(units, kChunks));
+    int64_t chunkSize = unit * llvm::divideCeil(units, chunks);
 
     auto chunk = cast<func::FuncOp>(kernel->clone());
     chunk.setSymName((kernel.getSymName() + ".chunk").str());
@@ -145,12 +149,22 @@ struct ParallelizeKernelsPass
     linalg::LinalgOp inChunk;
     chunk.walk([&](linalg::LinalgOp found) { inChunk = found; });
     rewriter.setInsertionPoint(inChunk);
-    FailureOr<linalg::LinalgLoops> loops =
-        linalg::linalgOpToLoops(rewriter, inChunk);
-    // One scf.for per loop of the op, outermost first.
-    if (failed(loops) || loops->size() != op.getNumLoops())
-      return failure();
-    auto shared = dyn_cast<scf::ForOp>((*loops)[loop.position]);
+    // One scf.for per loop of the op, outermost first (a transpose's by
+    // tiles of registers).
+    scf::ForOp shared;
+    if (byTiles) {
+      FailureOr<SmallVector<scf::ForOp>> tiles =
+          transposeByTiles(rewriter, inChunk);
+      if (failed(tiles))
+        return failure();
+      shared = (*tiles)[loop.position];
+    } else {
+      FailureOr<linalg::LinalgLoops> loops =
+          linalg::linalgOpToLoops(rewriter, inChunk);
+      if (failed(loops) || loops->size() != op.getNumLoops())
+        return failure();
+      shared = dyn_cast<scf::ForOp>((*loops)[loop.position]);
+    }
     if (!shared)
       return failure();
     Value first = chunk.getArgument(arity);

@@ -271,18 +271,18 @@ SoftmaxParts softmaxParts(OpBuilder &b, Location loc, Value x, int64_t axis) {
 
 /// Pads the spatial dimensions (2..) of `input` with `value`.
 Value padSpatial(OpBuilder &b, Location loc, Value input,
-                 ArrayRef<int64_t> pads, double value) {
+                 ArrayRef<int64_t> pads, double value, int64_t firstSpatial) {
   if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
     return input;
   RankedTensorType type = tensorTypeOf(input);
   int64_t k = type.getRank() - 2;
-  SmallVector<OpFoldResult> low(2, b.getIndexAttr(0)),
-      high(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> low(type.getRank(), b.getIndexAttr(0)),
+      high(type.getRank(), b.getIndexAttr(0));
   Shape shape(type.getShape());
   for (int64_t d = 0; d < k; ++d) {
-    low.push_back(b.getIndexAttr(pads[d]));
-    high.push_back(b.getIndexAttr(pads[d + k]));
-    shape[d + 2] += pads[d] + pads[d + k];
+    low[firstSpatial + d] = b.getIndexAttr(pads[d]);
+    high[firstSpatial + d] = b.getIndexAttr(pads[d + k]);
+    shape[firstSpatial + d] += pads[d] + pads[d + k];
   }
   return tensor::PadOp::create(
       b, loc, RankedTensorType::get(shape, type.getElementType()), input, low,

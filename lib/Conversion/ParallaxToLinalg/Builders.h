@@ -89,9 +89,11 @@ struct SoftmaxParts {
 };
 SoftmaxParts softmaxParts(OpBuilder &b, Location loc, Value x, int64_t axis);
 
-/// Pads the spatial dimensions (2..) of `input` with `value`.
+/// Pads the spatial dimensions of `input` (k of them from `firstSpatial`:
+/// 2 in NCHW order, 1 in NHWC) with `value`.
 Value padSpatial(OpBuilder &b, Location loc, Value input,
-                 ArrayRef<int64_t> pads, double value);
+                 ArrayRef<int64_t> pads, double value,
+                 int64_t firstSpatial = 2);
 
 /// segment_reduce and segment_reduce_grad (Segments.cpp), part of the
 /// reductions' patterns.

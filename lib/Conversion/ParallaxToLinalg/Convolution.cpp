@@ -436,6 +436,35 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
 /// of a pooling and of a max pooling's gradient.
 static constexpr int64_t kUnrolledWindow = 16;
 
+/// A max pooling and its gradient run with the channels innermost where
+/// there are at least kMinChannelsLast of them, the window is unrolled, and
+/// a stride is above 1 or the output's rows are shorter than
+/// kMinChannelsLastRow: along such rows a kernel reads every other element
+/// of a few points, which LLVM leaves scalar (ResNet-18's stem pool: rows
+/// of 8), while along the channels every operand is a run.
+static constexpr int64_t kMinChannelsLast = 16, kMinChannelsLastRow = 8;
+static bool poolsChannelsLast(ArrayRef<int64_t> kernel,
+                              ArrayRef<int64_t> strides, RankedTensorType input,
+                              RankedTensorType output) {
+  return input.getDimSize(1) >= kMinChannelsLast &&
+         ShapedType::getNumElements(kernel) <= kUnrolledWindow &&
+         (llvm::any_of(strides, [](int64_t s) { return s > 1; }) ||
+          output.getShape().back() < kMinChannelsLastRow);
+}
+
+/// The permutations of an (n, c, spatial...) tensor to (n, spatial..., c)
+/// and back.
+static std::pair<SmallVector<int64_t>, SmallVector<int64_t>>
+channelsLastPermutations(int64_t spatialDims) {
+  SmallVector<int64_t> toLast{0}, toFirst{0, spatialDims + 1};
+  for (int64_t d = 0; d < spatialDims; ++d) {
+    toLast.push_back(2 + d);
+    toFirst.push_back(1 + d);
+  }
+  toLast.push_back(1);
+  return {toLast, toFirst};
+}
+
 /// The loops (n, c, o..., k...) of a reduction over each window of the
 /// padded input into a pooling's result: the maps reading the input at
 /// o * s + k, the window's extent (a shape-only operand: its extent enters
@@ -469,17 +498,18 @@ static WindowReduction windowReduction(OpBuilder &b, Location loc,
 }
 
 /// Every window's element at each position of the window (row-major), in
-/// a loop nest over a pooling's result `type` (n, c, o...): the padded
-/// input and one map per position, (n, c, o * s + position...), where the
-/// strides allow it, so that a kernel sees one base pointer and strided
-/// loads of it (a strided view per position would be as many pointers and
-/// gathers); else (a stride of 1, where linalg wants a plain loop index to
-/// span its operand exactly) one strided view of the input per position,
-/// read with the identity.
+/// a loop nest over a pooling's result `type` (n, c, o... or, where
+/// `firstSpatial` is 1, n, o..., c): the padded input and one map per
+/// position, (n, c, o * s + position...), where the strides allow it, so
+/// that a kernel sees one base pointer and strided loads of it (a strided
+/// view per position would be as many pointers and gathers); else (a
+/// stride of 1, where linalg wants a plain loop index to span its operand
+/// exactly) one strided view of the input per position, read with the
+/// identity.
 static std::pair<SmallVector<Value>, SmallVector<AffineMap>>
 windowOperands(OpBuilder &b, Location loc, Value padded,
                ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
-               RankedTensorType type) {
+               RankedTensorType type, int64_t firstSpatial = 2) {
   MLIRContext *ctx = b.getContext();
   int64_t k = kernel.size(), size = ShapedType::getNumElements(kernel);
   SmallVector<Value> operands;
@@ -487,30 +517,32 @@ windowOperands(OpBuilder &b, Location loc, Value padded,
   bool oneBase = llvm::all_of(llvm::seq<int64_t>(0, k), [&](int64_t d) {
     return strides[d] > 1 || kernel[d] == 1;
   });
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(k + 2, ctx);
   if (oneBase) {
     for (int64_t i = 0; i < size; ++i) {
-      SmallVector<AffineExpr> exprs{getAffineDimExpr(0, ctx),
-                                    getAffineDimExpr(1, ctx)};
+      SmallVector<AffineExpr> exprs(identity.getResults());
       for (auto [d, position] :
            llvm::enumerate(delinearize(i, computeStrides(kernel))))
-        exprs.push_back(getAffineDimExpr(2 + d, ctx) * strides[d] + position);
+        exprs[firstSpatial + d] =
+            exprs[firstSpatial + d] * strides[d] + position;
       operands.push_back(padded);
       maps.push_back(AffineMap::get(k + 2, 0, exprs, ctx));
     }
     return {operands, maps};
   }
-  SmallVector<OpFoldResult> sizes, strideAttrs(2, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes, strideAttrs(k + 2, b.getIndexAttr(1));
   for (int64_t extent : type.getShape())
     sizes.push_back(b.getIndexAttr(extent));
-  for (int64_t stride : strides)
-    strideAttrs.push_back(b.getIndexAttr(stride));
+  for (auto [d, stride] : llvm::enumerate(strides))
+    strideAttrs[firstSpatial + d] = b.getIndexAttr(stride);
   for (int64_t i = 0; i < size; ++i) {
-    SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
-    for (int64_t position : delinearize(i, computeStrides(kernel)))
-      offsets.push_back(b.getIndexAttr(position));
+    SmallVector<OpFoldResult> offsets(k + 2, b.getIndexAttr(0));
+    for (auto [d, position] :
+         llvm::enumerate(delinearize(i, computeStrides(kernel))))
+      offsets[firstSpatial + d] = b.getIndexAttr(position);
     operands.push_back(tensor::ExtractSliceOp::create(
         b, loc, type, padded, offsets, sizes, strideAttrs));
-    maps.push_back(AffineMap::getMultiDimIdentityMap(k + 2, ctx));
+    maps.push_back(identity);
   }
   return {operands, maps};
 }
@@ -538,7 +570,8 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
   using OpConversionPattern::OpConversionPattern;
 
   Value window(OpBuilder &b, Location loc, PoolOp op, Value input,
-               RankedTensorType type, bool isMax) const {
+               RankedTensorType type, bool isMax,
+               int64_t firstSpatial = 2) const {
     MLIRContext *ctx = b.getContext();
     ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides();
     int64_t k = type.getRank() - 2;
@@ -552,7 +585,7 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
       // output whose innermost loop vectorizes, instead of a short
       // reduction loop per element.
       auto [windows, maps] =
-          windowOperands(b, loc, input, kernel, strides, type);
+          windowOperands(b, loc, input, kernel, strides, type, firstSpatial);
       maps.push_back(AffineMap::getMultiDimIdentityMap(k + 2, ctx));
       return linalg::GenericOp::create(
                  b, loc, TypeRange{type}, windows,
@@ -593,6 +626,19 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
     Shape pads = windowPads(op.getPads(), op.getKernel(), op.getStrides(),
                             inputType, type);
     bool isMax = op.getKind() == PoolKind::Max;
+    if (isMax &&
+        poolsChannelsLast(op.getKernel(), op.getStrides(), inputType, type)) {
+      auto [toLast, toFirst] = channelsLastPermutations(type.getRank() - 2);
+      Value input = padSpatial(
+          rewriter, loc, transposed(rewriter, loc, adaptor.getInput(), toLast),
+          pads, -std::numeric_limits<double>::infinity(), /*firstSpatial=*/1);
+      RankedTensorType lastType = RankedTensorType::get(
+          applyPermutation(type.getShape(), toLast), elementType);
+      Value result = window(rewriter, loc, op, input, lastType, isMax,
+                            /*firstSpatial=*/1);
+      rewriter.replaceOp(op, transposed(rewriter, loc, result, toFirst));
+      return success();
+    }
     Value input =
         padSpatial(rewriter, loc, adaptor.getInput(), pads,
                    isMax ? -std::numeric_limits<double>::infinity() : 0);
@@ -640,7 +686,7 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
 
   /// dY divided by the number of each window's elements equal to Y.
   Value shares(OpBuilder &b, Location loc, MaxPoolGradOp op, Value padded,
-               Value y, Value dy) const {
+               Value y, Value dy, int64_t firstSpatial) const {
     MLIRContext *ctx = b.getContext();
     RankedTensorType type = tensorTypeOf(y);
     Type elementType = type.getElementType();
@@ -658,7 +704,7 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
     int64_t taps = ShapedType::getNumElements(kernel);
     if (taps <= kUnrolledWindow) {
       auto [windows, windowMaps] =
-          windowOperands(b, loc, padded, kernel, strides, type);
+          windowOperands(b, loc, padded, kernel, strides, type, firstSpatial);
       SmallVector<Value> operands{y, dy};
       llvm::append_range(operands, windows);
       SmallVector<AffineMap> maps(
@@ -680,7 +726,8 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
                  })
           .getResult(0);
     }
-    // count[n, c, o] += in[n, c, o * s + k] == y[n, c, o].
+    // count[n, c, o] += in[n, c, o * s + k] == y[n, c, o] (NCHW only).
+    assert(firstSpatial == 2 && "channels-last windows are unrolled");
     WindowReduction loops =
         windowReduction(b, loc, kernel, strides, elementType);
     Value zeros = filledTensor(b, loc, type, zero);
@@ -706,18 +753,34 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
                   ConversionPatternRewriter &rewriter) const override {
     MLIRContext *ctx = getContext();
     Location loc = op.getLoc();
-    Value x = adaptor.getInput(), y = adaptor.getOutput();
-    RankedTensorType type = tensorTypeOf(x), outType = tensorTypeOf(y);
-    Type elementType = type.getElementType();
+    Value x = adaptor.getInput(), y = adaptor.getOutput(),
+          dy = adaptor.getOutputGrad();
+    RankedTensorType inType = tensorTypeOf(x), outType = tensorTypeOf(y);
+    Type elementType = inType.getElementType();
     ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides();
-    ArrayRef<int64_t> inSpatial = type.getShape().drop_front(2);
+    ArrayRef<int64_t> inSpatial = inType.getShape().drop_front(2);
     ArrayRef<int64_t> outSpatial = outType.getShape().drop_front(2);
-    int64_t k = type.getRank() - 2;
-    Shape pads = windowPads(op.getPads(), kernel, strides, type, outType);
-    Value share = shares(rewriter, loc, op,
-                         padSpatial(rewriter, loc, x, pads,
-                                    -std::numeric_limits<double>::infinity()),
-                         y, adaptor.getOutputGrad());
+    int64_t k = inType.getRank() - 2;
+    Shape pads = windowPads(op.getPads(), kernel, strides, inType, outType);
+
+    // Where the forward pooling runs with the channels innermost, so do the
+    // gradient's passes, over NHWC copies of X, Y and dY (the forward's own,
+    // after CSE and the folding of transposes): two transposes of the
+    // input's size pay for runs along the channels.
+    bool channelsLast = poolsChannelsLast(kernel, strides, inType, outType);
+    int64_t first = channelsLast ? 1 : 2, channel = channelsLast ? k + 1 : 1;
+    auto [toLast, toFirst] = channelsLastPermutations(k);
+    if (channelsLast) {
+      x = transposed(rewriter, loc, x, toLast);
+      y = transposed(rewriter, loc, y, toLast);
+      dy = transposed(rewriter, loc, dy, toLast);
+    }
+    RankedTensorType type = tensorTypeOf(x);
+    Value share =
+        shares(rewriter, loc, op,
+               padSpatial(rewriter, loc, x, pads,
+                          -std::numeric_limits<double>::infinity(), first),
+               y, dy, first);
 
     // Per spatial dimension, the input positions i = q * s + r - pad of
     // residue r (mod s) are element r + s * j of window q - j, j = 0, 1,
@@ -747,8 +810,9 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
     }
     Shape windowPadding(before);
     windowPadding.append(after);
-    Value paddedY = padSpatial(rewriter, loc, y, windowPadding, 0);
-    Value paddedShare = padSpatial(rewriter, loc, share, windowPadding, 0);
+    Value paddedY = padSpatial(rewriter, loc, y, windowPadding, 0, first);
+    Value paddedShare =
+        padSpatial(rewriter, loc, share, windowPadding, 0, first);
 
     // Every position of dX lies in one residue class; those of a class with
     // no window element (a stride longer than the kernel) stay 0. The
@@ -769,16 +833,17 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
     for (int64_t flat = 0, e = ShapedType::getNumElements(classCounts);
          flat < e; ++flat) {
       Shape which = delinearize(flat, computeStrides(classCounts)), tapCounts;
-      SmallVector<OpFoldResult> offsets(k + 2, zero), sizes, steps(k + 2, one);
-      sizes.push_back(rewriter.getIndexAttr(type.getDimSize(0)));
-      sizes.push_back(rewriter.getIndexAttr(type.getDimSize(1)));
+      SmallVector<OpFoldResult> offsets(k + 2, zero), sizes(k + 2),
+          steps(k + 2, one);
+      sizes[0] = rewriter.getIndexAttr(type.getDimSize(0));
+      sizes[channel] = rewriter.getIndexAttr(type.getDimSize(channel));
       for (int64_t d = 0; d < k; ++d) {
         Residue r = residues[d][which[d]];
         tapCounts.push_back(r.taps);
-        offsets[2 + d] =
+        offsets[first + d] =
             rewriter.getIndexAttr(r.first * strides[d] + r.residue - pads[d]);
-        sizes.push_back(rewriter.getIndexAttr(r.count));
-        steps[2 + d] = rewriter.getIndexAttr(strides[d]);
+        sizes[first + d] = rewriter.getIndexAttr(r.count);
+        steps[first + d] = rewriter.getIndexAttr(strides[d]);
       }
       int64_t taps = ShapedType::getNumElements(tapCounts);
       if (taps == 0)
@@ -792,8 +857,8 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
         Shape j = delinearize(tap, computeStrides(tapCounts));
         SmallVector<OpFoldResult> windows(k + 2, zero);
         for (int64_t d = 0; d < k; ++d)
-          windows[2 + d] = rewriter.getIndexAttr(residues[d][which[d]].first -
-                                                 j[d] + before[d]);
+          windows[first + d] = rewriter.getIndexAttr(
+              residues[d][which[d]].first - j[d] + before[d]);
         for (Value from : {paddedY, paddedShare})
           operands.push_back(tensor::ExtractSliceOp::create(
               rewriter, loc, from, windows, sizes, unit));
@@ -820,6 +885,8 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
       result = tensor::InsertSliceOp::create(rewriter, loc, sum, result,
                                              offsets, sizes, steps);
     }
+    if (channelsLast)
+      result = transposed(rewriter, loc, result, toFirst);
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -186,3 +186,26 @@ func.func @left_alone(%a: memref<512x256xf32>, %s: memref<256xf32>,
   }
   return %r : tensor<65536xf32>
 }
+
+// -----
+
+// A transpose by tiles of registers (--parallax-vectorize-transposes):
+// the shared loop is one of the two it steps through by 8, so its 1152
+// rows go in 144 chunks of one tile each, and the chunk is the tile loops.
+// CHECK-LABEL: func.func private @transpose(
+// CHECK-DAG: %[[SIZE:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[CHUNKS:.*]] = arith.constant 144 : index
+// CHECK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%[[CHUNKS]])
+// CHECK-NEXT: %[[BEGIN:.*]] = arith.muli %[[I]], %[[SIZE]] : index
+// CHECK-NEXT: func.call @transpose.chunk(%{{.*}}, %{{.*}}, %[[BEGIN]])
+// CHECK: func.func private @transpose.chunk(%[[A:[^:]*]]: memref<128x1152xf32>, %[[B:[^:]*]]: memref<1152x128xf32>, %[[LO:.*]]: index)
+// CHECK: %[[HI:.*]] = arith.addi %[[LO]], %{{.*}} : index
+// CHECK: scf.for %[[R:.*]] = %[[LO]] to %[[HI]] step %{{.*}} {
+// CHECK: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: vector.load %[[A]][%[[C]], %[[R]]] : memref<128x1152xf32>, vector<8xf32>
+// CHECK: vector.store %{{.*}}, %[[B]][%[[R]], %[[C]]] : memref<1152x128xf32>, vector<8xf32>
+// CHECK-NOT: linalg.transpose
+func.func private @transpose(%a: memref<128x1152xf32>, %b: memref<1152x128xf32>) attributes {parallax.noalias_pointers = array<i64: 0, 1, 7, 8>, passthrough = ["noinline"]} {
+  linalg.transpose ins(%a : memref<128x1152xf32>) outs(%b : memref<1152x128xf32>) permutation = [1, 0]
+  return
+}

@@ -213,6 +213,7 @@ func.func @input_gradient_one_pixel(%dy: tensor<2x4x1x1xf32>, %w: tensor<4x5x3x3
 // four in all; the odd ones one. Y and the shares are padded with one
 // window of zeros after the last, where element 2 of an 8th window would
 // be. Every class reads and writes its strided part of a zero-filled dX.
+// (Three channels: NCHW throughout.)
 // CHECK-DAG: #[[W00:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 2)>
 // CHECK-DAG: #[[W22:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2 + 2, d3 * 2 + 2)>
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
@@ -250,6 +251,42 @@ func.func @input_gradient_one_pixel(%dy: tensor<2x4x1x1xf32>, %w: tensor<4x5x3x3
 func.func @max_pool_grad(%x: tensor<2x3x8x8xf32>, %y: tensor<2x3x4x4xf32>, %dy: tensor<2x3x4x4xf32>) -> tensor<2x3x8x8xf32> {
   %dx = parallax.max_pool_grad %x, %y, %dy kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] : tensor<2x3x8x8xf32>, tensor<2x3x4x4xf32>
   return %dx : tensor<2x3x8x8xf32>
+}
+
+// -----
+
+// With 16 channels or more, the same passes run over NHWC copies of X, Y
+// and dY (the channels innermost: every operand a run along the
+// channels), and dX is transposed back.
+// CHECK-DAG: #[[CW00:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 2, d2 * 2, d3)>
+// CHECK-DAG: #[[CW22:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 2 + 2, d2 * 2 + 2, d3)>
+// CHECK-DAG: #[[CID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @max_pool_grad_channels_last
+// CHECK-SAME: (%[[X:.*]]: tensor<2x16x8x8xf32>, %[[Y:.*]]: tensor<2x16x4x4xf32>, %[[DY:.*]]: tensor<2x16x4x4xf32>)
+// CHECK: %[[XT:.*]] = linalg.transpose ins(%[[X]] : tensor<2x16x8x8xf32>) outs(%{{.*}} : tensor<2x8x8x16xf32>) permutation = [0, 2, 3, 1]
+// CHECK: %[[YT:.*]] = linalg.transpose ins(%[[Y]] : {{.*}}) permutation = [0, 2, 3, 1]
+// CHECK: %[[DYT:.*]] = linalg.transpose ins(%[[DY]] : {{.*}}) permutation = [0, 2, 3, 1]
+// CHECK: %[[PADDED:.*]] = tensor.pad %[[XT]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK: %[[SHARES:.*]] = linalg.generic {indexing_maps = [#[[CID]], #[[CID]], #[[CW00]], {{.*}}, #[[CW22]], #[[CID]]], {{.*}} ins(%[[YT]], %[[DYT]], %[[PADDED]],
+// CHECK-SAME: outs(%{{.*}} : tensor<2x4x4x16xf32>)
+// CHECK: %[[PY:.*]] = tensor.pad %[[YT]] low[0, 0, 0, 0] high[0, 1, 1, 0]
+// CHECK: %[[PS:.*]] = tensor.pad %[[SHARES]] low[0, 0, 0, 0] high[0, 1, 1, 0]
+// CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}}) outs(%{{.*}} : tensor<2x8x8x16xf32>)
+// CHECK: %[[XA:.*]] = tensor.extract_slice %[[XT]][0, 1, 1, 0] [2, 4, 4, 16] [1, 2, 2, 1]
+// CHECK: tensor.extract_slice %[[PY]][0, 1, 1, 0] [2, 4, 4, 16] [1, 1, 1, 1]
+// CHECK: tensor.extract_slice %[[PS]][0, 1, 1, 0] [2, 4, 4, 16] [1, 1, 1, 1]
+// CHECK: %[[DXA:.*]] = tensor.extract_slice %[[ZEROS]][0, 1, 1, 0] [2, 4, 4, 16] [1, 2, 2, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[XA]], {{.*}}) outs(%[[DXA]] : tensor<2x4x4x16xf32>)
+// CHECK-COUNT-4: arith.cmpf oeq
+// CHECK: %[[R1:.*]] = tensor.insert_slice %{{.*}} into %[[ZEROS]][0, 1, 1, 0] [2, 4, 4, 16] [1, 2, 2, 1]
+// CHECK: tensor.insert_slice %{{.*}} into %[[R1]][0, 1, 0, 0] [2, 4, 4, 16] [1, 2, 2, 1]
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 1, 0] [2, 4, 4, 16] [1, 2, 2, 1]
+// CHECK: %[[LAST:.*]] = tensor.insert_slice %{{.*}}[0, 0, 0, 0] [2, 4, 4, 16] [1, 2, 2, 1]
+// CHECK: %[[DX:.*]] = linalg.transpose ins(%[[LAST]] : tensor<2x8x8x16xf32>) outs(%{{.*}} : tensor<2x16x8x8xf32>) permutation = [0, 3, 1, 2]
+// CHECK: return %[[DX]]
+func.func @max_pool_grad_channels_last(%x: tensor<2x16x8x8xf32>, %y: tensor<2x16x4x4xf32>, %dy: tensor<2x16x4x4xf32>) -> tensor<2x16x8x8xf32> {
+  %dx = parallax.max_pool_grad %x, %y, %dy kernel = [3, 3] strides = [2, 2] pads = [1, 1, 1, 1] : tensor<2x16x8x8xf32>, tensor<2x16x4x4xf32>
+  return %dx : tensor<2x16x8x8xf32>
 }
 
 // -----

@@ -10,6 +10,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include <algorithm>
 #include <string>
@@ -34,6 +36,27 @@ inline int64_t mostEqualParts(int64_t extent, int64_t most) {
       return parts;
   return 1;
 }
+
+/// The edge of the square tiles --parallax-vectorize-transposes moves
+/// through registers: 8 rows of 8 32-bit elements (AVX's 256-bit vectors).
+constexpr int64_t kTransposeTile = 8;
+
+/// Whether `op` is a transpose that --parallax-vectorize-transposes
+/// rewrites: buffers of static shape and 32-bit elements, contiguous
+/// innermost dimensions, the innermost one moved, and the two dimensions
+/// it exchanges multiples of a tile.
+bool isTileTransposable(linalg::LinalgOp op);
+
+/// Whether loop `position` of such a transpose is one of the two it steps
+/// through by tiles.
+bool isTiledTransposeDim(linalg::LinalgOp op, int64_t position);
+
+/// Builds such a transpose as tile loops (one scf.for per output
+/// dimension, outermost first; the two exchanged ones step by a tile)
+/// around vector loads, a vector.transpose and vector stores, before
+/// `op`, which it leaves in place. Fails where `op` does not qualify.
+FailureOr<SmallVector<scf::ForOp>> transposeByTiles(RewriterBase &rewriter,
+                                                    linalg::LinalgOp op);
 
 /// A symbol-safe rendering of the ONNX node a location comes from, or "".
 std::string nodeNameOf(Location loc);

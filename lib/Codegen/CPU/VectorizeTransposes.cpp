@@ -1,0 +1,179 @@
+//===- VectorizeTransposes.cpp - Transposes by tiles of registers ---------===//
+//
+// Part of the Parallax project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Codegen/CPU/Kernels.h"
+#include "parallax/Codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mlir::parallax {
+#define GEN_PASS_DEF_PARALLAXVECTORIZETRANSPOSES
+#include "parallax/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::parallax
+
+using namespace mlir;
+using namespace mlir::parallax;
+
+namespace {
+
+/// Whether `type` is static with a unit innermost stride.
+bool innermostContiguous(MemRefType type) {
+  if (!type.hasStaticShape())
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         !strides.empty() && strides.back() == 1;
+}
+
+/// The output dimension that the input's innermost one becomes, where
+/// `op` qualifies (see the pass's description).
+std::optional<int64_t> tiledOutputDim(linalg::TransposeOp op) {
+  if (!op.hasPureBufferSemantics())
+    return std::nullopt;
+  auto in = cast<MemRefType>(op.getInput().getType());
+  auto out = cast<MemRefType>(op.getInit().getType());
+  ArrayRef<int64_t> perm = op.getPermutation();
+  int64_t rank = perm.size();
+  if (rank < 2 || perm.back() == rank - 1 ||
+      !in.getElementType().isIntOrFloat() ||
+      in.getElementType().getIntOrFloatBitWidth() != 32 ||
+      !innermostContiguous(in) || !innermostContiguous(out))
+    return std::nullopt;
+  int64_t q = llvm::find(perm, rank - 1) - perm.begin();
+  if (out.getDimSize(rank - 1) % kTransposeTile ||
+      out.getDimSize(q) % kTransposeTile)
+    return std::nullopt;
+  return q;
+}
+
+} // namespace
+
+bool mlir::parallax::isTileTransposable(linalg::LinalgOp op) {
+  auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation());
+  return transpose && tiledOutputDim(transpose).has_value();
+}
+
+bool mlir::parallax::isTiledTransposeDim(linalg::LinalgOp op,
+                                         int64_t position) {
+  auto transpose = cast<linalg::TransposeOp>(op.getOperation());
+  int64_t last = transpose.getPermutation().size() - 1;
+  return position == last || position == *tiledOutputDim(transpose);
+}
+
+FailureOr<SmallVector<scf::ForOp>>
+mlir::parallax::transposeByTiles(RewriterBase &rewriter, linalg::LinalgOp op) {
+  auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation());
+  std::optional<int64_t> q =
+      transpose ? tiledOutputDim(transpose) : std::nullopt;
+  if (!q)
+    return failure();
+  Location loc = op.getLoc();
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  Value input = transpose.getInput(), output = transpose.getInit();
+  auto outType = cast<MemRefType>(output.getType());
+  int64_t rank = perm.size(), last = rank - 1;
+  Type elementType = outType.getElementType();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, value);
+  };
+  SmallVector<Value> offsets;
+  for (int64_t i = 0; i < kTransposeTile; ++i)
+    offsets.push_back(constant(i));
+  // `base` + i within a tile.
+  auto plus = [&](Value base, int64_t i) -> Value {
+    return i ? arith::AddIOp::create(rewriter, loc, base, offsets[i])
+             : base;
+  };
+  // One loop per output dimension, outermost first; the two tiled ones
+  // step by a tile.
+  Value tileStep = constant(kTransposeTile);
+  SmallVector<Value> extents;
+  for (int64_t extent : outType.getShape())
+    extents.push_back(constant(extent));
+  SmallVector<scf::ForOp> loops;
+  SmallVector<Value> at;
+  for (int64_t d = 0; d < rank; ++d) {
+    bool tiled = d == last || d == *q;
+    auto loop = scf::ForOp::create(rewriter, loc, offsets[0], extents[d],
+                                   tiled ? tileStep : offsets[1]);
+    loops.push_back(loop);
+    at.push_back(loop.getInductionVar());
+    rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  }
+  // Rows of the input's innermost dimension, one per element of the
+  // output's innermost, joined into one vector of the tile, shuffled into
+  // its transpose, and stored as rows of the output's innermost dimension.
+  // One-dimensional shuffles, which LLVM's x86 backend turns into unpack and
+  // permute instructions.
+  auto rowType = VectorType::get({kTransposeTile}, elementType);
+  SmallVector<Value> from(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    from[perm[d]] = at[d];
+  SmallVector<Value> parts;
+  for (int64_t i = 0; i < kTransposeTile; ++i) {
+    SmallVector<Value> index(from);
+    index[perm[last]] = plus(at[last], i);
+    parts.push_back(
+        vector::LoadOp::create(rewriter, loc, rowType, input, index));
+  }
+  while (parts.size() > 1) {
+    SmallVector<Value> joined;
+    for (size_t i = 0; i < parts.size(); i += 2) {
+      int64_t width = cast<VectorType>(parts[i].getType()).getNumElements();
+      joined.push_back(vector::ShuffleOp::create(
+          rewriter, loc, parts[i], parts[i + 1],
+          llvm::to_vector(llvm::seq<int64_t>(0, 2 * width))));
+    }
+    parts = std::move(joined);
+  }
+  SmallVector<int64_t> transposeMask;
+  for (int64_t j = 0; j < kTransposeTile; ++j)
+    for (int64_t i = 0; i < kTransposeTile; ++i)
+      transposeMask.push_back(i * kTransposeTile + j);
+  Value tile = vector::ShuffleOp::create(rewriter, loc, parts[0], parts[0],
+                                         transposeMask);
+  for (int64_t j = 0; j < kTransposeTile; ++j) {
+    SmallVector<Value> index(at);
+    index[*q] = plus(at[*q], j);
+    Value row = vector::ShuffleOp::create(
+        rewriter, loc, tile, tile,
+        llvm::to_vector(llvm::seq<int64_t>(j * kTransposeTile,
+                                           (j + 1) * kTransposeTile)));
+    vector::StoreOp::create(rewriter, loc, row, output, index);
+  }
+  return loops;
+}
+
+namespace {
+
+struct VectorizeTransposesPass
+    : parallax::impl::ParallaxVectorizeTransposesBase<
+          VectorizeTransposesPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::TransposeOp> transposes;
+    getOperation()->walk([&](linalg::TransposeOp op) {
+      if (isTileTransposable(op))
+        transposes.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::TransposeOp op : transposes) {
+      if (failed(transposeByTiles(rewriter, op))) {
+        op->emitError("internal error: cannot transpose this op by tiles");
+        return signalPassFailure();
+      }
+      rewriter.eraseOp(op);
+    }
+  }
+};
+
+} // namespace
