@@ -124,10 +124,13 @@ struct ParallelizeKernelsPass
     Location loc = op.getLoc();
     IRRewriter rewriter(&getContext());
     Type indexType = rewriter.getIndexType();
-    // A transpose by tiles keeps whole tiles in each chunk.
-    bool byTiles = isTileTransposable(op);
-    int64_t unit =
-        byTiles && isTiledTransposeDim(op, loop.position) ? kTransposeTile : 1;
+    // A transpose by tiles keeps whole tiles in each chunk; one with partial
+    // tiles, only where the chunks share out another loop.
+    bool tiledLoop =
+        isTileTransposable(op) && isTiledTransposeDim(op, loop.position);
+    bool byTiles =
+        isTileTransposable(op) && !(tiledLoop && hasTransposeRemainder(op));
+    int64_t unit = byTiles && tiledLoop ? kTransposeTile : 1;
     int64_t units = loop.extent / unit;
     int64_t chunks = mostEqualParts(units, kChunks);
     bool equal = chunks >= std::min<int64_t>(units, kMinEqualChunks);

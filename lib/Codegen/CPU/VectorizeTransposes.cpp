@@ -48,8 +48,8 @@ std::optional<int64_t> tiledOutputDim(linalg::TransposeOp op) {
       !innermostContiguous(in) || !innermostContiguous(out))
     return std::nullopt;
   int64_t q = llvm::find(perm, rank - 1) - perm.begin();
-  if (out.getDimSize(rank - 1) % kTransposeTile ||
-      out.getDimSize(q) % kTransposeTile)
+  if (out.getDimSize(rank - 1) < kTransposeTile ||
+      out.getDimSize(q) < kTransposeTile)
     return std::nullopt;
   return q;
 }
@@ -68,6 +68,14 @@ bool mlir::parallax::isTiledTransposeDim(linalg::LinalgOp op,
   return position == last || position == *tiledOutputDim(transpose);
 }
 
+bool mlir::parallax::hasTransposeRemainder(linalg::LinalgOp op) {
+  auto transpose = cast<linalg::TransposeOp>(op.getOperation());
+  auto out = cast<MemRefType>(transpose.getInit().getType());
+  int64_t last = out.getRank() - 1, q = *tiledOutputDim(transpose);
+  return out.getDimSize(last) % kTransposeTile ||
+         out.getDimSize(q) % kTransposeTile;
+}
+
 FailureOr<SmallVector<scf::ForOp>>
 mlir::parallax::transposeByTiles(RewriterBase &rewriter, linalg::LinalgOp op) {
   auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation());
@@ -83,8 +91,12 @@ mlir::parallax::transposeByTiles(RewriterBase &rewriter, linalg::LinalgOp op) {
   Type elementType = outType.getElementType();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
+  DenseMap<int64_t, Value> constants;
   auto constant = [&](int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(rewriter, loc, value);
+    Value &c = constants[value];
+    if (!c)
+      c = arith::ConstantIndexOp::create(rewriter, loc, value);
+    return c;
   };
   SmallVector<Value> offsets;
   for (int64_t i = 0; i < kTransposeTile; ++i)
@@ -94,22 +106,34 @@ mlir::parallax::transposeByTiles(RewriterBase &rewriter, linalg::LinalgOp op) {
     return i ? arith::AddIOp::create(rewriter, loc, base, offsets[i])
              : base;
   };
-  // One loop per output dimension, outermost first; the two tiled ones
-  // step by a tile.
+  // One loop per output dimension: the others outermost, in order, then the
+  // two tiled ones, stepping by a tile over their whole tiles; the rows and
+  // columns past them, element by element after those.
   Value tileStep = constant(kTransposeTile);
-  SmallVector<Value> extents;
-  for (int64_t extent : outType.getShape())
+  SmallVector<Value> extents, tiledExtents;
+  for (int64_t extent : outType.getShape()) {
     extents.push_back(constant(extent));
-  SmallVector<scf::ForOp> loops;
-  SmallVector<Value> at;
-  for (int64_t d = 0; d < rank; ++d) {
-    bool tiled = d == last || d == *q;
-    auto loop = scf::ForOp::create(rewriter, loc, offsets[0], extents[d],
-                                   tiled ? tileStep : offsets[1]);
-    loops.push_back(loop);
-    at.push_back(loop.getInductionVar());
-    rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+    tiledExtents.push_back(constant(extent - extent % kTransposeTile));
   }
+  auto isTiled = [&](int64_t d) { return d == last || d == *q; };
+  SmallVector<scf::ForOp> loops(rank);
+  SmallVector<Value> at(rank);
+  auto loopOver = [&](int64_t d, Value lower, Value upper, Value step) {
+    auto loop = scf::ForOp::create(rewriter, loc, lower, upper, step);
+    rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+    return loop;
+  };
+  for (int64_t d = 0; d < rank; ++d)
+    if (!isTiled(d)) {
+      loops[d] = loopOver(d, offsets[0], extents[d], offsets[1]);
+      at[d] = loops[d].getInductionVar();
+    }
+  OpBuilder::InsertPoint outer = rewriter.saveInsertionPoint();
+  for (int64_t d = 0; d < rank; ++d)
+    if (isTiled(d)) {
+      loops[d] = loopOver(d, offsets[0], tiledExtents[d], tileStep);
+      at[d] = loops[d].getInductionVar();
+    }
   // Rows of the input's innermost dimension, one per element of the
   // output's innermost, joined into one vector of the tile, shuffled into
   // its transpose, and stored as rows of the output's innermost dimension.
@@ -151,6 +175,31 @@ mlir::parallax::transposeByTiles(RewriterBase &rewriter, linalg::LinalgOp op) {
                                            (j + 1) * kTransposeTile)));
     vector::StoreOp::create(rewriter, loc, row, output, index);
   }
+  // The partial tiles: the output's innermost dimension past its whole
+  // tiles (all of the other tiled one), then the other one past its whole
+  // tiles (the whole tiles of the innermost).
+  auto copyElements = [&](int64_t first, int64_t second) {
+    ArrayRef<int64_t> shape = outType.getShape();
+    if (shape[first] % kTransposeTile == 0)
+      return;
+    rewriter.restoreInsertionPoint(outer);
+    SmallVector<Value> index(at);
+    for (int64_t d : {std::min(first, second), std::max(first, second)}) {
+      scf::ForOp loop =
+          d == first ? loopOver(d, tiledExtents[d], extents[d], offsets[1])
+                     : loopOver(d, offsets[0],
+                                first == last ? extents[d] : tiledExtents[d],
+                                offsets[1]);
+      index[d] = loop.getInductionVar();
+    }
+    SmallVector<Value> source(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      source[perm[d]] = index[d];
+    Value element = memref::LoadOp::create(rewriter, loc, input, source);
+    memref::StoreOp::create(rewriter, loc, element, output, index);
+  };
+  copyElements(last, *q);
+  copyElements(*q, last);
   return loops;
 }
 

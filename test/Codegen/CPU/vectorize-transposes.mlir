@@ -50,20 +50,45 @@ func.func @nchw_to_nhwc(%in: memref<2x16x3x8xf32>, %out: memref<2x3x8x16xf32>) {
 
 // -----
 
-// Left to convert-linalg-to-loops: an exchanged dimension that is not a
-// multiple of 8, a transpose that keeps the innermost dimension (its rows
+// 12 is not a multiple of 8: the whole tiles first, then the output's
+// columns 8..11 element by element.
+// CHECK-LABEL: func.func @partial(
+// CHECK-SAME: %[[IN:[^:]*]]: memref<12x16xf32>, %[[OUT:[^:]*]]: memref<16x12xf32>)
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C12:.*]] = arith.constant 12 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: scf.for %{{.*}} = %[[C0]] to %[[C16]] step %[[C8]]
+// CHECK: scf.for %{{.*}} = %[[C0]] to %[[C8]] step %[[C8]]
+// CHECK-COUNT-8: vector.load
+// CHECK-COUNT-8: vector.store
+// CHECK: scf.for %[[R:.*]] = %[[C0]] to %[[C16]] step %[[C1]]
+// CHECK: scf.for %[[C:.*]] = %[[C8]] to %[[C12]] step %[[C1]]
+// CHECK: %[[E:.*]] = memref.load %[[IN]][%[[C]], %[[R]]]
+// CHECK: memref.store %[[E]], %[[OUT]][%[[R]], %[[C]]]
+// CHECK-NOT: linalg.transpose
+func.func @partial(%in: memref<12x16xf32>, %out: memref<16x12xf32>) {
+  linalg.transpose ins(%in : memref<12x16xf32>) outs(%out : memref<16x12xf32>) permutation = [1, 0]
+  return
+}
+
+// -----
+
+// Left to convert-linalg-to-loops: an exchanged dimension shorter than a
+// tile, a transpose that keeps the innermost dimension (its rows
 // are copied whole), 64-bit elements, a strided innermost dimension, and
 // tensors.
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT: vector.
 // CHECK-COUNT-5: linalg.transpose
 // CHECK-NOT: vector.
-func.func @left_alone(%a: memref<12x16xf32>, %b: memref<16x12xf32>,
+func.func @left_alone(%a: memref<4x16xf32>, %b: memref<16x4xf32>,
                       %c: memref<4x8x16xf32>, %d: memref<8x4x16xf32>,
                       %e: memref<8x8xf64>, %f: memref<8x8xf64>,
                       %g: memref<8x8xf32, strided<[16, 2]>>, %h: memref<8x8xf32>,
                       %t: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  linalg.transpose ins(%a : memref<12x16xf32>) outs(%b : memref<16x12xf32>) permutation = [1, 0]
+  linalg.transpose ins(%a : memref<4x16xf32>) outs(%b : memref<16x4xf32>) permutation = [1, 0]
   linalg.transpose ins(%c : memref<4x8x16xf32>) outs(%d : memref<8x4x16xf32>) permutation = [1, 0, 2]
   linalg.transpose ins(%e : memref<8x8xf64>) outs(%f : memref<8x8xf64>) permutation = [1, 0]
   linalg.transpose ins(%g : memref<8x8xf32, strided<[16, 2]>>) outs(%h : memref<8x8xf32>) permutation = [1, 0]

@@ -44,17 +44,24 @@ constexpr int64_t kTransposeTile = 8;
 /// Whether `op` is a transpose that --parallax-vectorize-transposes
 /// rewrites: buffers of static shape and 32-bit elements, contiguous
 /// innermost dimensions, the innermost one moved, and the two dimensions
-/// it exchanges multiples of a tile.
+/// it exchanges at least a tile long.
 bool isTileTransposable(linalg::LinalgOp op);
 
 /// Whether loop `position` of such a transpose is one of the two it steps
 /// through by tiles.
 bool isTiledTransposeDim(linalg::LinalgOp op, int64_t position);
 
-/// Builds such a transpose as tile loops (one scf.for per output
-/// dimension, outermost first; the two exchanged ones step by a tile)
-/// around vector loads, a vector.transpose and vector stores, before
-/// `op`, which it leaves in place. Fails where `op` does not qualify.
+/// Whether one of those two is not a multiple of a tile (its last rows
+/// are copied element by element).
+bool hasTransposeRemainder(linalg::LinalgOp op);
+
+/// Builds such a transpose, before `op` (which it leaves in place), as
+/// loops over the output's dimensions: the others outermost, in order, and
+/// within them the two exchanged ones stepping by a tile over their whole
+/// tiles, around vector loads, one shuffle and vector stores; then loops
+/// that copy the elements past the whole tiles one by one. Returns the
+/// loops, by output dimension (a tiled dimension's covers its whole tiles
+/// only). Fails where `op` does not qualify.
 FailureOr<SmallVector<scf::ForOp>> transposeByTiles(RewriterBase &rewriter,
                                                     linalg::LinalgOp op);
 

@@ -633,10 +633,12 @@ def ParallaxVectorizeTransposes
     copied once, unchanged. `--parallax-parallelize-kernels` builds the
     chunks of large transposes the same way (`transposeByTiles`).
 
-    It applies to transposes on buffers of static shape with 32-bit
-    elements whose input and output have contiguous innermost dimensions
-    and whose two exchanged dimensions are multiples of 8; others are left
-    to `convert-linalg-to-loops`.
+    The loops over the other dimensions go outermost; where an exchanged
+    dimension is not a multiple of 8, the elements past its whole tiles
+    are copied one by one after them. It applies to transposes on buffers
+    of static shape with 32-bit elements whose input and output have
+    contiguous innermost dimensions and whose two exchanged dimensions are
+    at least 8 long; others are left to `convert-linalg-to-loops`.
 
     Precondition: bufferized linalg ops, after
     `--parallax-parallelize-kernels`, before `convert-linalg-to-loops`.
@@ -682,8 +684,9 @@ def ParallaxParallelizeKernels
     so every point runs the same code, and every sum adds in the same
     order, whatever the number of threads: results do not depend on it.
     A transpose that `--parallax-vectorize-transposes` would rewrite gets
-    chunks of whole 8x8 tiles, and its chunk function is that pass's tile
-    loops.
+    chunks of whole 8x8 tiles where the shared loop is one of the two it
+    tiles (unless that one ends in a partial tile: then its chunks are
+    plain loops), and its chunk function is that pass's loops.
 
     Smaller ops, ops without a parallel loop and the column sums above are
     left to `convert-linalg-to-loops`: sharing out a few microseconds of
