@@ -101,6 +101,22 @@ mlir::parallax::transposeByTiles(RewriterBase &rewriter, linalg::LinalgOp op) {
   SmallVector<Value> offsets;
   for (int64_t i = 0; i < kTransposeTile; ++i)
     offsets.push_back(constant(i));
+  // Zeros for the missing rows of partial tiles, and masks of their first
+  // lanes.
+  auto rowType = VectorType::get({kTransposeTile}, elementType);
+  Value vectorZeros = arith::ConstantOp::create(rewriter, loc, rowType,
+                                                rewriter.getZeroAttr(rowType));
+  auto maskType = VectorType::get({kTransposeTile}, rewriter.getI1Type());
+  DenseMap<int64_t, Value> masks;
+  for (int64_t extent : {outType.getDimSize(last), outType.getDimSize(*q)}) {
+    int64_t lanes = extent % kTransposeTile;
+    if (lanes && !masks.count(lanes)) {
+      SmallVector<bool> first(kTransposeTile, false);
+      std::fill_n(first.begin(), lanes, true);
+      masks[lanes] = arith::ConstantOp::create(
+          rewriter, loc, DenseElementsAttr::get(maskType, first));
+    }
+  }
   // `base` + i within a tile.
   auto plus = [&](Value base, int64_t i) -> Value {
     return i ? arith::AddIOp::create(rewriter, loc, base, offsets[i])
@@ -108,7 +124,7 @@ mlir::parallax::transposeByTiles(RewriterBase &rewriter, linalg::LinalgOp op) {
   };
   // One loop per output dimension: the others outermost, in order, then the
   // two tiled ones, stepping by a tile over their whole tiles; the rows and
-  // columns past them, element by element after those.
+  // columns past them, as partial tiles after those.
   Value tileStep = constant(kTransposeTile);
   SmallVector<Value> extents, tiledExtents;
   for (int64_t extent : outType.getShape()) {
@@ -134,72 +150,89 @@ mlir::parallax::transposeByTiles(RewriterBase &rewriter, linalg::LinalgOp op) {
       loops[d] = loopOver(d, offsets[0], tiledExtents[d], tileStep);
       at[d] = loops[d].getInductionVar();
     }
-  // Rows of the input's innermost dimension, one per element of the
-  // output's innermost, joined into one vector of the tile, shuffled into
-  // its transpose, and stored as rows of the output's innermost dimension.
-  // One-dimensional shuffles, which LLVM's x86 backend turns into unpack and
-  // permute instructions.
-  auto rowType = VectorType::get({kTransposeTile}, elementType);
-  SmallVector<Value> from(rank);
-  for (int64_t d = 0; d < rank; ++d)
-    from[perm[d]] = at[d];
-  SmallVector<Value> parts;
-  for (int64_t i = 0; i < kTransposeTile; ++i) {
-    SmallVector<Value> index(from);
-    index[perm[last]] = plus(at[last], i);
-    parts.push_back(
-        vector::LoadOp::create(rewriter, loc, rowType, input, index));
-  }
-  while (parts.size() > 1) {
-    SmallVector<Value> joined;
-    for (size_t i = 0; i < parts.size(); i += 2) {
-      int64_t width = cast<VectorType>(parts[i].getType()).getNumElements();
-      joined.push_back(vector::ShuffleOp::create(
-          rewriter, loc, parts[i], parts[i + 1],
-          llvm::to_vector(llvm::seq<int64_t>(0, 2 * width))));
+  // A tile at (at[last], at[q]) of `across` output columns (input rows)
+  // and `down` output rows (input columns): the input's rows, one per
+  // element of the output's innermost dimension, joined into one vector,
+  // shuffled into its transpose, and stored as rows of the output's
+  // innermost dimension. One-dimensional shuffles, which LLVM's x86 backend
+  // turns into unpack and permute instructions. A partial tile (at the end
+  // of a dimension that is not a multiple of a tile) reads and writes
+  // through masks, its missing rows zeros that are never stored.
+  auto firstLanes = [&](int64_t n) { return masks.lookup(n); };
+  auto emitTile = [&](ArrayRef<Value> at, int64_t across, int64_t down) {
+    SmallVector<Value> from(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      from[perm[d]] = at[d];
+    Value zeros = vectorZeros;
+    SmallVector<Value> parts;
+    for (int64_t i = 0; i < kTransposeTile; ++i) {
+      SmallVector<Value> index(from);
+      index[perm[last]] = plus(at[last], i);
+      if (i >= across)
+        parts.push_back(zeros);
+      else if (down == kTransposeTile)
+        parts.push_back(
+            vector::LoadOp::create(rewriter, loc, rowType, input, index));
+      else
+        parts.push_back(vector::MaskedLoadOp::create(
+            rewriter, loc, rowType, input, index, firstLanes(down), zeros));
     }
-    parts = std::move(joined);
-  }
-  SmallVector<int64_t> transposeMask;
-  for (int64_t j = 0; j < kTransposeTile; ++j)
-    for (int64_t i = 0; i < kTransposeTile; ++i)
-      transposeMask.push_back(i * kTransposeTile + j);
-  Value tile = vector::ShuffleOp::create(rewriter, loc, parts[0], parts[0],
-                                         transposeMask);
-  for (int64_t j = 0; j < kTransposeTile; ++j) {
-    SmallVector<Value> index(at);
-    index[*q] = plus(at[*q], j);
-    Value row = vector::ShuffleOp::create(
-        rewriter, loc, tile, tile,
-        llvm::to_vector(llvm::seq<int64_t>(j * kTransposeTile,
-                                           (j + 1) * kTransposeTile)));
-    vector::StoreOp::create(rewriter, loc, row, output, index);
-  }
-  // The partial tiles: the output's innermost dimension past its whole
-  // tiles (all of the other tiled one), then the other one past its whole
-  // tiles (the whole tiles of the innermost).
-  auto copyElements = [&](int64_t first, int64_t second) {
-    ArrayRef<int64_t> shape = outType.getShape();
-    if (shape[first] % kTransposeTile == 0)
+    while (parts.size() > 1) {
+      SmallVector<Value> joined;
+      for (size_t i = 0; i < parts.size(); i += 2) {
+        int64_t width = cast<VectorType>(parts[i].getType()).getNumElements();
+        joined.push_back(vector::ShuffleOp::create(
+            rewriter, loc, parts[i], parts[i + 1],
+            llvm::to_vector(llvm::seq<int64_t>(0, 2 * width))));
+      }
+      parts = std::move(joined);
+    }
+    SmallVector<int64_t> transposeMask;
+    for (int64_t j = 0; j < kTransposeTile; ++j)
+      for (int64_t i = 0; i < kTransposeTile; ++i)
+        transposeMask.push_back(i * kTransposeTile + j);
+    Value tile = vector::ShuffleOp::create(rewriter, loc, parts[0], parts[0],
+                                           transposeMask);
+    for (int64_t j = 0; j < down; ++j) {
+      SmallVector<Value> index(at);
+      index[*q] = plus(at[*q], j);
+      Value row = vector::ShuffleOp::create(
+          rewriter, loc, tile, tile,
+          llvm::to_vector(llvm::seq<int64_t>(j * kTransposeTile,
+                                             (j + 1) * kTransposeTile)));
+      if (across == kTransposeTile)
+        vector::StoreOp::create(rewriter, loc, row, output, index);
+      else
+        vector::MaskedStoreOp::create(rewriter, loc, output, index,
+                                      firstLanes(across), row);
+    }
+  };
+  emitTile(at, kTransposeTile, kTransposeTile);
+  // The partial tiles past the whole ones: a column of them at the end of
+  // the output's innermost dimension, a row at the end of the other, and
+  // their corner.
+  ArrayRef<int64_t> shape = outType.getShape();
+  int64_t acrossLeft = shape[last] % kTransposeTile,
+          downLeft = shape[*q] % kTransposeTile;
+  auto partialTiles = [&](int64_t across, int64_t down) {
+    if (!across || !down)
       return;
     rewriter.restoreInsertionPoint(outer);
-    SmallVector<Value> index(at);
-    for (int64_t d : {std::min(first, second), std::max(first, second)}) {
-      scf::ForOp loop =
-          d == first ? loopOver(d, tiledExtents[d], extents[d], offsets[1])
-                     : loopOver(d, offsets[0],
-                                first == last ? extents[d] : tiledExtents[d],
-                                offsets[1]);
-      index[d] = loop.getInductionVar();
+    SmallVector<Value> tileAt(at);
+    for (int64_t d : {std::min(last, *q), std::max(last, *q)}) {
+      int64_t extent = d == last ? across : down;
+      if (extent == kTransposeTile) {
+        tileAt[d] = loopOver(d, offsets[0], tiledExtents[d], tileStep)
+                        .getInductionVar();
+      } else {
+        tileAt[d] = tiledExtents[d];
+      }
     }
-    SmallVector<Value> source(rank);
-    for (int64_t d = 0; d < rank; ++d)
-      source[perm[d]] = index[d];
-    Value element = memref::LoadOp::create(rewriter, loc, input, source);
-    memref::StoreOp::create(rewriter, loc, element, output, index);
+    emitTile(tileAt, across, down);
   };
-  copyElements(last, *q);
-  copyElements(*q, last);
+  partialTiles(acrossLeft, kTransposeTile);
+  partialTiles(kTransposeTile, downLeft);
+  partialTiles(acrossLeft, downLeft);
   return loops;
 }
 

@@ -50,23 +50,27 @@ func.func @nchw_to_nhwc(%in: memref<2x16x3x8xf32>, %out: memref<2x3x8x16xf32>) {
 
 // -----
 
-// 12 is not a multiple of 8: the whole tiles first, then the output's
-// columns 8..11 element by element.
+// 12 is not a multiple of 8: the whole tiles first, then a column of
+// partial tiles at the output's columns 8..11: four input rows (the other
+// four zeros), eight output rows stored through a mask of four lanes.
 // CHECK-LABEL: func.func @partial(
 // CHECK-SAME: %[[IN:[^:]*]]: memref<12x16xf32>, %[[OUT:[^:]*]]: memref<16x12xf32>)
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
-// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
-// CHECK-DAG: %[[C12:.*]] = arith.constant 12 : index
 // CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<8xf32>
+// CHECK-DAG: %[[MASK:.*]] = arith.constant dense<[true, true, true, true, false, false, false, false]> : vector<8xi1>
 // CHECK: scf.for %{{.*}} = %[[C0]] to %[[C16]] step %[[C8]]
 // CHECK: scf.for %{{.*}} = %[[C0]] to %[[C8]] step %[[C8]]
 // CHECK-COUNT-8: vector.load
 // CHECK-COUNT-8: vector.store
-// CHECK: scf.for %[[R:.*]] = %[[C0]] to %[[C16]] step %[[C1]]
-// CHECK: scf.for %[[C:.*]] = %[[C8]] to %[[C12]] step %[[C1]]
-// CHECK: %[[E:.*]] = memref.load %[[IN]][%[[C]], %[[R]]]
-// CHECK: memref.store %[[E]], %[[OUT]][%[[R]], %[[C]]]
+// CHECK: scf.for %[[R:.*]] = %[[C0]] to %[[C16]] step %[[C8]]
+// CHECK: %[[ROW0:.*]] = vector.load %[[IN]][%[[C8]], %[[R]]]
+// CHECK-COUNT-3: vector.load %[[IN]]
+// CHECK-NOT: vector.load
+// CHECK: vector.shuffle %{{.*}}, %[[ZEROS]]
+// CHECK: vector.maskedstore %[[OUT]][%[[R]], %[[C8]]], %[[MASK]]
+// CHECK-COUNT-7: vector.maskedstore
 // CHECK-NOT: linalg.transpose
 func.func @partial(%in: memref<12x16xf32>, %out: memref<16x12xf32>) {
   linalg.transpose ins(%in : memref<12x16xf32>) outs(%out : memref<16x12xf32>) permutation = [1, 0]

@@ -51,15 +51,15 @@ bool isTileTransposable(linalg::LinalgOp op);
 /// through by tiles.
 bool isTiledTransposeDim(linalg::LinalgOp op, int64_t position);
 
-/// Whether one of those two is not a multiple of a tile (its last rows
-/// are copied element by element).
+/// Whether one of those two is not a multiple of a tile (it ends in
+/// partial tiles, read and written through masks).
 bool hasTransposeRemainder(linalg::LinalgOp op);
 
 /// Builds such a transpose, before `op` (which it leaves in place), as
 /// loops over the output's dimensions: the others outermost, in order, and
 /// within them the two exchanged ones stepping by a tile over their whole
-/// tiles, around vector loads, one shuffle and vector stores; then loops
-/// that copy the elements past the whole tiles one by one. Returns the
+/// tiles, around vector loads, one shuffle and vector stores; then the
+/// partial tiles past them, through masked loads and stores. Returns the
 /// loops, by output dimension (a tiled dimension's covers its whole tiles
 /// only). Fails where `op` does not qualify.
 FailureOr<SmallVector<scf::ForOp>> transposeByTiles(RewriterBase &rewriter,

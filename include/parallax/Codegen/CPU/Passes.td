@@ -634,8 +634,9 @@ def ParallaxVectorizeTransposes
     chunks of large transposes the same way (`transposeByTiles`).
 
     The loops over the other dimensions go outermost; where an exchanged
-    dimension is not a multiple of 8, the elements past its whole tiles
-    are copied one by one after them. It applies to transposes on buffers
+    dimension is not a multiple of 8, partial tiles follow the whole ones:
+    their input rows are read and their output rows written through masks
+    of their first lanes (missing rows are zeros, never stored). It applies to transposes on buffers
     of static shape with 32-bit elements whose input and output have
     contiguous innermost dimensions and whose two exchanged dimensions are
     at least 8 long; others are left to `convert-linalg-to-loops`.
