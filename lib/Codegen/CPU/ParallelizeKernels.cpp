@@ -126,10 +126,9 @@ struct ParallelizeKernelsPass
     Type indexType = rewriter.getIndexType();
     // A transpose by tiles keeps whole tiles in each chunk; one with partial
     // tiles, only where the chunks share out another loop.
-    bool tiledLoop =
-        isTileTransposable(op) && isTiledTransposeDim(op, loop.position);
-    bool byTiles =
-        isTileTransposable(op) && !(tiledLoop && hasTransposeRemainder(op));
+    bool transposable = isTileTransposable(op);
+    bool tiledLoop = transposable && isTiledTransposeDim(op, loop.position);
+    bool byTiles = transposable && !(tiledLoop && hasTransposeRemainder(op));
     int64_t unit = byTiles && tiledLoop ? kTransposeTile : 1;
     int64_t units = loop.extent / unit;
     int64_t chunks = mostEqualParts(units, kChunks);

@@ -134,20 +134,20 @@ mlir::parallax::transposeByTiles(RewriterBase &rewriter, linalg::LinalgOp op) {
   auto isTiled = [&](int64_t d) { return d == last || d == *q; };
   SmallVector<scf::ForOp> loops(rank);
   SmallVector<Value> at(rank);
-  auto loopOver = [&](int64_t d, Value lower, Value upper, Value step) {
+  auto loopOver = [&](Value lower, Value upper, Value step) {
     auto loop = scf::ForOp::create(rewriter, loc, lower, upper, step);
     rewriter.setInsertionPoint(loop.getBody()->getTerminator());
     return loop;
   };
   for (int64_t d = 0; d < rank; ++d)
     if (!isTiled(d)) {
-      loops[d] = loopOver(d, offsets[0], extents[d], offsets[1]);
+      loops[d] = loopOver(offsets[0], extents[d], offsets[1]);
       at[d] = loops[d].getInductionVar();
     }
   OpBuilder::InsertPoint outer = rewriter.saveInsertionPoint();
   for (int64_t d = 0; d < rank; ++d)
     if (isTiled(d)) {
-      loops[d] = loopOver(d, offsets[0], tiledExtents[d], tileStep);
+      loops[d] = loopOver(offsets[0], tiledExtents[d], tileStep);
       at[d] = loops[d].getInductionVar();
     }
   // A tile at (at[last], at[q]) of `across` output columns (input rows)
@@ -158,24 +158,23 @@ mlir::parallax::transposeByTiles(RewriterBase &rewriter, linalg::LinalgOp op) {
   // turns into unpack and permute instructions. A partial tile (at the end
   // of a dimension that is not a multiple of a tile) reads and writes
   // through masks, its missing rows zeros that are never stored.
-  auto firstLanes = [&](int64_t n) { return masks.lookup(n); };
   auto emitTile = [&](ArrayRef<Value> at, int64_t across, int64_t down) {
     SmallVector<Value> from(rank);
     for (int64_t d = 0; d < rank; ++d)
       from[perm[d]] = at[d];
-    Value zeros = vectorZeros;
     SmallVector<Value> parts;
     for (int64_t i = 0; i < kTransposeTile; ++i) {
       SmallVector<Value> index(from);
       index[perm[last]] = plus(at[last], i);
       if (i >= across)
-        parts.push_back(zeros);
+        parts.push_back(vectorZeros);
       else if (down == kTransposeTile)
         parts.push_back(
             vector::LoadOp::create(rewriter, loc, rowType, input, index));
       else
-        parts.push_back(vector::MaskedLoadOp::create(
-            rewriter, loc, rowType, input, index, firstLanes(down), zeros));
+        parts.push_back(
+            vector::MaskedLoadOp::create(rewriter, loc, rowType, input, index,
+                                         masks.lookup(down), vectorZeros));
     }
     while (parts.size() > 1) {
       SmallVector<Value> joined;
@@ -204,7 +203,7 @@ mlir::parallax::transposeByTiles(RewriterBase &rewriter, linalg::LinalgOp op) {
         vector::StoreOp::create(rewriter, loc, row, output, index);
       else
         vector::MaskedStoreOp::create(rewriter, loc, output, index,
-                                      firstLanes(across), row);
+                                      masks.lookup(across), row);
     }
   };
   emitTile(at, kTransposeTile, kTransposeTile);
@@ -222,8 +221,8 @@ mlir::parallax::transposeByTiles(RewriterBase &rewriter, linalg::LinalgOp op) {
     for (int64_t d : {std::min(last, *q), std::max(last, *q)}) {
       int64_t extent = d == last ? across : down;
       if (extent == kTransposeTile) {
-        tileAt[d] = loopOver(d, offsets[0], tiledExtents[d], tileStep)
-                        .getInductionVar();
+        tileAt[d] =
+            loopOver(offsets[0], tiledExtents[d], tileStep).getInductionVar();
       } else {
         tileAt[d] = tiledExtents[d];
       }

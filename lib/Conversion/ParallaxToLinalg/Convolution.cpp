@@ -465,6 +465,15 @@ channelsLastPermutations(int64_t spatialDims) {
   return {toLast, toFirst};
 }
 
+/// A max pooling's input padded with -inf, its spatial dimensions from
+/// `firstSpatial`: the forward and the gradient build it alike, so that
+/// CSE leaves one.
+static Value maxPoolInput(OpBuilder &b, Location loc, Value input,
+                          ArrayRef<int64_t> pads, int64_t firstSpatial) {
+  return padSpatial(b, loc, input, pads,
+                    -std::numeric_limits<double>::infinity(), firstSpatial);
+}
+
 /// The loops (n, c, o..., k...) of a reduction over each window of the
 /// padded input into a pooling's result: the maps reading the input at
 /// o * s + k, the window's extent (a shape-only operand: its extent enters
@@ -629,9 +638,9 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
     if (isMax &&
         poolsChannelsLast(op.getKernel(), op.getStrides(), inputType, type)) {
       auto [toLast, toFirst] = channelsLastPermutations(type.getRank() - 2);
-      Value input = padSpatial(
+      Value input = maxPoolInput(
           rewriter, loc, transposed(rewriter, loc, adaptor.getInput(), toLast),
-          pads, -std::numeric_limits<double>::infinity(), /*firstSpatial=*/1);
+          pads, /*firstSpatial=*/1);
       RankedTensorType lastType = RankedTensorType::get(
           applyPermutation(type.getShape(), toLast), elementType);
       Value result = window(rewriter, loc, op, input, lastType, isMax,
@@ -639,9 +648,10 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
       rewriter.replaceOp(op, transposed(rewriter, loc, result, toFirst));
       return success();
     }
-    Value input =
-        padSpatial(rewriter, loc, adaptor.getInput(), pads,
-                   isMax ? -std::numeric_limits<double>::infinity() : 0);
+    Value input = isMax
+                      ? maxPoolInput(rewriter, loc, adaptor.getInput(), pads,
+                                     /*firstSpatial=*/2)
+                      : padSpatial(rewriter, loc, adaptor.getInput(), pads, 0);
     Value result = window(rewriter, loc, op, input, type, isMax);
     if (!isMax) {
       Value divisor;
@@ -777,9 +787,7 @@ struct MaxPoolGradLowering : OpConversionPattern<MaxPoolGradOp> {
     }
     RankedTensorType type = tensorTypeOf(x);
     Value share =
-        shares(rewriter, loc, op,
-               padSpatial(rewriter, loc, x, pads,
-                          -std::numeric_limits<double>::infinity(), first),
+        shares(rewriter, loc, op, maxPoolInput(rewriter, loc, x, pads, first),
                y, dy, first);
 
     // Per spatial dimension, the input positions i = q * s + r - pad of
