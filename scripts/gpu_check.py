@@ -177,10 +177,14 @@ def prepare_benchmark(bundle, compile_tool, programs, target):
         config = json.loads((root / "examples" / "models" / "data" / model / "reference" /
                              "sgd" / "config.json").read_text())
         # On the GPU, the same program with a thread per output for every
-        # reduction too (--gpu-warp-reductions=false): what the warps gain.
+        # reduction too (--gpu-warp-reductions=false): what the warps gain;
+        # and a CNN's with im2col kernels and cuBLAS products instead of
+        # cuDNN's convolutions: what cuDNN gains.
         variants = [("", [])]
         if target == "cuda":
             variants.append((".threads", ["--gpu-warp-reductions=false"]))
+            if "cnn" in model:
+                variants.append((".im2col", ["--gpu-convolutions=im2col"]))
         for suffix, flags in variants:
             program = bundle / "programs" / f"bench.{model}{suffix}"
             print(f"building {program.name}", flush=True)
@@ -288,12 +292,12 @@ def copy_libraries(bundle, programs):
 
 
 def cuda_library_dirs():
-    """Where PyTorch's pip packages keep cuBLAS and NCCL (site-packages/nvidia/...),
+    """Where PyTorch's pip packages keep cuBLAS, cuDNN and NCCL (site-packages/nvidia/...),
     for the Pythons this machine has; the CUDA toolkit's lib64 if any."""
     found = []
     prefixes = {pathlib.Path(sys.prefix), pathlib.Path("/opt/torch/.venv")}
     for prefix in prefixes:
-        for name in ("libcublas.so*", "libnccl.so*"):
+        for name in ("libcublas.so*", "libcudnn.so*", "libnccl.so*"):
             for library in sorted(prefix.glob(f"lib/python3*/site-packages/nvidia/**/{name}")):
                 if str(library.parent) not in found:
                     found.append(str(library.parent))
@@ -327,7 +331,7 @@ def run(bundle):
     deadline = time.monotonic() + RUN_SECONDS
     env = dict(os.environ)
     cublas = cuda_library_dirs()
-    print("cuBLAS, NCCL from: " + (", ".join(cublas) or "nowhere found"), flush=True)
+    print("cuBLAS, cuDNN, NCCL from: " + (", ".join(cublas) or "nowhere found"), flush=True)
     env["LD_LIBRARY_PATH"] = ":".join(filter(None, [str(bundle / "lib"), *cublas,
                                                     env.get("LD_LIBRARY_PATH")]))
     env["PARALLAX_SRC"] = str(bundle)
@@ -582,6 +586,20 @@ def benchmark(bundle, env, work, deadline):
             else:
                 print(f"warp reductions {model}: the thread-per-output program: "
                       f"{output.strip()[-300:]}", flush=True)
+        im2col = bundle / "programs" / f"bench.{model}.im2col"
+        if im2col.exists():
+            im2col_metrics = work / "bench" / f"{model}.im2col.jsonl"
+            status, output = bounded([str(im2col)] + program[1:] +
+                                     ["--steps", str(BENCH_STEPS), "--metrics",
+                                      str(im2col_metrics)],
+                                     env, deadline, work / "logs" / f"bench.{model}.im2col.log")
+            if status == 0:
+                print(f"convolutions {model}: {parallax[model]:.3f} ms a step through cuDNN, "
+                      f"{mean_step_ms(im2col_metrics):.3f} ms as im2col kernels and cuBLAS "
+                      f"products (--gpu-convolutions=im2col)", flush=True)
+            else:
+                print(f"convolutions {model}: the im2col program: {output.strip()[-300:]}",
+                      flush=True)
         # Where the step's time goes: the same run under --profile (each
         # kernel and cuBLAS product timed by CUDA events).
         profile = work / "bench" / f"{model}.profile.json"

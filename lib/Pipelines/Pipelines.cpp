@@ -30,8 +30,15 @@ using namespace mlir::parallax;
 
 /// Compute ops to linalg, variables and collectives to runtime calls
 /// (optimizer updates to loops, for targets that run them as kernels).
-static void addParallaxToLinalgPasses(OpPassManager &pm,
-                                      bool updatesAsLoops = false) {
+static void
+addParallaxToLinalgPasses(OpPassManager &pm,
+                          const std::optional<GPUCodegenOptions> &gpu = {},
+                          bool updatesAsLoops = false) {
+  if (gpu && gpu->libraryConvolutions) {
+    ParallaxGPULibraryConvolutionsOptions convolutions;
+    convolutions.cudnn = !gpu->simulate;
+    pm.addPass(createParallaxGPULibraryConvolutions(convolutions));
+  }
   pm.addPass(createConvertParallaxCollectives());
   pm.addPass(createConvertParallaxToLinalg());
   ConvertParallaxVariablesOptions variables;
@@ -72,13 +79,14 @@ void mlir::parallax::buildTrainingToLinalgPipeline(
   pm.addPass(createParallaxInlineVariables());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  addParallaxToLinalgPasses(pm, options.gpu.has_value());
+  addParallaxToLinalgPasses(pm, options.gpu, options.gpu.has_value());
 }
 
-void mlir::parallax::buildInferenceToLinalgPipeline(OpPassManager &pm) {
+void mlir::parallax::buildInferenceToLinalgPipeline(
+    OpPassManager &pm, const std::optional<GPUCodegenOptions> &gpu) {
   pm.addPass(createParallaxDeclareIndexRanges());
   pm.addPass(createParallaxInlineVariables());
-  addParallaxToLinalgPasses(pm);
+  addParallaxToLinalgPasses(pm, gpu);
 }
 
 //===----------------------------------------------------------------------===//
@@ -300,7 +308,7 @@ void mlir::parallax::buildTrainingPipeline(
 void mlir::parallax::buildInferencePipeline(
     OpPassManager &pm, bool useBlas,
     const std::optional<GPUCodegenOptions> &gpu) {
-  buildInferenceToLinalgPipeline(pm);
+  buildInferenceToLinalgPipeline(pm, gpu);
   if (gpu)
     buildGPUCodegenPipeline(pm, ProgramKind::Inference, *gpu);
   else

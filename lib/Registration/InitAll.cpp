@@ -10,6 +10,7 @@
 #include "parallax/Codegen/GPU/Passes.h"
 #include "parallax/Conversion/Passes.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
+#include "parallax/Dialect/Parallax/Transforms/BufferizableOpInterfaceImpl.h"
 #include "parallax/Pipelines/Pipelines.h"
 #include "parallax/Target/ONNX/ONNXImporter.h"
 #include "parallax/Transforms/Passes.h"
@@ -72,6 +73,7 @@ void mlir::parallax::registerAllDialects(DialectRegistry &registry) {
   tensor::registerInferTypeOpInterfaceExternalModels(registry);
   tensor::registerTilingInterfaceExternalModels(registry);
   vector::registerBufferizableOpInterfaceExternalModels(registry);
+  parallax::registerBufferizableOpInterfaceExternalModels(registry);
   // gpu-module-to-binary's serialisation of NVVM kernels (ptxas).
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   // ...which translates the kernels to LLVM IR first.

@@ -11,6 +11,8 @@
 #ifndef PARALLAX_LIB_RUNTIME_CUDADRIVER_H
 #define PARALLAX_LIB_RUNTIME_CUDADRIVER_H
 
+#include "Profile.h"
+
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -131,6 +133,45 @@ std::string describe(CUresult result);
 
 /// Ends the program when a driver call failed, naming the operation.
 void check(CUresult result, const std::string &operation);
+
+/// Times the device work queued during its lifetime when profiling: an
+/// event before and one after it on the program's stream. `name()` gives
+/// the site's name, asked for only when profiling.
+class DeviceTiming {
+public:
+  template <typename Name> DeviceTiming(const char *family, Name name) {
+    if (!parallax::runtime::profiling())
+      return;
+    std::string site = name();
+    Driver &cuda = driver();
+    std::lock_guard<std::mutex> lock(cuda.mutex);
+    timed = Driver::Timed{family, std::move(site), event(cuda), event(cuda)};
+    check(cuda.cuEventRecord(timed.start, cuda.stream), "recording an event");
+  }
+  ~DeviceTiming() {
+    if (!timed.start)
+      return;
+    Driver &cuda = driver();
+    check(cuda.cuEventRecord(timed.end, cuda.stream), "recording an event");
+    std::lock_guard<std::mutex> lock(cuda.mutex);
+    cuda.timed.push_back(std::move(timed));
+  }
+  DeviceTiming(const DeviceTiming &) = delete;
+  DeviceTiming &operator=(const DeviceTiming &) = delete;
+
+private:
+  static CUevent event(Driver &cuda) {
+    if (!cuda.timingEvents.empty()) {
+      CUevent reused = cuda.timingEvents.back();
+      cuda.timingEvents.pop_back();
+      return reused;
+    }
+    CUevent created = nullptr;
+    check(cuda.cuEventCreate(&created, 0), "creating a timing event");
+    return created;
+  }
+  Driver::Timed timed{nullptr, {}, nullptr, nullptr};
+};
 
 } // namespace parallax::runtime::cuda
 

@@ -213,45 +213,6 @@ namespace {
 /// lowering creates.
 CUstream streamOf(CUstream stream) { return stream ? stream : driver().stream; }
 
-/// Times the device work queued during its lifetime when profiling: an
-/// event before and one after it on the program's stream. `name()` gives
-/// the site's name, asked for only when profiling.
-class DeviceTiming {
-public:
-  template <typename Name> DeviceTiming(const char *family, Name name) {
-    if (!parallax::runtime::profiling())
-      return;
-    std::string site = name();
-    Driver &cuda = driver();
-    std::lock_guard<std::mutex> lock(cuda.mutex);
-    timed = Driver::Timed{family, std::move(site), event(cuda), event(cuda)};
-    check(cuda.cuEventRecord(timed.start, cuda.stream), "recording an event");
-  }
-  ~DeviceTiming() {
-    if (!timed.start)
-      return;
-    Driver &cuda = driver();
-    check(cuda.cuEventRecord(timed.end, cuda.stream), "recording an event");
-    std::lock_guard<std::mutex> lock(cuda.mutex);
-    cuda.timed.push_back(std::move(timed));
-  }
-  DeviceTiming(const DeviceTiming &) = delete;
-  DeviceTiming &operator=(const DeviceTiming &) = delete;
-
-private:
-  static CUevent event(Driver &cuda) {
-    if (!cuda.timingEvents.empty()) {
-      CUevent reused = cuda.timingEvents.back();
-      cuda.timingEvents.pop_back();
-      return reused;
-    }
-    CUevent created = nullptr;
-    check(cuda.cuEventCreate(&created, 0), "creating a timing event");
-    return created;
-  }
-  Driver::Timed timed{nullptr, {}, nullptr, nullptr};
-};
-
 /// Waits for the device and adds the timed work to the profile's sites.
 void flushTimings() {
   Driver &cuda = driver();

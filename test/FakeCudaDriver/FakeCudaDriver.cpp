@@ -2,10 +2,12 @@
 //
 // Part of the Parallax project.
 //
-// libcuda.so.1 (and, by a second name, libcublas.so.13) for machines
-// without a GPU: the driver and cuBLAS functions that
-// lib/Runtime/CudaRuntime.cpp calls, on host memory. Kernels and products
-// are not run (their results stay whatever the buffers held), but
+// libcuda.so.1 (and, by other names, libcublas.so.13 and libcudnn.so.9)
+// for machines without a GPU: the driver, cuBLAS and cuDNN functions that
+// lib/Runtime/CudaRuntime.cpp and CudnnConvolutions.cpp call, on host
+// memory. Kernels and products are not run (their results stay whatever
+// the buffers held); cuDNN's convolutions are, by their definition, one
+// multiply-add at a time (to check the runtime's descriptors), but
 // everything around them is exercised as on a GPU: the driver is loaded
 // and the module with it from the program's global constructor, launches
 // and products are checked against the limits an NVIDIA GPU and cuBLAS
@@ -15,7 +17,8 @@
 // (scripts/gpu-check.sh). PARALLAX_FAKE_CUDA_REPORT set: the counts are
 // printed to stderr at exit, with the copies from the host by the memory
 // they read (page-locked or pageable, which a GPU copies asynchronously
-// or not) and the stream they were queued on. PARALLAX_FAKE_CUDA_NO_PIN
+// or not) and the stream they were queued on, and the most device memory
+// allocated at any time. PARALLAX_FAKE_CUDA_NO_PIN
 // set: host memory cannot be page-locked in place (cuMemHostRegister
 // fails, as it can where the locked-memory limit is low).
 // PARALLAX_FAKE_CUDA_GPUS: how many GPUs it has (1);
@@ -33,6 +36,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -52,7 +56,7 @@ constexpr uint32_t fatbinMagic = 0xBA55ED50;
 
 std::atomic<bool> initialised{false};
 std::atomic<long> launches{0}, modules{0}, allocations{0}, copies{0},
-    products{0}, streams{0};
+    products{0}, streams{0}, convolutions{0};
 int context, event;
 
 /// Where memory came from, by its first byte and size: device (and
@@ -61,6 +65,8 @@ int context, event;
 enum class Memory { Device, Pinned, Pageable };
 std::mutex memoryMutex;
 std::map<uintptr_t, std::pair<size_t, Memory>> blocks;
+/// Device memory allocated now, and the most at any time.
+size_t deviceBytes = 0, peakDeviceBytes = 0;
 
 Memory memoryAt(const void *pointer) {
   auto address = reinterpret_cast<uintptr_t>(pointer);
@@ -76,11 +82,18 @@ Memory memoryAt(const void *pointer) {
 void addBlock(const void *pointer, size_t bytes, Memory memory) {
   std::lock_guard<std::mutex> lock(memoryMutex);
   blocks[reinterpret_cast<uintptr_t>(pointer)] = {bytes, memory};
+  if (memory == Memory::Device)
+    peakDeviceBytes = std::max(peakDeviceBytes, deviceBytes += bytes);
 }
 
 void removeBlock(const void *pointer) {
   std::lock_guard<std::mutex> lock(memoryMutex);
-  blocks.erase(reinterpret_cast<uintptr_t>(pointer));
+  auto block = blocks.find(reinterpret_cast<uintptr_t>(pointer));
+  if (block == blocks.end())
+    return;
+  if (block->second.second == Memory::Device)
+    deviceBytes -= block->second.first;
+  blocks.erase(block);
 }
 
 /// Copies to the device from the host: from page-locked memory, from
@@ -95,15 +108,20 @@ struct Report {
       return;
     std::fprintf(stderr,
                  "fake CUDA driver: %ld modules, %ld launches, %ld "
-                 "allocations, %ld copies, %ld cuBLAS products\n",
+                 "allocations, %ld copies, %ld cuBLAS products, %ld cuDNN "
+                 "convolutions\n",
                  modules.load(), launches.load(), allocations.load(),
-                 copies.load(), products.load());
+                 copies.load(), products.load(), convolutions.load());
     std::fprintf(stderr,
                  "fake CUDA driver: %ld streams; copies to the device from "
                  "the host: %ld from page-locked memory, %ld from pageable "
                  "memory, %ld on a stream other than the first\n",
                  streams.load(), pinnedCopies.load(), pageableCopies.load(),
                  sideStreamCopies.load());
+    std::fprintf(stderr,
+                 "fake CUDA driver: at most %.2f MiB of device memory "
+                 "allocated\n",
+                 peakDeviceBytes / double(1 << 20));
   }
 } report;
 
@@ -401,4 +419,237 @@ int cublasSgemmStridedBatched(void *handle, int transA, int transB, int m,
     return CUBLAS_STATUS_INVALID_VALUE;
   return checkProduct(handle, transA, transB, m, n, k, lda, ldb, ldc);
 }
+
+//===----------------------------------------------------------------------===//
+// cuDNN
+//===----------------------------------------------------------------------===//
+
+constexpr int CUDNN_STATUS_BAD_PARAM = 2000, CUDNN_STATUS_NOT_SUPPORTED = 3000;
+int cudnnHandleObject;
+
+/// What the descriptors hold: a tensor's or filter's 4 sizes, a
+/// convolution's geometry.
+struct FakeDescriptor {
+  int sizes[4] = {0, 0, 0, 0};
+  int pad[2] = {0, 0}, stride[2] = {1, 1}, dilation[2] = {1, 1};
+  int groups = 1, mathType = 0;
+  bool set = false;
+};
+
+int cudnnCreate(void **handle) {
+  *handle = &cudnnHandleObject;
+  return ready() == CUDA_SUCCESS ? 0 : 1001; // CUDNN_STATUS_NOT_INITIALIZED
+}
+int cudnnSetStream(void *handle, void *) {
+  return handle == &cudnnHandleObject ? 0 : CUDNN_STATUS_BAD_PARAM;
+}
+const char *cudnnGetErrorString(int status) {
+  return status == 0                            ? "CUDNN_STATUS_SUCCESS"
+         : status == CUDNN_STATUS_BAD_PARAM     ? "CUDNN_STATUS_BAD_PARAM"
+         : status == CUDNN_STATUS_NOT_SUPPORTED ? "CUDNN_STATUS_NOT_SUPPORTED"
+                                                : "CUDNN_STATUS_UNKNOWN";
+}
+size_t cudnnGetVersion() { return 91300; }
+
+int createDescriptor(void **descriptor) {
+  *descriptor = new FakeDescriptor;
+  return 0;
+}
+int cudnnCreateTensorDescriptor(void **d) { return createDescriptor(d); }
+int cudnnCreateFilterDescriptor(void **d) { return createDescriptor(d); }
+int cudnnCreateConvolutionDescriptor(void **d) { return createDescriptor(d); }
+
+int setSizes(void *descriptor, int format, int type, int a, int b, int c,
+             int d) {
+  if (format != 0 || type != 0 || a < 1 || b < 1 || c < 1 || d < 1)
+    return CUDNN_STATUS_BAD_PARAM; // NCHW float only, as the runtime asks
+  auto *fake = static_cast<FakeDescriptor *>(descriptor);
+  int sizes[4] = {a, b, c, d};
+  std::copy(sizes, sizes + 4, fake->sizes);
+  fake->set = true;
+  return 0;
+}
+int cudnnSetTensor4dDescriptor(void *d, int format, int type, int n, int c,
+                               int h, int w) {
+  return setSizes(d, format, type, n, c, h, w);
+}
+int cudnnSetFilter4dDescriptor(void *d, int type, int format, int k, int c,
+                               int h, int w) {
+  return setSizes(d, format, type, k, c, h, w);
+}
+int cudnnSetConvolution2dDescriptor(void *d, int padH, int padW, int strideH,
+                                    int strideW, int dilationH, int dilationW,
+                                    int mode, int type) {
+  if (padH < 0 || padW < 0 || strideH < 1 || strideW < 1 || dilationH < 1 ||
+      dilationW < 1 || mode != 1 || type != 0)
+    return CUDNN_STATUS_BAD_PARAM;
+  auto *fake = static_cast<FakeDescriptor *>(d);
+  *fake = {{0, 0, 0, 0},
+           {padH, padW},
+           {strideH, strideW},
+           {dilationH, dilationW},
+           fake->groups,
+           fake->mathType,
+           true};
+  return 0;
+}
+int cudnnSetConvolutionGroupCount(void *d, int groups) {
+  if (groups < 1)
+    return CUDNN_STATUS_BAD_PARAM;
+  static_cast<FakeDescriptor *>(d)->groups = groups;
+  return 0;
+}
+int cudnnSetConvolutionMathType(void *d, int mathType) {
+  static_cast<FakeDescriptor *>(d)->mathType = mathType;
+  return 0;
+}
+
+/// cuDNN's checks of a convolution's descriptors: the output's shape is
+/// the one cuDNN computes.
+bool consistent(const FakeDescriptor &x, const FakeDescriptor &w,
+                const FakeDescriptor &conv, const FakeDescriptor &y) {
+  if (!x.set || !w.set || !conv.set || !y.set)
+    return false;
+  if (x.sizes[1] != w.sizes[1] * conv.groups || w.sizes[0] % conv.groups ||
+      y.sizes[0] != x.sizes[0] || y.sizes[1] != w.sizes[0])
+    return false;
+  for (int d = 0; d < 2; ++d) {
+    int reach = x.sizes[d + 2] + 2 * conv.pad[d] -
+                conv.dilation[d] * (w.sizes[d + 2] - 1) - 1;
+    if (reach < 0 || reach / conv.stride[d] + 1 != y.sizes[d + 2])
+      return false;
+  }
+  return true;
+}
+
+/// Workspace the fake's one algorithm asks for: the runtime must allocate
+/// and pass it.
+constexpr size_t kFakeWorkspace = 4096;
+
+struct FakePerf {
+  int algo, status;
+  float time;
+  size_t memory;
+  int determinism, mathType, reserved[3];
+};
+
+/// One algorithm, deterministic, with the descriptor's math type.
+int oneAlgorithm(const FakeDescriptor &x, const FakeDescriptor &w,
+                 const FakeDescriptor &conv, const FakeDescriptor &y,
+                 int requested, int *returned, FakePerf *perf) {
+  if (requested < 1 || !consistent(x, w, conv, y))
+    return CUDNN_STATUS_BAD_PARAM;
+  *returned = 1;
+  perf[0] = {1, 0, 0.0f, kFakeWorkspace, 1, conv.mathType, {0, 0, 0}};
+  return 0;
+}
+#define FAKE(d) (*static_cast<const FakeDescriptor *>(d))
+int cudnnGetConvolutionForwardAlgorithm_v7(void *handle, void *x, void *w,
+                                           void *conv, void *y, int requested,
+                                           int *returned, FakePerf *perf) {
+  if (handle != &cudnnHandleObject)
+    return CUDNN_STATUS_BAD_PARAM;
+  return oneAlgorithm(FAKE(x), FAKE(w), FAKE(conv), FAKE(y), requested,
+                      returned, perf);
+}
+int cudnnGetConvolutionBackwardDataAlgorithm_v7(void *handle, void *w, void *dy,
+                                                void *conv, void *dx,
+                                                int requested, int *returned,
+                                                FakePerf *perf) {
+  if (handle != &cudnnHandleObject)
+    return CUDNN_STATUS_BAD_PARAM;
+  return oneAlgorithm(FAKE(dx), FAKE(w), FAKE(conv), FAKE(dy), requested,
+                      returned, perf);
+}
+int cudnnGetConvolutionBackwardFilterAlgorithm_v7(void *handle, void *x,
+                                                  void *dy, void *conv,
+                                                  void *dw, int requested,
+                                                  int *returned,
+                                                  FakePerf *perf) {
+  if (handle != &cudnnHandleObject)
+    return CUDNN_STATUS_BAD_PARAM;
+  return oneAlgorithm(FAKE(x), FAKE(dw), FAKE(conv), FAKE(dy), requested,
+                      returned, perf);
+}
+
+enum class Pass { Forward, Data, Filter };
+
+/// out = alpha * (the pass's sums) + beta * out, one multiply-add at a
+/// time over every (image, output channel, position, filter tap).
+int convolve(Pass pass, void *handle, const float *alpha,
+             const FakeDescriptor &xd, float *x, const FakeDescriptor &wd,
+             float *w, const FakeDescriptor &conv, int algo, void *workspace,
+             size_t workspaceBytes, const float *beta, const FakeDescriptor &yd,
+             float *y) {
+  if (handle != &cudnnHandleObject || !consistent(xd, wd, conv, yd))
+    return CUDNN_STATUS_BAD_PARAM;
+  if (algo != 1 || workspaceBytes < kFakeWorkspace || !workspace)
+    return CUDNN_STATUS_BAD_PARAM;
+  if (conv.mathType != 3) // CUDNN_FMA_MATH: the runtime never allows TF32
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  ++convolutions;
+  int n = xd.sizes[0], c = xd.sizes[1], h = xd.sizes[2], wi = xd.sizes[3];
+  int m = wd.sizes[0], cg = wd.sizes[1], kh = wd.sizes[2], kw = wd.sizes[3];
+  int oh = yd.sizes[2], ow = yd.sizes[3], mg = m / conv.groups;
+  size_t outCount = pass == Pass::Forward ? size_t(n) * m * oh * ow
+                    : pass == Pass::Data  ? size_t(n) * c * h * wi
+                                          : size_t(m) * cg * kh * kw;
+  float *out = pass == Pass::Forward ? y : pass == Pass::Data ? x : w;
+  std::vector<double> sums(outCount, 0.0);
+  for (int in = 0; in < n; ++in)
+    for (int om = 0; om < m; ++om)
+      for (int oy = 0; oy < oh; ++oy)
+        for (int ox = 0; ox < ow; ++ox)
+          for (int ic = 0; ic < cg; ++ic)
+            for (int i = 0; i < kh; ++i)
+              for (int j = 0; j < kw; ++j) {
+                int iy =
+                    oy * conv.stride[0] - conv.pad[0] + i * conv.dilation[0];
+                int ix =
+                    ox * conv.stride[1] - conv.pad[1] + j * conv.dilation[1];
+                if (iy < 0 || iy >= h || ix < 0 || ix >= wi)
+                  continue;
+                size_t xAt =
+                    ((size_t(in) * c + om / mg * cg + ic) * h + iy) * wi + ix;
+                size_t wAt = ((size_t(om) * cg + ic) * kh + i) * kw + j;
+                size_t yAt = ((size_t(in) * m + om) * oh + oy) * ow + ox;
+                if (pass == Pass::Forward)
+                  sums[yAt] += double(x[xAt]) * w[wAt];
+                else if (pass == Pass::Data)
+                  sums[xAt] += double(w[wAt]) * y[yAt];
+                else
+                  sums[wAt] += double(x[xAt]) * y[yAt];
+              }
+  for (size_t i = 0; i < outCount; ++i)
+    out[i] = float(*alpha * sums[i] + (*beta != 0.0f ? *beta * out[i] : 0.0));
+  return 0;
+}
+
+int cudnnConvolutionForward(void *handle, const float *alpha, void *xd,
+                            const float *x, void *wd, const float *w,
+                            void *conv, int algo, void *workspace, size_t bytes,
+                            const float *beta, void *yd, float *y) {
+  return convolve(Pass::Forward, handle, alpha, FAKE(xd),
+                  const_cast<float *>(x), FAKE(wd), const_cast<float *>(w),
+                  FAKE(conv), algo, workspace, bytes, beta, FAKE(yd), y);
+}
+int cudnnConvolutionBackwardData(void *handle, const float *alpha, void *wd,
+                                 const float *w, void *dyd, const float *dy,
+                                 void *conv, int algo, void *workspace,
+                                 size_t bytes, const float *beta, void *dxd,
+                                 float *dx) {
+  return convolve(Pass::Data, handle, alpha, FAKE(dxd), dx, FAKE(wd),
+                  const_cast<float *>(w), FAKE(conv), algo, workspace, bytes,
+                  beta, FAKE(dyd), const_cast<float *>(dy));
+}
+int cudnnConvolutionBackwardFilter(void *handle, const float *alpha, void *xd,
+                                   const float *x, void *dyd, const float *dy,
+                                   void *conv, int algo, void *workspace,
+                                   size_t bytes, const float *beta, void *dwd,
+                                   float *dw) {
+  return convolve(Pass::Filter, handle, alpha, FAKE(xd), const_cast<float *>(x),
+                  FAKE(dwd), dw, FAKE(conv), algo, workspace, bytes, beta,
+                  FAKE(dyd), const_cast<float *>(dy));
+}
+#undef FAKE
 }

@@ -85,6 +85,17 @@ cl::opt<bool> gpuWarpReductions(
              "per output for reductions over rows "
              "(--gpu-warp-reductions=false: a thread per output, long rows "
              "split into kernels of partials, to measure the difference)"));
+enum class GPUConvolutions { Library, Im2col };
+cl::opt<GPUConvolutions> gpuConvolutions(
+    "gpu-convolutions", cl::init(GPUConvolutions::Library), cl::cat(category),
+    cl::desc("--target cuda|cuda-sim: how 2-d f32 convolutions and their "
+             "gradients run"),
+    cl::values(clEnumValN(GPUConvolutions::Library, "cudnn",
+                          "cuDNN's convolutions (the default; cuda-sim: the "
+                          "runtime's CPU equivalents)"),
+               clEnumValN(GPUConvolutions::Im2col, "im2col",
+                          "im2col kernels and cuBLAS products, as the CPU "
+                          "target lowers them")));
 cl::opt<std::string> cudaToolkit(
     "cuda-toolkit", cl::cat(category), cl::value_desc("DIR"),
     cl::desc("The CUDA toolkit whose ptxas, fatbinary and libdevice build "
@@ -340,6 +351,7 @@ int main(int argc, char **argv) {
     gpu->simulate = target == Target::CUDASim;
     gpu->assembly = emit == parallax::EmitKind::PTX;
     gpu->warpReductions = gpuWarpReductions;
+    gpu->libraryConvolutions = gpuConvolutions == GPUConvolutions::Library;
     if (!gpu->simulate) {
       if (std::string problem =
               parallax::checkGPUArch(gpuArch, gpu->chip, gpu->features);
@@ -357,6 +369,8 @@ int main(int argc, char **argv) {
   if (gpuWarpReductions.getNumOccurrences() && target == Target::CPU)
     return fail("--gpu-warp-reductions applies to --target cuda and "
                 "cuda-sim");
+  if (gpuConvolutions.getNumOccurrences() && target == Target::CPU)
+    return fail("--gpu-convolutions applies to --target cuda and cuda-sim");
   if (optLevel > 3)
     return fail("-O" + Twine(optLevel) + " is not a level (use -O0..-O3)");
 

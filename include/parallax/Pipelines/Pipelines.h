@@ -47,6 +47,11 @@ struct GPUCodegenOptions {
   /// rows split (parallax-compile --gpu-warp-reductions=false, to measure
   /// what the warps and blocks gain).
   bool warpReductions = true;
+  /// 2-d convolutions and their gradients as cuDNN calls (for cuda-sim,
+  /// the runtime's CPU equivalents), --parallax-gpu-library-convolutions;
+  /// false: im2col kernels and matrix products, as on the CPU
+  /// (parallax-compile --gpu-convolutions=im2col).
+  bool libraryConvolutions = true;
 };
 
 struct TrainingPipelineOptions {
@@ -83,7 +88,8 @@ void buildGradientPipeline(OpPassManager &pm,
 /// compute ops, collectives and variables.
 void buildTrainingToLinalgPipeline(OpPassManager &pm,
                                    const TrainingPipelineOptions &options);
-void buildInferenceToLinalgPipeline(OpPassManager &pm);
+void buildInferenceToLinalgPipeline(
+    OpPassManager &pm, const std::optional<GPUCodegenOptions> &gpu = {});
 
 /// The CPU back half: from linalg on tensors and runtime calls to an
 /// LLVM-dialect module with a C `main` (the training loop or the inference

@@ -37,9 +37,10 @@ void mlir::parallax::configureParallaxToLinalgConversionTarget(
   target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                          math::MathDialect, tensor::TensorDialect>();
   target.addIllegalDialect<ParallaxDialect>();
-  // Variables and collectives are lowered with the runtime.
+  // Variables and collectives are lowered with the runtime; library calls
+  // by bufferization.
   target
-      .addLegalOp<VariableOp, ReadOp, AssignOp, RandomUniformOp,
+      .addLegalOp<LibraryCallOp, VariableOp, ReadOp, AssignOp, RandomUniformOp,
                   ApplyGradientOp, UpdateOp, RowSparsePackOp, RowSparseUnpackOp,
                   RowSparseToDenseOp, AllReduceOp, AllReduceStartOp,
                   AllReduceWaitOp, AllGatherOp, BroadcastOp, PushOp, PullOp>();

@@ -488,3 +488,22 @@ func.func @bags(%ids: tensor<2x2xi64> {parallax.segmented_by = "offsets"}) {
 func.func @count(%ids: tensor<4xi64> {parallax.segmented_by = "offsets"}, %count: tensor<1xi64> {parallax.segment_count = "offsets"}) {
   return
 }
+
+// -----
+
+// A library call must name a declared function of its operands' buffers
+// and scalars.
+func.func @library_call_undeclared(%x: tensor<4xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'parallax.library_call' op calls 'nowhere', which is not a declared function}}
+  %y = parallax.library_call @nowhere(%x) outs(%init) scalars = [] : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func private @takes_one_scalar(memref<*xf32>, memref<*xf32>, i64)
+func.func @library_call_mismatch(%x: tensor<4xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'parallax.library_call' op calls 'takes_one_scalar' of type '(memref<*xf32>, memref<*xf32>, i64) -> ()' with ('memref<*xf32>', 'memref<*xf32>', 'i64', 'i64')}}
+  %y = parallax.library_call @takes_one_scalar(%x) outs(%init) scalars = [1, 2] : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}

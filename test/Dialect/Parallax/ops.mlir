@@ -123,3 +123,12 @@ func.func private @takes_handle(!parallax.allreduce_handle<tensor<4x8xf32>, tens
     }
   }
 #-}
+
+// CHECK-LABEL: func.func @library_call
+// CHECK: parallax.library_call @convolve(%arg0, %arg1) outs(%arg2) scalars = [1, 1, 0, 0, 1, 1, 1] : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32>
+func.func private @convolve(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64)
+func.func @library_call(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %init: tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32> {
+  %y = parallax.library_call @convolve(%x, %w) outs(%init) scalars = [1, 1, 0, 0, 1, 1, 1]
+      : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32>
+  return %y : tensor<2x4x6x6xf32>
+}

@@ -18,6 +18,51 @@
 
 include "mlir/Pass/PassBase.td"
 
+def ParallaxGPULibraryConvolutions
+    : Pass<"parallax-gpu-library-convolutions", "::mlir::ModuleOp"> {
+  let summary = "Run 2-d convolutions and their gradients as cuDNN calls";
+  let description = [{
+    On the GPU a convolution lowered as on the CPU is an im2col kernel (the
+    input copied once per filter tap), a cuBLAS product and, for its
+    gradients, a col2im kernel or a transposed convolution of a dilated,
+    padded copy: passes over memory that cuDNN's convolutions do not
+    make. This pass rewrites each `parallax.conv`, `parallax.conv_filter_grad`
+    and `parallax.conv_input_grad` of f32 tensors of rank 4 and static
+    shape (NCHW) into a call of the runtime's
+    `parallax_rt_cuda_conv2d_f32`, `..._filter_grad_f32` or
+    `..._input_grad_f32` (cuDNN's forward, backward-filter and
+    backward-data convolutions), or, without `cudnn` (--target cuda-sim),
+    of their CPU equivalents `parallax_rt_conv2d_*`, as a
+    `parallax.library_call` into a `tensor.empty` (one-shot bufferization
+    makes it the call, on the operands' buffers):
+    - a forward convolution's bias is added by one `linalg.generic` into
+      that result (a kernel like any other);
+    - a filter gradient of a zero-padded input (autodiff pads the input
+      for it) reads the unpadded input with cuDNN's pads instead, when
+      the padding is of the spatial dimensions only: no padded copy.
+    cuDNN pads both ends alike; a convolution whose trailing pads give
+    another output size than its leading ones would (asymmetric pads that
+    change the output) stays as it is, for the linalg lowering, as do
+    other ranks, dynamic shapes and other element types.
+
+    Precondition: Parallax compute ops on tensors (before
+    --convert-parallax-to-linalg). Postcondition: no rewritten op remains;
+    the program links the CUDA runtime, which loads cuDNN (libcudnn.so.9),
+    or for cuda-sim the CPU runtime. Other passes may run between this one
+    and bufferization (the call is a pure op on tensors until then).
+  }];
+  let options = [
+    Option<"cudnn", "cudnn", "bool", /*default=*/"true",
+           "Call cuDNN (--target cuda); false: the runtime's CPU "
+           "convolutions (--target cuda-sim)">,
+  ];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def ParallaxGPUSplitReductions : Pass<"parallax-gpu-split-reductions"> {
   let summary = "Split long reductions over few outputs into two kernels";
   let description = [{

@@ -6,6 +6,7 @@
 
 #include "parallax/Dialect/Parallax/IR/ParallaxOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -478,5 +479,32 @@ LogicalResult PullOp::verifySymbolUses(SymbolTableCollection &symbols) {
                          << (getIndices() ? ": one row of '" : ": '")
                          << getVariableAttr()
                          << (getIndices() ? "' per index" : "' whole");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LibraryCallOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LibraryCallOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto callee =
+      symbols.lookupNearestSymbolFrom<func::FuncOp>(*this, getCalleeAttr());
+  if (!callee)
+    return emitOpError() << "calls '" << getCallee()
+                         << "', which is not a declared function";
+  SmallVector<Type> expected;
+  for (Value operand : getOperands())
+    expected.push_back(UnrankedMemRefType::get(
+        cast<RankedTensorType>(operand.getType()).getElementType(), 0));
+  expected.append(getScalars().size(), IntegerType::get(getContext(), 64));
+  FunctionType type = callee.getFunctionType();
+  if (TypeRange(type.getInputs()) != TypeRange(expected) ||
+      type.getNumResults()) {
+    InFlightDiagnostic diag = emitOpError()
+                              << "calls '" << getCallee() << "' of type "
+                              << type << " with (";
+    llvm::interleaveComma(expected, diag);
+    return diag << ")";
+  }
   return success();
 }

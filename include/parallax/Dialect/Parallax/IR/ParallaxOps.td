@@ -11,6 +11,7 @@ include "parallax/Dialect/Parallax/IR/ParallaxDialect.td"
 include "parallax/Dialect/Parallax/IR/ParallaxAttrs.td"
 include "parallax/Dialect/Parallax/IR/ParallaxTypes.td"
 include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -459,6 +460,56 @@ def Parallax_WorkersOp : Parallax_Op<"workers", [Pure]> {
   }];
   let results = (outs I64:$count);
   let assemblyFormat = "attr-dict `:` type($count)";
+}
+
+//===----------------------------------------------------------------------===//
+// Library calls
+//===----------------------------------------------------------------------===//
+
+def Parallax_LibraryCallOp : Parallax_Op<"library_call", [Pure,
+    AttrSizedOperandSegments, DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    AllTypesMatch<["outputs", "results"]>]> {
+  let summary = "a runtime function computing tensors, in destination style";
+  let description = [{
+    Calls `callee`, a runtime function of RuntimeABI.def that reads the
+    buffers of `inputs`, overwrites those of `outputs` whole (their old
+    contents are never read) and takes the `scalars` after them as i64
+    arguments: `callee(inputs..., outputs..., scalars...)`, each buffer a
+    contiguous `memref<*xT>`. The results are the outputs' new values.
+    `callee` must be declared as a `func.func` of those arguments
+    (`memref<*xT>` for each tensor of element type T, i64 for each scalar)
+    and no results. Pure at the tensor level: the callee depends on its
+    arguments alone.
+    One-shot bufferization turns it into the `func.call`
+    (lib/Dialect/Parallax/Transforms/BufferizableOpInterfaceImpl.cpp),
+    with each input's buffer (a contiguous copy first where it is a
+    strided view) and the outputs' buffers, written in place.
+    `--parallax-gpu-library-convolutions` writes it for cuDNN's
+    convolutions.
+
+    Example:
+
+    ```mlir
+    %y = parallax.library_call @parallax_rt_conv2d_f32(%x, %w) outs(%init)
+        scalars = [1, 1, 0, 0, 1, 1, 1]
+        : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee,
+                       Variadic<AnyRankedTensor>:$inputs,
+                       Variadic<AnyRankedTensor>:$outputs,
+                       DenseI64ArrayAttr:$scalars);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $callee `(` $inputs `)` `outs` `(` $outputs `)` `scalars` `=` $scalars
+    attr-dict `:` `(` type($inputs) `)` `->` type($results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getOutputsMutable();
+    }
+  }];
 }
 
 #endif // PARALLAX_DIALECT_PARALLAX_IR_PARALLAXOPS_TD

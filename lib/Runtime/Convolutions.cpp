@@ -1,0 +1,176 @@
+//===- Convolutions.cpp - cuDNN's convolutions, on the CPU ----------------===//
+//
+// Part of the Parallax project.
+//
+// The conv2d calls of RuntimeABI.def for --target cuda-sim, where a
+// --target cuda program calls cuDNN (CudnnConvolutions.cpp): each image
+// and group's patches (im2col) times the filter with the runtime's matrix
+// products, and for the input gradient the products' columns summed back
+// into the image (col2im). The sums over images of a filter gradient run
+// in image order, so the results do not depend on the thread count.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Runtime/Runtime.h"
+
+#include "Convolutions.h"
+#include "CpuKernels.h"
+#include "Support.h"
+#include "Threads.h"
+
+#include <algorithm>
+#include <vector>
+
+using namespace parallax::runtime;
+
+namespace {
+
+/// The patches of `image` (the c/groups channels of one image and group):
+/// row (channel, i, j) of `columns` holds, for every output position, the
+/// input element filter tap (i, j) reads there (zero in the padding).
+void imageToColumns(const Convolution &conv, const float *image,
+                    float *columns) {
+  int64_t channels = conv.c / conv.groups, positions = conv.oh * conv.ow;
+  for (int64_t ch = 0; ch < channels; ++ch)
+    for (int64_t i = 0; i < conv.kh; ++i)
+      for (int64_t j = 0; j < conv.kw; ++j) {
+        float *row = columns + ((ch * conv.kh + i) * conv.kw + j) * positions;
+        for (int64_t oy = 0; oy < conv.oh; ++oy) {
+          int64_t iy = oy * conv.stride[0] - conv.pad[0] + i * conv.dilation[0];
+          for (int64_t ox = 0; ox < conv.ow; ++ox) {
+            int64_t ix =
+                ox * conv.stride[1] - conv.pad[1] + j * conv.dilation[1];
+            bool inside = iy >= 0 && iy < conv.h && ix >= 0 && ix < conv.w;
+            row[oy * conv.ow + ox] =
+                inside ? image[(ch * conv.h + iy) * conv.w + ix] : 0.0f;
+          }
+        }
+      }
+}
+
+/// The adjoint of imageToColumns: adds every column element into the input
+/// element it was read from.
+void columnsToImage(const Convolution &conv, const float *columns,
+                    float *image) {
+  int64_t channels = conv.c / conv.groups, positions = conv.oh * conv.ow;
+  for (int64_t ch = 0; ch < channels; ++ch)
+    for (int64_t i = 0; i < conv.kh; ++i)
+      for (int64_t j = 0; j < conv.kw; ++j) {
+        const float *row =
+            columns + ((ch * conv.kh + i) * conv.kw + j) * positions;
+        for (int64_t oy = 0; oy < conv.oh; ++oy) {
+          int64_t iy = oy * conv.stride[0] - conv.pad[0] + i * conv.dilation[0];
+          if (iy < 0 || iy >= conv.h)
+            continue;
+          for (int64_t ox = 0; ox < conv.ow; ++ox) {
+            int64_t ix =
+                ox * conv.stride[1] - conv.pad[1] + j * conv.dilation[1];
+            if (ix >= 0 && ix < conv.w)
+              image[(ch * conv.h + iy) * conv.w + ix] += row[oy * conv.ow + ox];
+          }
+        }
+      }
+}
+
+/// Sizes of one image and group's matrices: the filter's rows (outputs)
+/// and columns (patch length), the output positions.
+struct GroupMatrices {
+  int64_t outputs, patch, positions;
+  explicit GroupMatrices(const Convolution &conv)
+      : outputs(conv.m / conv.groups),
+        patch(conv.c / conv.groups * conv.kh * conv.kw),
+        positions(conv.oh * conv.ow) {}
+};
+
+Convolution checked(const char *what, Convolution conv) {
+  if (!conv.error.empty())
+    die(std::string(what) + " of " + conv.error);
+  return conv;
+}
+
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+          float *c, int64_t ldc) {
+  requireBlasLibrary().gemmFor(m, n, k)(transA, transB, m, n, k, a, lda, b, ldb,
+                                        beta, c, ldc);
+}
+
+} // namespace
+
+extern "C" void parallax_rt_conv2d_f32(int64_t rankX, void *x, int64_t rankW,
+                                       void *w, int64_t rankY, void *y,
+                                       int64_t strideH, int64_t strideW,
+                                       int64_t padH, int64_t padW,
+                                       int64_t dilationH, int64_t dilationW,
+                                       int64_t groups) {
+  Convolution conv =
+      checked("a convolution",
+              readConvolution(rankX, x, rankW, w, rankY, y, strideH, strideW,
+                              padH, padW, dilationH, dilationW, groups));
+  GroupMatrices g(conv);
+  parallelTasks(conv.n * conv.groups, [&](int64_t task) {
+    int64_t image = task / conv.groups, group = task % conv.groups;
+    thread_local std::vector<float> columns;
+    columns.resize(g.patch * g.positions);
+    imageToColumns(conv,
+                   conv.x + (image * conv.c + group * (conv.c / conv.groups)) *
+                                conv.h * conv.w,
+                   columns.data());
+    gemm(false, false, g.outputs, g.positions, g.patch,
+         conv.filter + group * g.outputs * g.patch, g.patch, columns.data(),
+         g.positions, 0.0f,
+         conv.y + (image * conv.m + group * g.outputs) * g.positions,
+         g.positions);
+  });
+}
+
+extern "C" void parallax_rt_conv2d_filter_grad_f32(
+    int64_t rankX, void *x, int64_t rankDy, void *dy, int64_t rankDw, void *dw,
+    int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,
+    int64_t dilationH, int64_t dilationW, int64_t groups) {
+  Convolution conv = checked("a convolution's filter gradient",
+                             readConvolution(rankX, x, rankDw, dw, rankDy, dy,
+                                             strideH, strideW, padH, padW,
+                                             dilationH, dilationW, groups));
+  GroupMatrices g(conv);
+  // Groups in parallel, images in order within each.
+  parallelTasks(conv.groups, [&](int64_t group) {
+    thread_local std::vector<float> columns;
+    columns.resize(g.patch * g.positions);
+    for (int64_t image = 0; image < conv.n; ++image) {
+      imageToColumns(conv,
+                     conv.x +
+                         (image * conv.c + group * (conv.c / conv.groups)) *
+                             conv.h * conv.w,
+                     columns.data());
+      gemm(false, true, g.outputs, g.patch, g.positions,
+           conv.y + (image * conv.m + group * g.outputs) * g.positions,
+           g.positions, columns.data(), g.positions, image ? 1.0f : 0.0f,
+           conv.filter + group * g.outputs * g.patch, g.patch);
+    }
+  });
+}
+
+extern "C" void parallax_rt_conv2d_input_grad_f32(
+    int64_t rankDy, void *dy, int64_t rankW, void *w, int64_t rankDx, void *dx,
+    int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,
+    int64_t dilationH, int64_t dilationW, int64_t groups) {
+  Convolution conv = checked("a convolution's input gradient",
+                             readConvolution(rankDx, dx, rankW, w, rankDy, dy,
+                                             strideH, strideW, padH, padW,
+                                             dilationH, dilationW, groups));
+  GroupMatrices g(conv);
+  parallelTasks(conv.n * conv.groups, [&](int64_t task) {
+    int64_t image = task / conv.groups, group = task % conv.groups;
+    thread_local std::vector<float> columns;
+    columns.resize(g.patch * g.positions);
+    gemm(true, false, g.patch, g.positions, g.outputs,
+         conv.filter + group * g.outputs * g.patch, g.patch,
+         conv.y + (image * conv.m + group * g.outputs) * g.positions,
+         g.positions, 0.0f, columns.data(), g.positions);
+    float *slice = conv.x + (image * conv.c + group * (conv.c / conv.groups)) *
+                                conv.h * conv.w;
+    std::fill_n(slice, conv.c / conv.groups * conv.h * conv.w, 0.0f);
+    columnsToImage(conv, columns.data(), slice);
+  });
+}

@@ -1,0 +1,364 @@
+//===- CudnnConvolutions.cpp - 2-d convolutions through cuDNN -------------===//
+//
+// Part of the Parallax project.
+//
+// The cuda_conv2d calls of RuntimeABI.def: cuDNN's forward, backward-data
+// and backward-filter convolutions (its legacy API, exported by
+// libcudnn.so.9 and loaded at run time like cuBLAS) on the program's
+// stream. Each shape's descriptors and algorithm are made once: the
+// first of cuDNN's heuristic ranking among the deterministic algorithms
+// with FP32 arithmetic (CUDNN_FMA_MATH: no TF32, as the products) that
+// need at most kMaxWorkspace bytes of workspace, so a program's results
+// are the same from run to run (a non-deterministic one, with a warning,
+// where no deterministic one fits). One device workspace, grown to
+// the largest need, serves every call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parallax/Runtime/Runtime.h"
+
+#include "Convolutions.h"
+#include "CudaDriver.h"
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <dlfcn.h>
+#include <map>
+#include <string>
+#include <type_traits>
+
+using namespace parallax::runtime;
+using namespace parallax::runtime::cuda;
+
+namespace {
+
+// cuDNN's types and constants (cudnn_graph.h, cudnn_ops.h, cudnn_cnn.h),
+// declared here so the runtime builds without cuDNN's headers.
+using cudnnStatus = int;
+using cudnnHandle = void *;
+using cudnnDescriptor = void *;
+constexpr int CUDNN_DATA_FLOAT = 0, CUDNN_TENSOR_NCHW = 0,
+              CUDNN_CROSS_CORRELATION = 1, CUDNN_DEFAULT_MATH = 0,
+              CUDNN_FMA_MATH = 3, CUDNN_DETERMINISTIC = 1;
+struct AlgorithmPerf { // cudnnConvolution{Fwd,BwdData,BwdFilter}AlgoPerf_t
+  int algo;
+  cudnnStatus status;
+  float time;
+  size_t memory;
+  int determinism;
+  int mathType;
+  int reserved[3];
+};
+using GetAlgorithms = cudnnStatus (*)(cudnnHandle, cudnnDescriptor,
+                                      cudnnDescriptor, cudnnDescriptor,
+                                      cudnnDescriptor, int, int *,
+                                      AlgorithmPerf *);
+using Convolve = cudnnStatus (*)(cudnnHandle, const void *, cudnnDescriptor,
+                                 const void *, cudnnDescriptor, const void *,
+                                 cudnnDescriptor, int, void *, size_t,
+                                 const void *, cudnnDescriptor, void *);
+
+/// The most workspace one convolution may use.
+constexpr size_t kMaxWorkspace = size_t(1) << 30;
+
+struct Cudnn {
+  cudnnStatus (*create)(cudnnHandle *);
+  cudnnStatus (*setStream)(cudnnHandle, CUstream);
+  const char *(*errorString)(cudnnStatus);
+  size_t (*version)();
+  cudnnStatus (*createTensor)(cudnnDescriptor *);
+  cudnnStatus (*setTensor4d)(cudnnDescriptor, int, int, int, int, int, int);
+  cudnnStatus (*createFilter)(cudnnDescriptor *);
+  cudnnStatus (*setFilter4d)(cudnnDescriptor, int, int, int, int, int, int);
+  cudnnStatus (*createConvolution)(cudnnDescriptor *);
+  cudnnStatus (*setConvolution2d)(cudnnDescriptor, int, int, int, int, int, int,
+                                  int, int);
+  cudnnStatus (*setGroupCount)(cudnnDescriptor, int);
+  cudnnStatus (*setMathType)(cudnnDescriptor, int);
+  GetAlgorithms forwardAlgorithms, dataAlgorithms, filterAlgorithms;
+  Convolve forward, backwardData, backwardFilter;
+  cudnnHandle handle = nullptr;
+  CUdeviceptr workspace = 0;
+  size_t workspaceBytes = 0;
+};
+
+/// Prints a warning, once per program.
+void warnOnce(const std::string &message) {
+  static bool warned = false;
+  if (warned)
+    return;
+  warned = true;
+  std::fprintf(stderr, "%s: warning: %s\n", program_invocation_short_name,
+               message.c_str());
+}
+
+/// Ends the program when a cuDNN call failed.
+void checkCudnn(const Cudnn &dnn, cudnnStatus status,
+                const std::string &operation) {
+  if (status)
+    fail(1, operation + " failed: " + dnn.errorString(status));
+}
+
+Cudnn &cudnn() {
+  static Cudnn library = [] {
+    Driver &cuda = driver();
+    void *handle = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+      fail(2, std::string("this program's convolutions run on cuDNN 9, "
+                          "which cannot be loaded (") +
+                  dlerror() +
+                  "): put the directory of libcudnn.so.9 (the CUDA "
+                  "toolkit's lib64, or site-packages/nvidia/cudnn/lib of "
+                  "PyTorch's pip packages) on LD_LIBRARY_PATH, or build "
+                  "with --gpu-convolutions=im2col");
+    Cudnn dnn;
+    auto resolve = [&](auto &field, const char *symbol) {
+      field = reinterpret_cast<std::remove_reference_t<decltype(field)>>(
+          dlsym(handle, symbol));
+      if (!field)
+        fail(2, std::string("cuDNN has no ") + symbol);
+    };
+    resolve(dnn.create, "cudnnCreate");
+    resolve(dnn.setStream, "cudnnSetStream");
+    resolve(dnn.errorString, "cudnnGetErrorString");
+    resolve(dnn.version, "cudnnGetVersion");
+    resolve(dnn.createTensor, "cudnnCreateTensorDescriptor");
+    resolve(dnn.setTensor4d, "cudnnSetTensor4dDescriptor");
+    resolve(dnn.createFilter, "cudnnCreateFilterDescriptor");
+    resolve(dnn.setFilter4d, "cudnnSetFilter4dDescriptor");
+    resolve(dnn.createConvolution, "cudnnCreateConvolutionDescriptor");
+    resolve(dnn.setConvolution2d, "cudnnSetConvolution2dDescriptor");
+    resolve(dnn.setGroupCount, "cudnnSetConvolutionGroupCount");
+    resolve(dnn.setMathType, "cudnnSetConvolutionMathType");
+    resolve(dnn.forwardAlgorithms, "cudnnGetConvolutionForwardAlgorithm_v7");
+    resolve(dnn.dataAlgorithms, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    resolve(dnn.filterAlgorithms,
+            "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    resolve(dnn.forward, "cudnnConvolutionForward");
+    resolve(dnn.backwardData, "cudnnConvolutionBackwardData");
+    resolve(dnn.backwardFilter, "cudnnConvolutionBackwardFilter");
+    if (dnn.version() < 90000)
+      fail(2, "libcudnn.so.9 reports version " + std::to_string(dnn.version()) +
+                  ", not cuDNN 9");
+    checkCudnn(dnn, dnn.create(&dnn.handle), "creating the cuDNN handle");
+    checkCudnn(dnn, dnn.setStream(dnn.handle, cuda.stream),
+               "setting cuDNN's stream");
+    return dnn;
+  }();
+  return library;
+}
+
+enum class Direction { Forward, BackwardData, BackwardFilter };
+
+const char *nameOf(Direction direction) {
+  switch (direction) {
+  case Direction::Forward:
+    return "forward";
+  case Direction::BackwardData:
+    return "input gradient";
+  case Direction::BackwardFilter:
+    return "filter gradient";
+  }
+  return "";
+}
+
+/// A shape's descriptors and the algorithm chosen for it.
+struct Plan {
+  cudnnDescriptor x, w, y, conv;
+  int algorithm;
+  size_t workspace;
+};
+
+int narrow(int64_t value, const Convolution &conv) {
+  if (value > INT32_MAX)
+    fail(1, "a convolution of " + std::to_string(conv.n) + "x" +
+                std::to_string(conv.c) + "x" + std::to_string(conv.h) + "x" +
+                std::to_string(conv.w) + " is past cuDNN's 32-bit sizes");
+  return static_cast<int>(value);
+}
+
+const Plan &planFor(Direction direction, const Convolution &conv) {
+  using Key = std::array<int64_t, 16>;
+  static std::map<Key, Plan> plans;
+  Key key{int64_t(direction),
+          conv.n,
+          conv.c,
+          conv.h,
+          conv.w,
+          conv.m,
+          conv.kh,
+          conv.kw,
+          conv.stride[0],
+          conv.stride[1],
+          conv.pad[0],
+          conv.pad[1],
+          conv.dilation[0],
+          conv.dilation[1],
+          conv.groups,
+          conv.oh};
+  auto [found, added] = plans.try_emplace(key);
+  Plan &plan = found->second;
+  if (!added)
+    return plan;
+  Cudnn &dnn = cudnn();
+  auto call = [&](cudnnStatus status, const char *what) {
+    checkCudnn(dnn, status, std::string("cuDNN's ") + what);
+  };
+  call(dnn.createTensor(&plan.x), "cudnnCreateTensorDescriptor");
+  call(dnn.createTensor(&plan.y), "cudnnCreateTensorDescriptor");
+  call(dnn.createFilter(&plan.w), "cudnnCreateFilterDescriptor");
+  call(dnn.createConvolution(&plan.conv), "cudnnCreateConvolutionDescriptor");
+  call(dnn.setTensor4d(plan.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                       narrow(conv.n, conv), narrow(conv.c, conv),
+                       narrow(conv.h, conv), narrow(conv.w, conv)),
+       "cudnnSetTensor4dDescriptor");
+  call(dnn.setTensor4d(plan.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                       narrow(conv.n, conv), narrow(conv.m, conv),
+                       narrow(conv.oh, conv), narrow(conv.ow, conv)),
+       "cudnnSetTensor4dDescriptor");
+  call(dnn.setFilter4d(plan.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                       narrow(conv.m, conv), narrow(conv.c / conv.groups, conv),
+                       narrow(conv.kh, conv), narrow(conv.kw, conv)),
+       "cudnnSetFilter4dDescriptor");
+  call(dnn.setConvolution2d(
+           plan.conv, narrow(conv.pad[0], conv), narrow(conv.pad[1], conv),
+           narrow(conv.stride[0], conv), narrow(conv.stride[1], conv),
+           narrow(conv.dilation[0], conv), narrow(conv.dilation[1], conv),
+           CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+       "cudnnSetConvolution2dDescriptor");
+  call(dnn.setGroupCount(plan.conv, narrow(conv.groups, conv)),
+       "cudnnSetConvolutionGroupCount");
+  call(dnn.setMathType(plan.conv, CUDNN_FMA_MATH),
+       "cudnnSetConvolutionMathType");
+
+  constexpr int kRequested = 16;
+  AlgorithmPerf perf[kRequested] = {};
+  int returned = 0;
+  switch (direction) {
+  case Direction::Forward:
+    call(dnn.forwardAlgorithms(dnn.handle, plan.x, plan.w, plan.conv, plan.y,
+                               kRequested, &returned, perf),
+         "cudnnGetConvolutionForwardAlgorithm_v7");
+    break;
+  case Direction::BackwardData:
+    call(dnn.dataAlgorithms(dnn.handle, plan.w, plan.y, plan.conv, plan.x,
+                            kRequested, &returned, perf),
+         "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    break;
+  case Direction::BackwardFilter:
+    call(dnn.filterAlgorithms(dnn.handle, plan.x, plan.y, plan.conv, plan.w,
+                              kRequested, &returned, perf),
+         "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    break;
+  }
+  // FP32 (the descriptor's FMA math; heuristics may report it as the
+  // default), deterministic where any such algorithm fits.
+  auto usable = [&](const AlgorithmPerf &p, bool deterministic) {
+    return p.status == 0 && p.memory <= kMaxWorkspace &&
+           (p.mathType == CUDNN_FMA_MATH || p.mathType == CUDNN_DEFAULT_MATH) &&
+           (!deterministic || p.determinism == CUDNN_DETERMINISTIC);
+  };
+  const AlgorithmPerf *chosen = nullptr;
+  for (bool deterministic : {true, false})
+    for (int i = 0; i < returned && !chosen; ++i)
+      if (usable(perf[i], deterministic))
+        chosen = &perf[i];
+  if (!chosen)
+    fail(1, std::string("cuDNN has no FP32 algorithm within ") +
+                std::to_string(kMaxWorkspace >> 20) +
+                " MiB of workspace for the " + nameOf(direction) +
+                " of a convolution of " + std::to_string(conv.n) + "x" +
+                std::to_string(conv.c) + "x" + std::to_string(conv.h) + "x" +
+                std::to_string(conv.w) + " by " + std::to_string(conv.m) + "x" +
+                std::to_string(conv.c / conv.groups) + "x" +
+                std::to_string(conv.kh) + "x" + std::to_string(conv.kw) +
+                " (rebuild with --gpu-convolutions=im2col)");
+  if (chosen->determinism != CUDNN_DETERMINISTIC)
+    warnOnce("cuDNN has no deterministic FP32 algorithm for the " +
+             std::string(nameOf(direction)) + " of a convolution of " +
+             std::to_string(conv.n) + "x" + std::to_string(conv.c) + "x" +
+             std::to_string(conv.h) + "x" + std::to_string(conv.w) +
+             ": its results may differ from run to run in the last bits");
+  plan.algorithm = chosen->algo;
+  plan.workspace = chosen->memory;
+  return plan;
+}
+
+/// Runs one convolution call: the plan of its shape, the workspace, the
+/// call on the program's stream, then a wait (the host code after it may
+/// read the result).
+void convolve(Direction direction, const char *what, Convolution conv) {
+  if (!conv.error.empty())
+    fail(1, std::string(what) + " of " + conv.error);
+  const Plan &plan = planFor(direction, conv);
+  Cudnn &dnn = cudnn();
+  Driver &cuda = driver();
+  if (plan.workspace > dnn.workspaceBytes) {
+    check(cuda.cuStreamSynchronize(cuda.stream), "a convolution");
+    if (dnn.workspace)
+      check(cuda.cuMemFree(dnn.workspace), "freeing cuDNN's workspace");
+    check(cuda.cuMemAlloc(&dnn.workspace, plan.workspace),
+          "allocating cuDNN's workspace");
+    dnn.workspaceBytes = plan.workspace;
+  }
+  const float one = 1.0f, zero = 0.0f;
+  void *workspace = reinterpret_cast<void *>(dnn.workspace);
+  DeviceTiming timing("cuDNN", [&] {
+    return std::string("convolution ") + nameOf(direction) + " " +
+           std::to_string(conv.n) + "x" + std::to_string(conv.c) + "x" +
+           std::to_string(conv.h) + "x" + std::to_string(conv.w) + " * " +
+           std::to_string(conv.m) + "x" + std::to_string(conv.c / conv.groups) +
+           "x" + std::to_string(conv.kh) + "x" + std::to_string(conv.kw);
+  });
+  cudnnStatus status = 0;
+  switch (direction) {
+  case Direction::Forward:
+    status = dnn.forward(dnn.handle, &one, plan.x, conv.x, plan.w, conv.filter,
+                         plan.conv, plan.algorithm, workspace, plan.workspace,
+                         &zero, plan.y, conv.y);
+    break;
+  case Direction::BackwardData:
+    status = dnn.backwardData(dnn.handle, &one, plan.w, conv.filter, plan.y,
+                              conv.y, plan.conv, plan.algorithm, workspace,
+                              plan.workspace, &zero, plan.x, conv.x);
+    break;
+  case Direction::BackwardFilter:
+    status = dnn.backwardFilter(dnn.handle, &one, plan.x, conv.x, plan.y,
+                                conv.y, plan.conv, plan.algorithm, workspace,
+                                plan.workspace, &zero, plan.w, conv.filter);
+    break;
+  }
+  checkCudnn(dnn, status,
+             std::string("cuDNN's convolution ") + nameOf(direction));
+  check(cuda.cuStreamSynchronize(cuda.stream), "a convolution");
+}
+
+} // namespace
+
+extern "C" void parallax_rt_cuda_conv2d_f32(
+    int64_t rankX, void *x, int64_t rankW, void *w, int64_t rankY, void *y,
+    int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,
+    int64_t dilationH, int64_t dilationW, int64_t groups) {
+  convolve(Direction::Forward, "a convolution",
+           readConvolution(rankX, x, rankW, w, rankY, y, strideH, strideW, padH,
+                           padW, dilationH, dilationW, groups));
+}
+
+extern "C" void parallax_rt_cuda_conv2d_filter_grad_f32(
+    int64_t rankX, void *x, int64_t rankDy, void *dy, int64_t rankDw, void *dw,
+    int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,
+    int64_t dilationH, int64_t dilationW, int64_t groups) {
+  convolve(Direction::BackwardFilter, "a convolution's filter gradient",
+           readConvolution(rankX, x, rankDw, dw, rankDy, dy, strideH, strideW,
+                           padH, padW, dilationH, dilationW, groups));
+}
+
+extern "C" void parallax_rt_cuda_conv2d_input_grad_f32(
+    int64_t rankDy, void *dy, int64_t rankW, void *w, int64_t rankDx, void *dx,
+    int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,
+    int64_t dilationH, int64_t dilationW, int64_t groups) {
+  convolve(Direction::BackwardData, "a convolution's input gradient",
+           readConvolution(rankDx, dx, rankW, w, rankDy, dy, strideH, strideW,
+                           padH, padW, dilationH, dilationW, groups));
+}

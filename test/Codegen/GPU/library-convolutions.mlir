@@ -1,0 +1,112 @@
+// RUN: parallax-opt %s --split-input-file --parallax-gpu-library-convolutions | FileCheck %s
+// RUN: parallax-opt %s --split-input-file --parallax-gpu-library-convolutions=cudnn=false | FileCheck %s --check-prefix=SIM
+// RUN: parallax-opt %s --split-input-file --parallax-gpu-library-convolutions --one-shot-bufferize="bufferize-function-boundaries allow-unknown-ops" | FileCheck %s --check-prefix=BUFFERS
+
+// A padded, strided convolution with a bias: cuDNN's forward convolution
+// into a fresh tensor, then the bias added along the channels in place.
+// CHECK: func.func private @parallax_rt_cuda_conv2d_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64)
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<2x16x4x4xf32>
+// CHECK: %[[Y:.*]] = parallax.library_call @parallax_rt_cuda_conv2d_f32(%arg0, %arg1) outs(%[[INIT]]) scalars = [2, 2, 1, 1, 1, 1, 1] : (tensor<2x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<2x16x4x4xf32>
+// CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%arg2 : tensor<16xf32>) outs(%[[Y]] : tensor<2x16x4x4xf32>)
+// CHECK: arith.addf
+// CHECK: return %[[B]]
+// CHECK-NOT: parallax.conv
+// SIM-LABEL: func.func @forward
+// SIM: parallax.library_call @parallax_rt_conv2d_f32(
+// SIM-NOT: cuda
+// Bufferized: the call reads the operands' buffers and writes a fresh one.
+// BUFFERS-LABEL: func.func @forward
+// BUFFERS: %[[OUT:.*]] = memref.alloc() {{.*}}: memref<2x16x4x4xf32>
+// BUFFERS: %[[O:.*]] = memref.cast %[[OUT]] : memref<2x16x4x4xf32> to memref<*xf32>
+// BUFFERS: call @parallax_rt_cuda_conv2d_f32(%{{.*}}, %{{.*}}, %[[O]], %c2_i64, %c2_i64_{{[0-9]+}}, %c1_i64
+// BUFFERS: linalg.generic {{.*}} outs(%[[OUT]] : memref<2x16x4x4xf32>)
+func.func @forward(%x: tensor<2x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
+  %y = parallax.conv %x, %w, %b strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] groups = 1
+      : tensor<2x3x8x8xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>
+  return %y : tensor<2x16x4x4xf32>
+}
+
+// -----
+
+// The filter gradient autodiff writes on a zero-padded input: cuDNN pads
+// the input itself, and the pad goes. A depthwise one keeps its groups.
+// CHECK-LABEL: func.func @filter_grad
+// CHECK-NOT: parallax.pad
+// CHECK: parallax.library_call @parallax_rt_cuda_conv2d_filter_grad_f32(%arg0, %arg1) outs(%{{.*}}) scalars = [1, 1, 1, 1, 1, 1, 8] : (tensor<2x8x6x6xf32>, tensor<2x8x6x6xf32>) -> tensor<8x1x3x3xf32>
+// CHECK-NOT: parallax.
+// SIM-LABEL: func.func @filter_grad
+// SIM: parallax.library_call @parallax_rt_conv2d_filter_grad_f32(
+func.func @filter_grad(%x: tensor<2x8x6x6xf32>, %dy: tensor<2x8x6x6xf32>) -> tensor<8x1x3x3xf32> {
+  %p = parallax.pad constant %x low = [0, 0, 1, 1] high = [0, 0, 1, 1] value = 0.0 : tensor<2x8x6x6xf32>
+  %dw = parallax.conv_filter_grad %p, %dy kernel = [3, 3] strides = [1, 1] dilations = [1, 1] groups = 8
+      : tensor<2x8x8x8xf32>, tensor<2x8x6x6xf32>
+  return %dw : tensor<8x1x3x3xf32>
+}
+
+// -----
+
+// Asymmetric pads: with a trailing pad of 0 the output has 5 rows, where
+// cuDNN's leading pad at both ends would give 6: the padded input stays,
+// read with no pads.
+// CHECK-LABEL: func.func @asymmetric_filter_grad
+// CHECK: %[[P:.*]] = parallax.pad constant %arg0
+// CHECK: parallax.library_call @parallax_rt_cuda_conv2d_filter_grad_f32(%[[P]], %arg1) outs(%{{.*}}) scalars = [1, 1, 0, 0, 1, 1, 1]
+func.func @asymmetric_filter_grad(%x: tensor<1x2x6x6xf32>, %dy: tensor<1x4x5x5xf32>) -> tensor<4x2x3x3xf32> {
+  %p = parallax.pad constant %x low = [0, 0, 1, 1] high = [0, 0, 0, 0] value = 0.0 : tensor<1x2x6x6xf32>
+  %dw = parallax.conv_filter_grad %p, %dy kernel = [3, 3] strides = [1, 1] dilations = [1, 1]
+      : tensor<1x2x7x7xf32>, tensor<1x4x5x5xf32>
+  return %dw : tensor<4x2x3x3xf32>
+}
+
+// -----
+
+// A strided input gradient: cuDNN's backward data, one group.
+// CHECK-LABEL: func.func @input_grad
+// CHECK: parallax.library_call @parallax_rt_cuda_conv2d_input_grad_f32(%arg0, %arg1) outs(%{{.*}}) scalars = [2, 2, 1, 1, 1, 1, 1] : (tensor<2x16x4x4xf32>, tensor<16x3x3x3xf32>) -> tensor<2x3x8x8xf32>
+// SIM-LABEL: func.func @input_grad
+// SIM: parallax.library_call @parallax_rt_conv2d_input_grad_f32(
+func.func @input_grad(%dy: tensor<2x16x4x4xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<2x3x8x8xf32> {
+  %dx = parallax.conv_input_grad %dy, %w input_spatial = [8, 8] strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1]
+      : tensor<2x16x4x4xf32>, tensor<16x3x3x3xf32>
+  return %dx : tensor<2x3x8x8xf32>
+}
+
+// -----
+
+// A strided view as an operand: bufferization reads it through a
+// contiguous copy, as the runtime needs.
+// BUFFERS-LABEL: func.func @strided_operand
+// BUFFERS: %[[VIEW:.*]] = memref.subview
+// BUFFERS: %[[COPY:.*]] = memref.alloc() {{.*}}: memref<1x1x4x4xf32>
+// BUFFERS: memref.copy %[[VIEW]], %[[COPY]]
+// BUFFERS: %[[C:.*]] = memref.cast %[[COPY]] : memref<1x1x4x4xf32> to memref<*xf32>
+// BUFFERS: call @parallax_rt_cuda_conv2d_f32(%[[C]],
+func.func @strided_operand(%x: tensor<1x1x8x8xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32> {
+  %v = tensor.extract_slice %x[0, 0, 0, 0] [1, 1, 4, 4] [1, 1, 2, 2] : tensor<1x1x8x8xf32> to tensor<1x1x4x4xf32>
+  %y = parallax.conv %v, %w strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+      : tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>
+  return %y : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// What cuDNN's geometry cannot express stays for the linalg lowering: a
+// 1-d convolution, f64, and trailing pads that change the output (here a
+// leading pad of 0 and a trailing pad of 2: 6 columns, where 0 at both
+// ends gives 4).
+// CHECK-LABEL: func.func @left_alone
+// CHECK-COUNT-3: parallax.conv
+// CHECK-NOT: library_call
+func.func @left_alone(%x1: tensor<2x3x8xf32>, %w1: tensor<4x3x3xf32>,
+                      %x2: tensor<1x1x4x4xf64>, %w2: tensor<1x1x3x3xf64>,
+                      %x3: tensor<1x1x6x6xf32>, %w3: tensor<1x1x3x3xf32>)
+    -> (tensor<2x4x6xf32>, tensor<1x1x2x2xf64>, tensor<1x1x4x6xf32>) {
+  %a = parallax.conv %x1, %w1 strides = [1] pads = [0, 0] dilations = [1] groups = 1
+      : tensor<2x3x8xf32>, tensor<4x3x3xf32>
+  %b = parallax.conv %x2, %w2 strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+      : tensor<1x1x4x4xf64>, tensor<1x1x3x3xf64>
+  %c = parallax.conv %x3, %w3 strides = [1, 1] pads = [0, 0, 0, 2] dilations = [1, 1] groups = 1
+      : tensor<1x1x6x6xf32>, tensor<1x1x3x3xf32>
+  return %a, %b, %c : tensor<2x4x6xf32>, tensor<1x1x2x2xf64>, tensor<1x1x4x6xf32>
+}
