@@ -101,6 +101,8 @@ struct LibraryConvolutionsPass
     auto y = cast<RankedTensorType>(op.getType());
     if (!isStatic4dF32(x) || !isStatic4dF32(w) || !isStatic4dF32(y))
       return;
+    if (succeeded(rewriteTransposed(op, module)))
+      return;
     ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(),
                       dilations = op.getDilations();
     Geometry g{{strides[0], strides[1]},
@@ -117,6 +119,79 @@ struct LibraryConvolutionsPass
       result = addBias(builder, op.getLoc(), result, bias);
     op.replaceAllUsesWith(result);
     op.erase();
+  }
+
+  /// An input gradient autodiff wrote as a transposed convolution
+  /// (buildTransposedConvolution): a unit-stride, unpadded convolution of
+  /// dY, zero-padded by reach - pad, with the filter W flipped and each
+  /// group's channels swapped (a flipping slice, a reshape to [G, M/G,
+  /// C/G, K...], a transpose of the two channel dimensions, a reshape).
+  /// That is cuDNN's backward data of W with that pad: one call instead
+  /// of a padded copy of dY, the filter's copies and a forward call.
+  LogicalResult rewriteTransposed(ConvOp op, ModuleOp module) {
+    if (op.getBias() ||
+        llvm::any_of(op.getStrides(), [](int64_t s) { return s != 1; }) ||
+        llvm::any_of(op.getPads(), [](int64_t p) { return p != 0; }))
+      return failure();
+    int64_t groups = op.getGroups();
+    auto swapped = op.getFilter().getDefiningOp<ReshapeOp>();
+    auto transpose =
+        swapped ? swapped.getInput().getDefiningOp<TransposeOp>() : nullptr;
+    if (!transpose ||
+        transpose.getPermutation() != ArrayRef<int64_t>{0, 2, 1, 3, 4})
+      return failure();
+    auto grouped = transpose.getInput().getDefiningOp<ReshapeOp>();
+    auto flip = grouped ? grouped.getInput().getDefiningOp<SliceOp>() : nullptr;
+    if (!flip)
+      return failure();
+    auto w = cast<RankedTensorType>(flip.getInput().getType());
+    ArrayRef<int64_t> shape = w.getShape();
+    if (!isStatic4dF32(w) || shape[0] % groups ||
+        grouped.getType().getShape() !=
+            ArrayRef<int64_t>{groups, shape[0] / groups, shape[1], shape[2],
+                              shape[3]} ||
+        flip.getSizes() != shape ||
+        flip.getOffsets() !=
+            ArrayRef<int64_t>{0, 0, shape[2] - 1, shape[3] - 1} ||
+        flip.getStrides() != ArrayRef<int64_t>{1, 1, -1, -1})
+      return failure();
+    // dY and the pad around it.
+    Value dy = op.getInput();
+    int64_t low[2] = {0, 0};
+    if (auto pad = dy.getDefiningOp<PadOp>()) {
+      ArrayRef<int64_t> l = pad.getLow(), h = pad.getHigh();
+      if (pad.getMode() != PadMode::Constant || !pad.getValue().isZero() ||
+          l[0] || l[1] || h[0] || h[1])
+        return failure();
+      low[0] = l[2], low[1] = l[3];
+      dy = pad.getInput();
+    }
+    if (!isStatic4dF32(dy.getType()))
+      return failure();
+    ArrayRef<int64_t> dilations = op.getDilations();
+    Geometry g{{1, 1}, {0, 0}, {dilations[0], dilations[1]}};
+    for (int d = 0; d < 2; ++d)
+      g.pad[d] = dilations[d] * (shape[d + 2] - 1) - low[d];
+    auto dx = cast<RankedTensorType>(op.getType());
+    auto dyType = cast<RankedTensorType>(dy.getType());
+    if (dx.getDimSize(1) != shape[1] * groups ||
+        dyType.getDimSize(1) != shape[0] ||
+        !matchesCudnn(dx.getShape(), shape, dyType.getShape(), g))
+      return failure();
+    OpBuilder builder(op);
+    Value result =
+        callConvolution(builder, module, op.getLoc(),
+                        pick(abi::Function::cuda_conv2d_input_grad_f32,
+                             abi::Function::conv2d_input_grad_f32),
+                        dy, flip.getInput(), dx, g, groups);
+    Operation *chain[] = {op,      swapped, transpose,
+                          grouped, flip,    op.getInput().getDefiningOp()};
+    op.replaceAllUsesWith(result);
+    for (Operation *dead : chain)
+      if (dead && isa<PadOp, ReshapeOp, TransposeOp, SliceOp, ConvOp>(dead) &&
+          dead->use_empty())
+        dead->erase();
+    return success();
   }
 
   void rewrite(ConvFilterGradOp op, ModuleOp module) {

@@ -74,6 +74,56 @@ func.func @input_grad(%dy: tensor<2x16x4x4xf32>, %w: tensor<16x3x3x3xf32>) -> te
 
 // -----
 
+// The input gradient of an unstrided convolution, as autodiff writes it:
+// the transposed convolution of dY padded by reach - pad (2 - 1) with the
+// filter flipped and each group's channels swapped. It is cuDNN's
+// backward data with the forward pad: the padded copy of dY and the
+// filter's copies go. Depthwise (groups = 16) alike.
+// CHECK-LABEL: func.func @transposed
+// CHECK-NOT: parallax.
+// CHECK: parallax.library_call @parallax_rt_cuda_conv2d_input_grad_f32(%arg0, %arg1) outs(%{{.*}}) scalars = [1, 1, 1, 1, 1, 1, 1] : (tensor<4x16x8x8xf32>, tensor<16x8x3x3xf32>) -> tensor<4x8x8x8xf32>
+// CHECK-NOT: parallax.
+// CHECK: parallax.library_call @parallax_rt_cuda_conv2d_input_grad_f32(%arg2, %arg3) outs(%{{.*}}) scalars = [1, 1, 1, 1, 1, 1, 16] : (tensor<4x16x4x4xf32>, tensor<16x1x3x3xf32>) -> tensor<4x16x4x4xf32>
+// CHECK-NOT: parallax.
+func.func @transposed(%dy: tensor<4x16x8x8xf32>, %w: tensor<16x8x3x3xf32>,
+                      %dz: tensor<4x16x4x4xf32>, %v: tensor<16x1x3x3xf32>)
+    -> (tensor<4x8x8x8xf32>, tensor<4x16x4x4xf32>) {
+  %p = parallax.pad constant %dy low = [0, 0, 1, 1] high = [0, 0, 1, 1] : tensor<4x16x8x8xf32>
+  %f = parallax.slice %w offsets = [0, 0, 2, 2] sizes = [16, 8, 3, 3] strides = [1, 1, -1, -1] : tensor<16x8x3x3xf32>
+  %g = parallax.reshape %f : tensor<16x8x3x3xf32> -> tensor<1x16x8x3x3xf32>
+  %t = parallax.transpose %g permutation = [0, 2, 1, 3, 4] : tensor<1x16x8x3x3xf32>
+  %s = parallax.reshape %t : tensor<1x8x16x3x3xf32> -> tensor<8x16x3x3xf32>
+  %dx = parallax.conv %p, %s strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+      : tensor<4x16x10x10xf32>, tensor<8x16x3x3xf32>
+  %p2 = parallax.pad constant %dz low = [0, 0, 1, 1] high = [0, 0, 1, 1] : tensor<4x16x4x4xf32>
+  %f2 = parallax.slice %v offsets = [0, 0, 2, 2] sizes = [16, 1, 3, 3] strides = [1, 1, -1, -1] : tensor<16x1x3x3xf32>
+  %g2 = parallax.reshape %f2 : tensor<16x1x3x3xf32> -> tensor<16x1x1x3x3xf32>
+  %t2 = parallax.transpose %g2 permutation = [0, 2, 1, 3, 4] : tensor<16x1x1x3x3xf32>
+  %s2 = parallax.reshape %t2 : tensor<16x1x1x3x3xf32> -> tensor<16x1x3x3xf32>
+  %dz2 = parallax.conv %p2, %s2 strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] groups = 16
+      : tensor<4x16x6x6xf32>, tensor<16x1x3x3xf32>
+  return %dx, %dz2 : tensor<4x8x8x8xf32>, tensor<4x16x4x4xf32>
+}
+
+// -----
+
+// Not a flipped filter (the slice keeps the taps' order): a forward
+// convolution like any other.
+// CHECK-LABEL: func.func @not_transposed
+// CHECK: parallax.library_call @parallax_rt_cuda_conv2d_f32(
+func.func @not_transposed(%dy: tensor<4x16x8x8xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<4x8x8x8xf32> {
+  %p = parallax.pad constant %dy low = [0, 0, 1, 1] high = [0, 0, 1, 1] : tensor<4x16x8x8xf32>
+  %f = parallax.slice %w offsets = [0, 0, 0, 0] sizes = [16, 8, 3, 3] strides = [1, 1, 1, 1] : tensor<16x8x3x3xf32>
+  %g = parallax.reshape %f : tensor<16x8x3x3xf32> -> tensor<1x16x8x3x3xf32>
+  %t = parallax.transpose %g permutation = [0, 2, 1, 3, 4] : tensor<1x16x8x3x3xf32>
+  %s = parallax.reshape %t : tensor<1x8x16x3x3xf32> -> tensor<8x16x3x3xf32>
+  %dx = parallax.conv %p, %s strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+      : tensor<4x16x10x10xf32>, tensor<8x16x3x3xf32>
+  return %dx : tensor<4x8x8x8xf32>
+}
+
+// -----
+
 // A strided view as an operand: bufferization reads it through a
 // contiguous copy, as the runtime needs.
 // BUFFERS-LABEL: func.func @strided_operand

@@ -40,6 +40,12 @@ def ParallaxGPULibraryConvolutions
     - a filter gradient of a zero-padded input (autodiff pads the input
       for it) reads the unpadded input with cuDNN's pads instead, when
       the padding is of the spatial dimensions only: no padded copy.
+    - the input gradient autodiff writes for an unstrided convolution, a
+      transposed convolution (a unit-stride convolution of dY zero-padded
+      by dilation (K - 1) - pad, with the filter flipped by a slice and
+      each group's channels swapped by a reshape, a transpose and a
+      reshape), is cuDNN's backward data of the filter itself with the
+      forward pad: the padded copy of dY and the filter's copies go.
     cuDNN pads both ends alike; a convolution whose trailing pads give
     another output size than its leading ones would (asymmetric pads that
     change the output) stays as it is, for the linalg lowering, as do
