@@ -7,7 +7,7 @@
 #                                           (cuda-sim: to try the check here;
 #                                           --quick: the benchmarked models only)
 #   scripts/gpu-check.sh pack [BUNDLE] ARCHIVE
-#                                           compress it (tar.xz, about 13 MiB)
+#                                           compress it (tar.xz, about 21 MiB)
 #                                           for a machine that takes less
 #   scripts/gpu-check.sh run [BUNDLE]       run it (on the GPU machine; needs
 #                                           only the NVIDIA driver and python3)

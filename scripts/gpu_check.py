@@ -570,35 +570,28 @@ def benchmark(bundle, env, work, deadline):
             print(f"data loader {model}: {parallax[model]:.3f} ms a step with each batch "
                   f"copied during the step before, {mean_step_ms(unstaged):.3f} ms "
                   f"copied at its step (PARALLAX_GPU_PREFETCH=0)", flush=True)
-        # The same steps with a thread per output for every reduction.
-        threads = bundle / "programs" / f"bench.{model}.threads"
-        if threads.exists():
-            threads_metrics = work / "bench" / f"{model}.threads.jsonl"
-            status, output = bounded([str(threads)] + program[1:] +
+        # The same steps with a thread per output for every reduction, and
+        # with im2col kernels instead of cuDNN's convolutions.
+        for suffix, what, this, other in (
+                (".threads", "warp reductions",
+                 "with a warp (or, for rows of 4096 or more, a block) per output of "
+                 "reductions over rows",
+                 "with a thread per output (--gpu-warp-reductions=false)"),
+                (".im2col", "convolutions", "through cuDNN",
+                 "as im2col kernels and cuBLAS products (--gpu-convolutions=im2col)")):
+            variant = bundle / "programs" / f"bench.{model}{suffix}"
+            if not variant.exists():
+                continue
+            metrics_of_variant = work / "bench" / f"{model}{suffix}.jsonl"
+            status, output = bounded([str(variant)] + program[1:] +
                                      ["--steps", str(BENCH_STEPS), "--metrics",
-                                      str(threads_metrics)],
-                                     env, deadline, work / "logs" / f"bench.{model}.threads.log")
+                                      str(metrics_of_variant)],
+                                     env, deadline, work / "logs" / f"bench.{model}{suffix}.log")
             if status == 0:
-                print(f"warp reductions {model}: {parallax[model]:.3f} ms a step with a warp "
-                      f"(or, for rows of 4096 or more, a block) per output of reductions "
-                      f"over rows, {mean_step_ms(threads_metrics):.3f} "
-                      f"ms with a thread per output (--gpu-warp-reductions=false)", flush=True)
+                print(f"{what} {model}: {parallax[model]:.3f} ms a step {this}, "
+                      f"{mean_step_ms(metrics_of_variant):.3f} ms {other}", flush=True)
             else:
-                print(f"warp reductions {model}: the thread-per-output program: "
-                      f"{output.strip()[-300:]}", flush=True)
-        im2col = bundle / "programs" / f"bench.{model}.im2col"
-        if im2col.exists():
-            im2col_metrics = work / "bench" / f"{model}.im2col.jsonl"
-            status, output = bounded([str(im2col)] + program[1:] +
-                                     ["--steps", str(BENCH_STEPS), "--metrics",
-                                      str(im2col_metrics)],
-                                     env, deadline, work / "logs" / f"bench.{model}.im2col.log")
-            if status == 0:
-                print(f"convolutions {model}: {parallax[model]:.3f} ms a step through cuDNN, "
-                      f"{mean_step_ms(im2col_metrics):.3f} ms as im2col kernels and cuBLAS "
-                      f"products (--gpu-convolutions=im2col)", flush=True)
-            else:
-                print(f"convolutions {model}: the im2col program: {output.strip()[-300:]}",
+                print(f"{what} {model}: the {suffix[1:]} program: {output.strip()[-300:]}",
                       flush=True)
         # Where the step's time goes: the same run under --profile (each
         # kernel and cuBLAS product timed by CUDA events).

@@ -19,6 +19,7 @@
 #include "Threads.h"
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 using namespace parallax::runtime;
@@ -88,6 +89,26 @@ Convolution checked(const char *what, Convolution conv) {
   return conv;
 }
 
+/// Runs body(image, group, columns) for every image and group on the
+/// worker's threads, `columns` a scratch buffer of one patch matrix.
+void forEachImageAndGroup(
+    const Convolution &conv, const GroupMatrices &g,
+    const std::function<void(int64_t, int64_t, float *)> &body) {
+  parallelTasks(conv.n * conv.groups, [&](int64_t task) {
+    thread_local std::vector<float> columns;
+    columns.resize(g.patch * g.positions);
+    body(task / conv.groups, task % conv.groups, columns.data());
+  });
+}
+
+/// The first element of `image`'s channels of `group` in an NCHW tensor of
+/// `channels` channels.
+float *groupOf(const Convolution &conv, float *tensor, int64_t channels,
+               int64_t image, int64_t group, int64_t positions) {
+  return tensor +
+         (image * channels + group * (channels / conv.groups)) * positions;
+}
+
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
           float *c, int64_t ldc) {
@@ -108,20 +129,17 @@ extern "C" void parallax_rt_conv2d_f32(int64_t rankX, void *x, int64_t rankW,
               readConvolution(rankX, x, rankW, w, rankY, y, strideH, strideW,
                               padH, padW, dilationH, dilationW, groups));
   GroupMatrices g(conv);
-  parallelTasks(conv.n * conv.groups, [&](int64_t task) {
-    int64_t image = task / conv.groups, group = task % conv.groups;
-    thread_local std::vector<float> columns;
-    columns.resize(g.patch * g.positions);
-    imageToColumns(conv,
-                   conv.x + (image * conv.c + group * (conv.c / conv.groups)) *
-                                conv.h * conv.w,
-                   columns.data());
-    gemm(false, false, g.outputs, g.positions, g.patch,
-         conv.filter + group * g.outputs * g.patch, g.patch, columns.data(),
-         g.positions, 0.0f,
-         conv.y + (image * conv.m + group * g.outputs) * g.positions,
-         g.positions);
-  });
+  int64_t pixels = conv.h * conv.w;
+  forEachImageAndGroup(
+      conv, g, [&](int64_t image, int64_t group, float *columns) {
+        imageToColumns(
+            conv, groupOf(conv, conv.x, conv.c, image, group, pixels), columns);
+        gemm(false, false, g.outputs, g.positions, g.patch,
+             conv.filter + group * g.outputs * g.patch, g.patch, columns,
+             g.positions, 0.0f,
+             groupOf(conv, conv.y, conv.m, image, group, g.positions),
+             g.positions);
+      });
 }
 
 extern "C" void parallax_rt_conv2d_filter_grad_f32(
@@ -133,18 +151,16 @@ extern "C" void parallax_rt_conv2d_filter_grad_f32(
                                              strideH, strideW, padH, padW,
                                              dilationH, dilationW, groups));
   GroupMatrices g(conv);
+  int64_t pixels = conv.h * conv.w;
   // Groups in parallel, images in order within each.
   parallelTasks(conv.groups, [&](int64_t group) {
     thread_local std::vector<float> columns;
     columns.resize(g.patch * g.positions);
     for (int64_t image = 0; image < conv.n; ++image) {
-      imageToColumns(conv,
-                     conv.x +
-                         (image * conv.c + group * (conv.c / conv.groups)) *
-                             conv.h * conv.w,
+      imageToColumns(conv, groupOf(conv, conv.x, conv.c, image, group, pixels),
                      columns.data());
       gemm(false, true, g.outputs, g.patch, g.positions,
-           conv.y + (image * conv.m + group * g.outputs) * g.positions,
+           groupOf(conv, conv.y, conv.m, image, group, g.positions),
            g.positions, columns.data(), g.positions, image ? 1.0f : 0.0f,
            conv.filter + group * g.outputs * g.patch, g.patch);
     }
@@ -160,17 +176,15 @@ extern "C" void parallax_rt_conv2d_input_grad_f32(
                                              strideH, strideW, padH, padW,
                                              dilationH, dilationW, groups));
   GroupMatrices g(conv);
-  parallelTasks(conv.n * conv.groups, [&](int64_t task) {
-    int64_t image = task / conv.groups, group = task % conv.groups;
-    thread_local std::vector<float> columns;
-    columns.resize(g.patch * g.positions);
-    gemm(true, false, g.patch, g.positions, g.outputs,
-         conv.filter + group * g.outputs * g.patch, g.patch,
-         conv.y + (image * conv.m + group * g.outputs) * g.positions,
-         g.positions, 0.0f, columns.data(), g.positions);
-    float *slice = conv.x + (image * conv.c + group * (conv.c / conv.groups)) *
-                                conv.h * conv.w;
-    std::fill_n(slice, conv.c / conv.groups * conv.h * conv.w, 0.0f);
-    columnsToImage(conv, columns.data(), slice);
-  });
+  int64_t pixels = conv.h * conv.w;
+  forEachImageAndGroup(
+      conv, g, [&](int64_t image, int64_t group, float *columns) {
+        gemm(true, false, g.patch, g.positions, g.outputs,
+             conv.filter + group * g.outputs * g.patch, g.patch,
+             groupOf(conv, conv.y, conv.m, image, group, g.positions),
+             g.positions, 0.0f, columns, g.positions);
+        float *slice = groupOf(conv, conv.x, conv.c, image, group, pixels);
+        std::fill_n(slice, conv.c / conv.groups * pixels, 0.0f);
+        columnsToImage(conv, columns, slice);
+      });
 }

@@ -32,6 +32,25 @@ bool isStatic4dF32(Type type) {
          tensor.getElementType().isF32();
 }
 
+/// Whether the op's tensors but a bias are f32 NCHW of static shape.
+bool allStatic4dF32(Operation *op) {
+  auto conv = dyn_cast<ConvOp>(op);
+  return llvm::all_of(op->getOperands(),
+                      [&](Value operand) {
+                        return (conv && operand == conv.getBias()) ||
+                               isStatic4dF32(operand.getType());
+                      }) &&
+         llvm::all_of(op->getResultTypes(), isStatic4dF32);
+}
+
+/// The geometry of an op's attributes (ONNX's pads: leading ones first).
+Geometry geometryOf(ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+                    ArrayRef<int64_t> dilations) {
+  return {{strides[0], strides[1]},
+          {pads.empty() ? 0 : pads[0], pads.empty() ? 0 : pads[1]},
+          {dilations[0], dilations[1]}};
+}
+
 /// The output extent cuDNN computes from an input extent, padding both
 /// ends with `pad`.
 int64_t cudnnExtent(int64_t input, int64_t kernel, int64_t stride, int64_t pad,
@@ -96,19 +115,12 @@ struct LibraryConvolutionsPass
   }
 
   void rewrite(ConvOp op, ModuleOp module) {
-    auto x = cast<RankedTensorType>(op.getInput().getType());
-    auto w = cast<RankedTensorType>(op.getFilter().getType());
+    if (!allStatic4dF32(op) || succeeded(rewriteTransposed(op, module)))
+      return;
     auto y = cast<RankedTensorType>(op.getType());
-    if (!isStatic4dF32(x) || !isStatic4dF32(w) || !isStatic4dF32(y))
-      return;
-    if (succeeded(rewriteTransposed(op, module)))
-      return;
-    ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(),
-                      dilations = op.getDilations();
-    Geometry g{{strides[0], strides[1]},
-               {pads[0], pads[1]},
-               {dilations[0], dilations[1]}};
-    if (!matchesCudnn(x.getShape(), w.getShape(), y.getShape(), g))
+    Geometry g = geometryOf(op.getStrides(), op.getPads(), op.getDilations());
+    if (!matchesCudnn(op.getInput().getType().getShape(),
+                      op.getFilter().getType().getShape(), y.getShape(), g))
       return;
     OpBuilder builder(op);
     Value result = callConvolution(
@@ -168,10 +180,9 @@ struct LibraryConvolutionsPass
     }
     if (!isStatic4dF32(dy.getType()))
       return failure();
-    ArrayRef<int64_t> dilations = op.getDilations();
-    Geometry g{{1, 1}, {0, 0}, {dilations[0], dilations[1]}};
+    Geometry g = geometryOf({1, 1}, {}, op.getDilations());
     for (int d = 0; d < 2; ++d)
-      g.pad[d] = dilations[d] * (shape[d + 2] - 1) - low[d];
+      g.pad[d] = g.dilation[d] * (shape[d + 2] - 1) - low[d];
     auto dx = cast<RankedTensorType>(op.getType());
     auto dyType = cast<RankedTensorType>(dy.getType());
     if (dx.getDimSize(1) != shape[1] * groups ||
@@ -195,13 +206,11 @@ struct LibraryConvolutionsPass
   }
 
   void rewrite(ConvFilterGradOp op, ModuleOp module) {
-    auto x = cast<RankedTensorType>(op.getInput().getType());
-    auto dy = cast<RankedTensorType>(op.getOutputGrad().getType());
-    auto dw = cast<RankedTensorType>(op.getType());
-    if (!isStatic4dF32(x) || !isStatic4dF32(dy) || !isStatic4dF32(dw))
+    if (!allStatic4dF32(op))
       return;
-    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
-    Geometry g{{strides[0], strides[1]}, {0, 0}, {dilations[0], dilations[1]}};
+    auto x = op.getInput().getType(), dy = op.getOutputGrad().getType();
+    auto dw = cast<RankedTensorType>(op.getType());
+    Geometry g = geometryOf(op.getStrides(), {}, op.getDilations());
     Value input = op.getInput();
     // The input autodiff padded for the gradient: cuDNN pads it instead.
     if (auto pad = input.getDefiningOp<PadOp>()) {
@@ -233,17 +242,12 @@ struct LibraryConvolutionsPass
   }
 
   void rewrite(ConvInputGradOp op, ModuleOp module) {
-    auto dy = cast<RankedTensorType>(op.getOutputGrad().getType());
-    auto w = cast<RankedTensorType>(op.getFilter().getType());
-    auto dx = cast<RankedTensorType>(op.getType());
-    if (!isStatic4dF32(dy) || !isStatic4dF32(w) || !isStatic4dF32(dx))
+    if (!allStatic4dF32(op))
       return;
-    ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(),
-                      dilations = op.getDilations();
-    Geometry g{{strides[0], strides[1]},
-               {pads[0], pads[1]},
-               {dilations[0], dilations[1]}};
-    if (!matchesCudnn(dx.getShape(), w.getShape(), dy.getShape(), g))
+    auto dx = cast<RankedTensorType>(op.getType());
+    Geometry g = geometryOf(op.getStrides(), op.getPads(), op.getDilations());
+    if (!matchesCudnn(dx.getShape(), op.getFilter().getType().getShape(),
+                      op.getOutputGrad().getType().getShape(), g))
       return;
     OpBuilder builder(op);
     Value result = callConvolution(
