@@ -105,6 +105,52 @@ Value addBias(OpBuilder &builder, Location loc, Value y, Value bias) {
       .getResult(0);
 }
 
+/// The source of `x` when `x` is autodiff's dilation of it along `dim`
+/// (GradBuilder::dilate: a unit dimension inserted after `dim`, padded
+/// with factor - 1 zeros, merged, the trailing zeros sliced off), with the
+/// ops of that chain added to `chain`, consumers first; otherwise `x`,
+/// with a `factor` of 1.
+Value undilate(Value x, int64_t dim, int64_t &factor,
+               SmallVectorImpl<Operation *> &chain) {
+  factor = 1;
+  auto slice = x.getDefiningOp<SliceOp>();
+  auto merged = slice ? slice.getInput().getDefiningOp<ReshapeOp>() : nullptr;
+  auto pad = merged ? merged.getInput().getDefiningOp<PadOp>() : nullptr;
+  auto split = pad ? pad.getInput().getDefiningOp<ReshapeOp>() : nullptr;
+  if (!split || pad.getMode() != PadMode::Constant ||
+      !pad.getValue().isZero() || pad.getHigh().size() != 5)
+    return x;
+  // The undilated shape: the split's without its unit dimension (the
+  // split may reshape from another shape, two reshapes folded into one).
+  SmallVector<int64_t> source(split.getType().getShape());
+  if (source.size() != 5 || source[dim + 1] != 1)
+    return x;
+  source.erase(source.begin() + dim + 1);
+  int64_t f = pad.getHigh()[dim + 1] + 1;
+  if (f < 2)
+    return x;
+  SmallVector<int64_t> mergedShape(source), sizes(source), zeros(4, 0),
+      ones(4, 1), padHigh(5, 0);
+  mergedShape[dim] *= f;
+  sizes[dim] = (source[dim] - 1) * f + 1;
+  padHigh[dim + 1] = f - 1;
+  if (llvm::any_of(pad.getLow(), [](int64_t l) { return l != 0; }) ||
+      pad.getHigh() != ArrayRef<int64_t>(padHigh) ||
+      merged.getType().getShape() != ArrayRef<int64_t>(mergedShape) ||
+      slice.getOffsets() != ArrayRef<int64_t>(zeros) ||
+      slice.getSizes() != ArrayRef<int64_t>(sizes) ||
+      slice.getStrides() != ArrayRef<int64_t>(ones))
+    return x;
+  factor = f;
+  chain.append({slice, merged, pad, split});
+  TypedValue<RankedTensorType> undilated = split.getInput();
+  if (undilated.getType().getShape() == ArrayRef<int64_t>(source))
+    return undilated;
+  OpBuilder builder(split);
+  return ReshapeOp::create(builder, split.getLoc(),
+                           undilated.getType().clone(source), undilated);
+}
+
 struct LibraryConvolutionsPass
     : parallax::impl::ParallaxGPULibraryConvolutionsBase<
           LibraryConvolutionsPass> {
@@ -167,20 +213,26 @@ struct LibraryConvolutionsPass
             ArrayRef<int64_t>{0, 0, shape[2] - 1, shape[3] - 1} ||
         flip.getStrides() != ArrayRef<int64_t>{1, 1, -1, -1})
       return failure();
-    // dY and the pad around it.
+    // dY, dilated by the strides (a strided convolution's), and the pad
+    // around it.
+    SmallVector<Operation *> chain = {op, swapped, transpose, grouped, flip};
     Value dy = op.getInput();
     int64_t low[2] = {0, 0};
     if (auto pad = dy.getDefiningOp<PadOp>()) {
       ArrayRef<int64_t> l = pad.getLow(), h = pad.getHigh();
       if (pad.getMode() != PadMode::Constant || !pad.getValue().isZero() ||
-          l[0] || l[1] || h[0] || h[1])
+          l.size() != 4 || l[0] || l[1] || h[0] || h[1])
         return failure();
       low[0] = l[2], low[1] = l[3];
       dy = pad.getInput();
+      chain.push_back(pad);
     }
+    int64_t strides[2];
+    dy = undilate(dy, 3, strides[1], chain);
+    dy = undilate(dy, 2, strides[0], chain);
     if (!isStatic4dF32(dy.getType()))
       return failure();
-    Geometry g = geometryOf({1, 1}, {}, op.getDilations());
+    Geometry g = geometryOf(strides, {}, op.getDilations());
     for (int d = 0; d < 2; ++d)
       g.pad[d] = g.dilation[d] * (shape[d + 2] - 1) - low[d];
     auto dx = cast<RankedTensorType>(op.getType());
@@ -195,12 +247,9 @@ struct LibraryConvolutionsPass
                         pick(abi::Function::cuda_conv2d_input_grad_f32,
                              abi::Function::conv2d_input_grad_f32),
                         dy, flip.getInput(), dx, g, groups);
-    Operation *chain[] = {op,      swapped, transpose,
-                          grouped, flip,    op.getInput().getDefiningOp()};
     op.replaceAllUsesWith(result);
     for (Operation *dead : chain)
-      if (dead && isa<PadOp, ReshapeOp, TransposeOp, SliceOp, ConvOp>(dead) &&
-          dead->use_empty())
+      if (dead->use_empty())
         dead->erase();
     return success();
   }

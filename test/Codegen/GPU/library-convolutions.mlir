@@ -107,6 +107,37 @@ func.func @transposed(%dy: tensor<4x16x8x8xf32>, %w: tensor<16x8x3x3xf32>,
 
 // -----
 
+// A strided depthwise convolution's input gradient: autodiff dilates dY by
+// the strides first (per dimension a unit dimension inserted, padded with
+// stride - 1 zeros, merged, the trailing zeros sliced off; here from a
+// 2-d dY, the reshapes folded into one), which cuDNN's backward data takes
+// as its strides instead.
+// CHECK-LABEL: func.func @transposed_strided
+// CHECK: %[[DY:.*]] = parallax.reshape %arg0 : tensor<4x16xf32> -> tensor<4x16x1x1xf32>
+// CHECK-NOT: parallax.pad
+// CHECK-NOT: parallax.slice
+// CHECK: parallax.library_call @parallax_rt_cuda_conv2d_input_grad_f32(%[[DY]], %arg1) outs(%{{.*}}) scalars = [2, 2, 1, 1, 1, 1, 16] : (tensor<4x16x1x1xf32>, tensor<16x1x3x3xf32>) -> tensor<4x16x2x2xf32>
+func.func @transposed_strided(%dy: tensor<4x16xf32>, %w: tensor<16x1x3x3xf32>) -> tensor<4x16x2x2xf32> {
+  %a = parallax.reshape %dy : tensor<4x16xf32> -> tensor<4x16x1x1x1xf32>
+  %b = parallax.pad constant %a low = [0, 0, 0, 0, 0] high = [0, 0, 0, 1, 0] : tensor<4x16x1x1x1xf32>
+  %c = parallax.reshape %b : tensor<4x16x1x2x1xf32> -> tensor<4x16x2x1xf32>
+  %d = parallax.slice %c offsets = [0, 0, 0, 0] sizes = [4, 16, 1, 1] strides = [1, 1, 1, 1] : tensor<4x16x2x1xf32>
+  %e = parallax.reshape %d : tensor<4x16x1x1xf32> -> tensor<4x16x1x1x1xf32>
+  %f = parallax.pad constant %e low = [0, 0, 0, 0, 0] high = [0, 0, 0, 0, 1] : tensor<4x16x1x1x1xf32>
+  %g = parallax.reshape %f : tensor<4x16x1x1x2xf32> -> tensor<4x16x1x2xf32>
+  %h = parallax.slice %g offsets = [0, 0, 0, 0] sizes = [4, 16, 1, 1] strides = [1, 1, 1, 1] : tensor<4x16x1x2xf32>
+  %p = parallax.pad constant %h low = [0, 0, 1, 1] high = [0, 0, 2, 2] : tensor<4x16x1x1xf32>
+  %fl = parallax.slice %w offsets = [0, 0, 2, 2] sizes = [16, 1, 3, 3] strides = [1, 1, -1, -1] : tensor<16x1x3x3xf32>
+  %gr = parallax.reshape %fl : tensor<16x1x3x3xf32> -> tensor<16x1x1x3x3xf32>
+  %t = parallax.transpose %gr permutation = [0, 2, 1, 3, 4] : tensor<16x1x1x3x3xf32>
+  %s = parallax.reshape %t : tensor<16x1x1x3x3xf32> -> tensor<16x1x3x3xf32>
+  %dx = parallax.conv %p, %s strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] groups = 16
+      : tensor<4x16x4x4xf32>, tensor<16x1x3x3xf32>
+  return %dx : tensor<4x16x2x2xf32>
+}
+
+// -----
+
 // Not a flipped filter (the slice keeps the taps' order): a forward
 // convolution like any other.
 // CHECK-LABEL: func.func @not_transposed

@@ -45,7 +45,10 @@ def ParallaxGPULibraryConvolutions
       by dilation (K - 1) - pad, with the filter flipped by a slice and
       each group's channels swapped by a reshape, a transpose and a
       reshape), is cuDNN's backward data of the filter itself with the
-      forward pad: the padded copy of dY and the filter's copies go.
+      forward pad: the padded copy of dY and the filter's copies go; a
+      strided grouped convolution's dY, dilated by autodiff (per
+      dimension a unit dimension inserted, zero-padded, merged and
+      sliced), is read undilated with the strides as cuDNN's.
     cuDNN pads both ends alike; a convolution whose trailing pads give
     another output size than its leading ones would (asymmetric pads that
     change the output) stays as it is, for the linalg lowering, as do
