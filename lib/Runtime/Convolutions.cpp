@@ -26,51 +26,47 @@ using namespace parallax::runtime;
 
 namespace {
 
-/// The patches of `image` (the c/groups channels of one image and group):
-/// row (channel, i, j) of `columns` holds, for every output position, the
-/// input element filter tap (i, j) reads there (zero in the padding).
-void imageToColumns(const Convolution &conv, const float *image,
-                    float *columns) {
+/// Calls visit(column, pixel) for every element of one image and group's
+/// patch matrix, row (channel, i, j) holding for every output position
+/// what filter tap (i, j) reads there: `column` the element's index in the
+/// matrix, `pixel` the index of the input element it reads among the
+/// image's c/groups channels, or -1 in the padding.
+template <typename Visit>
+void forEachPatchElement(const Convolution &conv, Visit visit) {
   int64_t channels = conv.c / conv.groups, positions = conv.oh * conv.ow;
   for (int64_t ch = 0; ch < channels; ++ch)
     for (int64_t i = 0; i < conv.kh; ++i)
       for (int64_t j = 0; j < conv.kw; ++j) {
-        float *row = columns + ((ch * conv.kh + i) * conv.kw + j) * positions;
+        int64_t row = ((ch * conv.kh + i) * conv.kw + j) * positions;
         for (int64_t oy = 0; oy < conv.oh; ++oy) {
           int64_t iy = oy * conv.stride[0] - conv.pad[0] + i * conv.dilation[0];
           for (int64_t ox = 0; ox < conv.ow; ++ox) {
             int64_t ix =
                 ox * conv.stride[1] - conv.pad[1] + j * conv.dilation[1];
             bool inside = iy >= 0 && iy < conv.h && ix >= 0 && ix < conv.w;
-            row[oy * conv.ow + ox] =
-                inside ? image[(ch * conv.h + iy) * conv.w + ix] : 0.0f;
+            visit(row + oy * conv.ow + ox,
+                  inside ? (ch * conv.h + iy) * conv.w + ix : int64_t(-1));
           }
         }
       }
+}
+
+/// The patch matrix of `image` (zero in the padding).
+void imageToColumns(const Convolution &conv, const float *image,
+                    float *columns) {
+  forEachPatchElement(conv, [&](int64_t column, int64_t pixel) {
+    columns[column] = pixel < 0 ? 0.0f : image[pixel];
+  });
 }
 
 /// The adjoint of imageToColumns: adds every column element into the input
 /// element it was read from.
 void columnsToImage(const Convolution &conv, const float *columns,
                     float *image) {
-  int64_t channels = conv.c / conv.groups, positions = conv.oh * conv.ow;
-  for (int64_t ch = 0; ch < channels; ++ch)
-    for (int64_t i = 0; i < conv.kh; ++i)
-      for (int64_t j = 0; j < conv.kw; ++j) {
-        const float *row =
-            columns + ((ch * conv.kh + i) * conv.kw + j) * positions;
-        for (int64_t oy = 0; oy < conv.oh; ++oy) {
-          int64_t iy = oy * conv.stride[0] - conv.pad[0] + i * conv.dilation[0];
-          if (iy < 0 || iy >= conv.h)
-            continue;
-          for (int64_t ox = 0; ox < conv.ow; ++ox) {
-            int64_t ix =
-                ox * conv.stride[1] - conv.pad[1] + j * conv.dilation[1];
-            if (ix >= 0 && ix < conv.w)
-              image[(ch * conv.h + iy) * conv.w + ix] += row[oy * conv.ow + ox];
-          }
-        }
-      }
+  forEachPatchElement(conv, [&](int64_t column, int64_t pixel) {
+    if (pixel >= 0)
+      image[pixel] += columns[column];
+  });
 }
 
 /// Sizes of one image and group's matrices: the filter's rows (outputs)

@@ -14,6 +14,7 @@
 #include "Descriptor.h"
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 namespace parallax::runtime {
@@ -28,6 +29,20 @@ struct Convolution {
   /// Why the operands do not make such a convolution, or "".
   std::string error;
 };
+
+/// "NxCxHxW by MxC/GxKHxKW": the shapes of a convolution, for messages and
+/// profile sites.
+inline std::string describeShapes(const Convolution &conv) {
+  auto dims = [](std::initializer_list<int64_t> sizes) {
+    std::string text;
+    for (int64_t size : sizes)
+      text += (text.empty() ? "" : "x") + std::to_string(size);
+    return text;
+  };
+  return dims({conv.n, conv.c, conv.h, conv.w}) + " by " +
+         dims({conv.m, conv.groups ? conv.c / conv.groups : 0, conv.kh,
+               conv.kw});
+}
 
 /// Reads the memrefs of a conv2d call: the input (or, for an input
 /// gradient, its gradient dx), the filter (or dw) and the output (or dy),

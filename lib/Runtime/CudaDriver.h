@@ -14,6 +14,7 @@
 #include "Profile.h"
 
 #include <cstdint>
+#include <dlfcn.h>
 #include <map>
 #include <mutex>
 #include <string>
@@ -133,6 +134,16 @@ std::string describe(CUresult result);
 
 /// Ends the program when a driver call failed, naming the operation.
 void check(CUresult result, const std::string &operation);
+
+/// Resolves `symbol` of `library` (cuBLAS, cuDNN), loaded at run time as
+/// `handle`, into `field`, or ends the program (status 2) naming both.
+template <typename Field>
+void resolveSymbol(void *handle, const char *library, Field &field,
+                   const char *symbol) {
+  field = reinterpret_cast<Field>(dlsym(handle, symbol));
+  if (!field)
+    fail(2, std::string(library) + " has no " + symbol);
+}
 
 /// Times the device work queued during its lifetime when profiling: an
 /// event before and one after it on the program's stream. `name()` gives

@@ -491,17 +491,12 @@ Cublas &cublas() {
                   "toolkit's lib64, or site-packages/nvidia/cublas/lib of "
                   "PyTorch's pip packages) on LD_LIBRARY_PATH");
     Cublas blas;
-    auto resolve = [&](auto &field, const char *symbol) {
-      field = reinterpret_cast<std::remove_reference_t<decltype(field)>>(
-          dlsym(handle, symbol));
-      if (!field)
-        fail(2, std::string("cuBLAS has no ") + symbol);
-    };
-    resolve(blas.create, "cublasCreate_v2");
-    resolve(blas.setStream, "cublasSetStream_v2");
-    resolve(blas.statusName, "cublasGetStatusName");
-    resolve(blas.sgemm, "cublasSgemm_v2");
-    resolve(blas.sgemmStridedBatched, "cublasSgemmStridedBatched");
+    resolveSymbol(handle, "cuBLAS", blas.create, "cublasCreate_v2");
+    resolveSymbol(handle, "cuBLAS", blas.setStream, "cublasSetStream_v2");
+    resolveSymbol(handle, "cuBLAS", blas.statusName, "cublasGetStatusName");
+    resolveSymbol(handle, "cuBLAS", blas.sgemm, "cublasSgemm_v2");
+    resolveSymbol(handle, "cuBLAS", blas.sgemmStridedBatched,
+                  "cublasSgemmStridedBatched");
     if (cublasStatus status = blas.create(&blas.handle))
       fail(1, std::string("creating the cuBLAS handle failed: ") +
                   blas.statusName(status));

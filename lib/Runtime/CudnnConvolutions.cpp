@@ -19,10 +19,9 @@
 
 #include "Convolutions.h"
 #include "CudaDriver.h"
+#include "Support.h"
 
 #include <array>
-#include <cerrno>
-#include <cstdio>
 #include <dlfcn.h>
 #include <map>
 #include <string>
@@ -83,14 +82,12 @@ struct Cudnn {
   size_t workspaceBytes = 0;
 };
 
-/// Prints a warning, once per program.
+/// A warning, once per program.
 void warnOnce(const std::string &message) {
   static bool warned = false;
-  if (warned)
-    return;
+  if (!warned)
+    warn(message);
   warned = true;
-  std::fprintf(stderr, "%s: warning: %s\n", program_invocation_short_name,
-               message.c_str());
 }
 
 /// Ends the program when a cuDNN call failed.
@@ -113,31 +110,37 @@ Cudnn &cudnn() {
                   "PyTorch's pip packages) on LD_LIBRARY_PATH, or build "
                   "with --gpu-convolutions=im2col");
     Cudnn dnn;
-    auto resolve = [&](auto &field, const char *symbol) {
-      field = reinterpret_cast<std::remove_reference_t<decltype(field)>>(
-          dlsym(handle, symbol));
-      if (!field)
-        fail(2, std::string("cuDNN has no ") + symbol);
-    };
-    resolve(dnn.create, "cudnnCreate");
-    resolve(dnn.setStream, "cudnnSetStream");
-    resolve(dnn.errorString, "cudnnGetErrorString");
-    resolve(dnn.version, "cudnnGetVersion");
-    resolve(dnn.createTensor, "cudnnCreateTensorDescriptor");
-    resolve(dnn.setTensor4d, "cudnnSetTensor4dDescriptor");
-    resolve(dnn.createFilter, "cudnnCreateFilterDescriptor");
-    resolve(dnn.setFilter4d, "cudnnSetFilter4dDescriptor");
-    resolve(dnn.createConvolution, "cudnnCreateConvolutionDescriptor");
-    resolve(dnn.setConvolution2d, "cudnnSetConvolution2dDescriptor");
-    resolve(dnn.setGroupCount, "cudnnSetConvolutionGroupCount");
-    resolve(dnn.setMathType, "cudnnSetConvolutionMathType");
-    resolve(dnn.forwardAlgorithms, "cudnnGetConvolutionForwardAlgorithm_v7");
-    resolve(dnn.dataAlgorithms, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-    resolve(dnn.filterAlgorithms,
-            "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-    resolve(dnn.forward, "cudnnConvolutionForward");
-    resolve(dnn.backwardData, "cudnnConvolutionBackwardData");
-    resolve(dnn.backwardFilter, "cudnnConvolutionBackwardFilter");
+    resolveSymbol(handle, "cuDNN", dnn.create, "cudnnCreate");
+    resolveSymbol(handle, "cuDNN", dnn.setStream, "cudnnSetStream");
+    resolveSymbol(handle, "cuDNN", dnn.errorString, "cudnnGetErrorString");
+    resolveSymbol(handle, "cuDNN", dnn.version, "cudnnGetVersion");
+    resolveSymbol(handle, "cuDNN", dnn.createTensor,
+                  "cudnnCreateTensorDescriptor");
+    resolveSymbol(handle, "cuDNN", dnn.setTensor4d,
+                  "cudnnSetTensor4dDescriptor");
+    resolveSymbol(handle, "cuDNN", dnn.createFilter,
+                  "cudnnCreateFilterDescriptor");
+    resolveSymbol(handle, "cuDNN", dnn.setFilter4d,
+                  "cudnnSetFilter4dDescriptor");
+    resolveSymbol(handle, "cuDNN", dnn.createConvolution,
+                  "cudnnCreateConvolutionDescriptor");
+    resolveSymbol(handle, "cuDNN", dnn.setConvolution2d,
+                  "cudnnSetConvolution2dDescriptor");
+    resolveSymbol(handle, "cuDNN", dnn.setGroupCount,
+                  "cudnnSetConvolutionGroupCount");
+    resolveSymbol(handle, "cuDNN", dnn.setMathType,
+                  "cudnnSetConvolutionMathType");
+    resolveSymbol(handle, "cuDNN", dnn.forwardAlgorithms,
+                  "cudnnGetConvolutionForwardAlgorithm_v7");
+    resolveSymbol(handle, "cuDNN", dnn.dataAlgorithms,
+                  "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    resolveSymbol(handle, "cuDNN", dnn.filterAlgorithms,
+                  "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    resolveSymbol(handle, "cuDNN", dnn.forward, "cudnnConvolutionForward");
+    resolveSymbol(handle, "cuDNN", dnn.backwardData,
+                  "cudnnConvolutionBackwardData");
+    resolveSymbol(handle, "cuDNN", dnn.backwardFilter,
+                  "cudnnConvolutionBackwardFilter");
     if (dnn.version() < 90000)
       fail(2, "libcudnn.so.9 reports version " + std::to_string(dnn.version()) +
                   ", not cuDNN 9");
@@ -172,14 +175,14 @@ struct Plan {
 
 int narrow(int64_t value, const Convolution &conv) {
   if (value > INT32_MAX)
-    fail(1, "a convolution of " + std::to_string(conv.n) + "x" +
-                std::to_string(conv.c) + "x" + std::to_string(conv.h) + "x" +
-                std::to_string(conv.w) + " is past cuDNN's 32-bit sizes");
+    fail(1, "a convolution of " + describeShapes(conv) +
+                " is past cuDNN's 32-bit sizes");
   return static_cast<int>(value);
 }
 
 const Plan &planFor(Direction direction, const Convolution &conv) {
-  using Key = std::array<int64_t, 16>;
+  // Every size but the output's, which the others determine.
+  using Key = std::array<int64_t, 15>;
   static std::map<Key, Plan> plans;
   Key key{int64_t(direction),
           conv.n,
@@ -195,8 +198,7 @@ const Plan &planFor(Direction direction, const Convolution &conv) {
           conv.pad[1],
           conv.dilation[0],
           conv.dilation[1],
-          conv.groups,
-          conv.oh};
+          conv.groups};
   auto [found, added] = plans.try_emplace(key);
   Plan &plan = found->second;
   if (!added)
@@ -268,17 +270,12 @@ const Plan &planFor(Direction direction, const Convolution &conv) {
     fail(1, std::string("cuDNN has no FP32 algorithm within ") +
                 std::to_string(kMaxWorkspace >> 20) +
                 " MiB of workspace for the " + nameOf(direction) +
-                " of a convolution of " + std::to_string(conv.n) + "x" +
-                std::to_string(conv.c) + "x" + std::to_string(conv.h) + "x" +
-                std::to_string(conv.w) + " by " + std::to_string(conv.m) + "x" +
-                std::to_string(conv.c / conv.groups) + "x" +
-                std::to_string(conv.kh) + "x" + std::to_string(conv.kw) +
+                " of a convolution of " + describeShapes(conv) +
                 " (rebuild with --gpu-convolutions=im2col)");
   if (chosen->determinism != CUDNN_DETERMINISTIC)
     warnOnce("cuDNN has no deterministic FP32 algorithm for the " +
              std::string(nameOf(direction)) + " of a convolution of " +
-             std::to_string(conv.n) + "x" + std::to_string(conv.c) + "x" +
-             std::to_string(conv.h) + "x" + std::to_string(conv.w) +
+             describeShapes(conv) +
              ": its results may differ from run to run in the last bits");
   plan.algorithm = chosen->algo;
   plan.workspace = chosen->memory;
@@ -306,10 +303,7 @@ void convolve(Direction direction, const char *what, Convolution conv) {
   void *workspace = reinterpret_cast<void *>(dnn.workspace);
   DeviceTiming timing("cuDNN", [&] {
     return std::string("convolution ") + nameOf(direction) + " " +
-           std::to_string(conv.n) + "x" + std::to_string(conv.c) + "x" +
-           std::to_string(conv.h) + "x" + std::to_string(conv.w) + " * " +
-           std::to_string(conv.m) + "x" + std::to_string(conv.c / conv.groups) +
-           "x" + std::to_string(conv.kh) + "x" + std::to_string(conv.kw);
+           describeShapes(conv);
   });
   cudnnStatus status = 0;
   switch (direction) {

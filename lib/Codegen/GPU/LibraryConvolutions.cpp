@@ -262,7 +262,8 @@ struct LibraryConvolutionsPass
     Geometry g = geometryOf(op.getStrides(), {}, op.getDilations());
     Value input = op.getInput();
     // The input autodiff padded for the gradient: cuDNN pads it instead.
-    if (auto pad = input.getDefiningOp<PadOp>()) {
+    auto pad = input.getDefiningOp<PadOp>();
+    if (pad) {
       ArrayRef<int64_t> low = pad.getLow(), high = pad.getHigh();
       Geometry padded = g;
       padded.pad[0] = low[2];
@@ -288,6 +289,8 @@ struct LibraryConvolutionsPass
                         input, op.getOutputGrad(), dw, g, op.getGroups());
     op.replaceAllUsesWith(result);
     op.erase();
+    if (pad && pad->use_empty())
+      pad->erase();
   }
 
   void rewrite(ConvInputGradOp op, ModuleOp module) {
@@ -323,11 +326,6 @@ struct LibraryConvolutionsPass
       else
         rewrite(cast<ConvInputGradOp>(op), module);
     }
-    // Pads that only the filter gradients read.
-    module.walk([](PadOp pad) {
-      if (pad->use_empty())
-        pad->erase();
-    });
   }
 };
 
