@@ -1,4 +1,4 @@
-//===- LibraryConvolutions.cpp - 2-d convolutions as cuDNN calls ----------===//
+//===- LibraryConvolutions.cpp - 1-d and 2-d convolutions as cuDNN calls -===//
 //
 // Part of the Parallax project.
 //
@@ -20,35 +20,51 @@ using namespace mlir::parallax;
 
 namespace {
 
-/// Strides, leading pads and dilations of a 2-d convolution (H, W).
+/// Strides, leading pads and dilations of a 2-d convolution (H, W). A 1-d
+/// convolution is one of unit height (as PyTorch runs it on cuDNN): H's
+/// stride and dilation 1, its pad 0.
 struct Geometry {
-  int64_t stride[2], pad[2], dilation[2];
+  int64_t stride[2] = {1, 1}, pad[2] = {0, 0}, dilation[2] = {1, 1};
 };
 
-/// An f32 NCHW tensor of static shape.
-bool isStatic4dF32(Type type) {
+/// An f32 tensor of static shape with one or two spatial dimensions
+/// (NCW, NCHW).
+bool isStaticConvF32(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.getRank() == 4 && tensor.hasStaticShape() &&
-         tensor.getElementType().isF32();
+  return tensor && (tensor.getRank() == 3 || tensor.getRank() == 4) &&
+         tensor.hasStaticShape() && tensor.getElementType().isF32();
 }
 
-/// Whether the op's tensors but a bias are f32 NCHW of static shape.
-bool allStatic4dF32(Operation *op) {
+/// Whether the op's tensors but a bias are f32 of static shape, all NCW
+/// or all NCHW.
+bool allStaticConvF32(Operation *op) {
   auto conv = dyn_cast<ConvOp>(op);
-  return llvm::all_of(op->getOperands(),
-                      [&](Value operand) {
-                        return (conv && operand == conv.getBias()) ||
-                               isStatic4dF32(operand.getType());
-                      }) &&
-         llvm::all_of(op->getResultTypes(), isStatic4dF32);
+  SmallVector<Type> types(op->getResultTypes());
+  for (Value operand : op->getOperands())
+    if (!conv || operand != conv.getBias())
+      types.push_back(operand.getType());
+  return llvm::all_of(types, [&](Type type) {
+    return isStaticConvF32(type) &&
+           cast<RankedTensorType>(type).getRank() ==
+               cast<RankedTensorType>(types.front()).getRank();
+  });
 }
+
+/// Where spatial dimension `d` of `spatial` goes in a Geometry: a 1-d
+/// convolution's W is the second.
+int64_t slot(int64_t d, int64_t spatial) { return d + 2 - spatial; }
 
 /// The geometry of an op's attributes (ONNX's pads: leading ones first).
 Geometry geometryOf(ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
                     ArrayRef<int64_t> dilations) {
-  return {{strides[0], strides[1]},
-          {pads.empty() ? 0 : pads[0], pads.empty() ? 0 : pads[1]},
-          {dilations[0], dilations[1]}};
+  Geometry g;
+  int64_t spatial = strides.size();
+  for (int64_t d = 0; d < spatial; ++d) {
+    g.stride[slot(d, spatial)] = strides[d];
+    g.pad[slot(d, spatial)] = pads.empty() ? 0 : pads[d];
+    g.dilation[slot(d, spatial)] = dilations[d];
+  }
+  return g;
 }
 
 /// The output extent cuDNN computes from an input extent, padding both
@@ -59,42 +75,74 @@ int64_t cudnnExtent(int64_t input, int64_t kernel, int64_t stride, int64_t pad,
   return reach < 0 ? -1 : reach / stride + 1;
 }
 
-/// Whether cuDNN's geometry maps `input` [.., .., H, W] through a
-/// `kernel` [.., .., KH, KW] onto `output` [.., .., OH, OW].
+/// Whether cuDNN's geometry maps `input` [.., .., (H,) W] through a
+/// `kernel` [.., .., (KH,) KW] onto `output` [.., .., (OH,) OW].
 bool matchesCudnn(ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
                   ArrayRef<int64_t> output, const Geometry &g) {
-  for (int d = 0; d < 2; ++d)
-    if (g.pad[d] < 0 || cudnnExtent(input[d + 2], kernel[d + 2], g.stride[d],
-                                    g.pad[d], g.dilation[d]) != output[d + 2])
+  int64_t spatial = input.size() - 2;
+  for (int64_t d = 0; d < spatial; ++d) {
+    int64_t s = slot(d, spatial);
+    if (g.pad[s] < 0 || cudnnExtent(input[d + 2], kernel[d + 2], g.stride[s],
+                                    g.pad[s], g.dilation[s]) != output[d + 2])
       return false;
+  }
   return true;
 }
 
+/// [N, C, W] as [N, C, 1, W]; NCHW as it is.
+RankedTensorType withHeight(RankedTensorType type) {
+  if (type.getRank() == 4)
+    return type;
+  SmallVector<int64_t> shape(type.getShape());
+  shape.insert(shape.begin() + 2, 1);
+  return type.clone(shape);
+}
+
+/// `value` reshaped to `type` (a view once bufferized), where it differs.
+Value reshapedTo(OpBuilder &builder, Location loc, Value value,
+                 RankedTensorType type) {
+  if (value.getType() == type)
+    return value;
+  return ReshapeOp::create(builder, loc, type, value);
+}
+
 /// `function`(a, b, the result, the geometry, `groups`) as a
-/// parallax.library_call into a fresh tensor of `resultType`.
+/// parallax.library_call into a fresh tensor of `resultType`. The runtime's
+/// calls are 2-d: 1-d operands go as 2-d ones of unit height, and the
+/// result comes back as `resultType`.
 Value callConvolution(OpBuilder &builder, ModuleOp module, Location loc,
                       abi::Function function, Value a, Value b,
                       RankedTensorType resultType, const Geometry &g,
                       int64_t groups) {
   declareRuntimeFunction(module, function);
-  Value init = tensor::EmptyOp::create(builder, loc, resultType.getShape(),
-                                       resultType.getElementType());
+  auto nchw = [](Value v) {
+    return withHeight(cast<RankedTensorType>(v.getType()));
+  };
+  RankedTensorType callType = withHeight(resultType);
+  Value init = tensor::EmptyOp::create(builder, loc, callType.getShape(),
+                                       callType.getElementType());
   auto callee =
       FlatSymbolRefAttr::get(builder.getContext(), abi::symbol(function));
   auto scalars = builder.getDenseI64ArrayAttr(
       {g.stride[0], g.stride[1], g.pad[0], g.pad[1], g.dilation[0],
        g.dilation[1], groups});
-  return LibraryCallOp::create(builder, loc, TypeRange{resultType}, callee,
-                               ValueRange{a, b}, ValueRange{init}, scalars)
-      .getResult(0);
+  Value result =
+      LibraryCallOp::create(builder, loc, TypeRange{callType}, callee,
+                            ValueRange{reshapedTo(builder, loc, a, nchw(a)),
+                                       reshapedTo(builder, loc, b, nchw(b))},
+                            ValueRange{init}, scalars)
+          .getResult(0);
+  return reshapedTo(builder, loc, result, resultType);
 }
 
 /// `y` + `bias` broadcast along the channels (dimension 1), in place.
 Value addBias(OpBuilder &builder, Location loc, Value y, Value bias) {
   MLIRContext *ctx = builder.getContext();
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
-  AffineMap channel = AffineMap::get(4, 0, getAffineDimExpr(1, ctx));
-  SmallVector<utils::IteratorType> parallel(4, utils::IteratorType::parallel);
+  int64_t rank = cast<RankedTensorType>(y.getType()).getRank();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap channel = AffineMap::get(rank, 0, getAffineDimExpr(1, ctx));
+  SmallVector<utils::IteratorType> parallel(rank,
+                                            utils::IteratorType::parallel);
   return linalg::GenericOp::create(
              builder, loc, y.getType(), ValueRange{bias}, ValueRange{y},
              ArrayRef<AffineMap>{channel, identity}, parallel,
@@ -117,20 +165,21 @@ Value undilate(Value x, int64_t dim, int64_t &factor,
   auto merged = slice ? slice.getInput().getDefiningOp<ReshapeOp>() : nullptr;
   auto pad = merged ? merged.getInput().getDefiningOp<PadOp>() : nullptr;
   auto split = pad ? pad.getInput().getDefiningOp<ReshapeOp>() : nullptr;
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
   if (!split || pad.getMode() != PadMode::Constant ||
-      !pad.getValue().isZero() || pad.getHigh().size() != 5)
+      !pad.getValue().isZero() || pad.getHigh().size() != size_t(rank + 1))
     return x;
   // The undilated shape: the split's without its unit dimension (the
   // split may reshape from another shape, two reshapes folded into one).
   SmallVector<int64_t> source(split.getType().getShape());
-  if (source.size() != 5 || source[dim + 1] != 1)
+  if (source.size() != size_t(rank + 1) || source[dim + 1] != 1)
     return x;
   source.erase(source.begin() + dim + 1);
   int64_t f = pad.getHigh()[dim + 1] + 1;
   if (f < 2)
     return x;
-  SmallVector<int64_t> mergedShape(source), sizes(source), zeros(4, 0),
-      ones(4, 1), padHigh(5, 0);
+  SmallVector<int64_t> mergedShape(source), sizes(source), zeros(rank, 0),
+      ones(rank, 1), padHigh(rank + 1, 0);
   mergedShape[dim] *= f;
   sizes[dim] = (source[dim] - 1) * f + 1;
   padHigh[dim + 1] = f - 1;
@@ -161,7 +210,7 @@ struct LibraryConvolutionsPass
   }
 
   void rewrite(ConvOp op, ModuleOp module) {
-    if (!allStatic4dF32(op) || succeeded(rewriteTransposed(op, module)))
+    if (!allStaticConvF32(op) || succeeded(rewriteTransposed(op, module)))
       return;
     auto y = cast<RankedTensorType>(op.getType());
     Geometry g = geometryOf(op.getStrides(), op.getPads(), op.getDilations());
@@ -192,11 +241,14 @@ struct LibraryConvolutionsPass
         llvm::any_of(op.getPads(), [](int64_t p) { return p != 0; }))
       return failure();
     int64_t groups = op.getGroups();
+    int64_t rank = op.getType().getRank(), spatial = rank - 2;
+    SmallVector<int64_t> swap = {0, 2, 1};
+    for (int64_t d = 3; d <= rank; ++d)
+      swap.push_back(d);
     auto swapped = op.getFilter().getDefiningOp<ReshapeOp>();
     auto transpose =
         swapped ? swapped.getInput().getDefiningOp<TransposeOp>() : nullptr;
-    if (!transpose ||
-        transpose.getPermutation() != ArrayRef<int64_t>{0, 2, 1, 3, 4})
+    if (!transpose || transpose.getPermutation() != ArrayRef<int64_t>(swap))
       return failure();
     auto grouped = transpose.getInput().getDefiningOp<ReshapeOp>();
     auto flip = grouped ? grouped.getInput().getDefiningOp<SliceOp>() : nullptr;
@@ -204,37 +256,44 @@ struct LibraryConvolutionsPass
       return failure();
     auto w = cast<RankedTensorType>(flip.getInput().getType());
     ArrayRef<int64_t> shape = w.getShape();
-    if (!isStatic4dF32(w) || shape[0] % groups ||
-        grouped.getType().getShape() !=
-            ArrayRef<int64_t>{groups, shape[0] / groups, shape[1], shape[2],
-                              shape[3]} ||
+    if (w.getRank() != rank || !isStaticConvF32(w) || shape[0] % groups)
+      return failure();
+    SmallVector<int64_t> groupedShape = {groups, shape[0] / groups, shape[1]},
+                         flipOffsets = {0, 0}, flipStrides = {1, 1};
+    for (int64_t d = 2; d < rank; ++d) {
+      groupedShape.push_back(shape[d]);
+      flipOffsets.push_back(shape[d] - 1);
+      flipStrides.push_back(-1);
+    }
+    if (grouped.getType().getShape() != ArrayRef<int64_t>(groupedShape) ||
         flip.getSizes() != shape ||
-        flip.getOffsets() !=
-            ArrayRef<int64_t>{0, 0, shape[2] - 1, shape[3] - 1} ||
-        flip.getStrides() != ArrayRef<int64_t>{1, 1, -1, -1})
+        flip.getOffsets() != ArrayRef<int64_t>(flipOffsets) ||
+        flip.getStrides() != ArrayRef<int64_t>(flipStrides))
       return failure();
     // dY, dilated by the strides (a strided convolution's), and the pad
     // around it.
     SmallVector<Operation *> chain = {op, swapped, transpose, grouped, flip};
     Value dy = op.getInput();
-    int64_t low[2] = {0, 0};
+    SmallVector<int64_t> low(spatial, 0);
     if (auto pad = dy.getDefiningOp<PadOp>()) {
       ArrayRef<int64_t> l = pad.getLow(), h = pad.getHigh();
       if (pad.getMode() != PadMode::Constant || !pad.getValue().isZero() ||
-          l.size() != 4 || l[0] || l[1] || h[0] || h[1])
+          l.size() != size_t(rank) || l[0] || l[1] || h[0] || h[1])
         return failure();
-      low[0] = l[2], low[1] = l[3];
+      low.assign(l.begin() + 2, l.end());
       dy = pad.getInput();
       chain.push_back(pad);
     }
-    int64_t strides[2];
-    dy = undilate(dy, 3, strides[1], chain);
-    dy = undilate(dy, 2, strides[0], chain);
-    if (!isStatic4dF32(dy.getType()))
+    SmallVector<int64_t> strides(spatial, 1);
+    for (int64_t d = spatial - 1; d >= 0; --d)
+      dy = undilate(dy, d + 2, strides[d], chain);
+    if (!isStaticConvF32(dy.getType()))
       return failure();
     Geometry g = geometryOf(strides, {}, op.getDilations());
-    for (int d = 0; d < 2; ++d)
-      g.pad[d] = g.dilation[d] * (shape[d + 2] - 1) - low[d];
+    for (int64_t d = 0; d < spatial; ++d) {
+      int64_t s = slot(d, spatial);
+      g.pad[s] = g.dilation[s] * (shape[d + 2] - 1) - low[d];
+    }
     auto dx = cast<RankedTensorType>(op.getType());
     auto dyType = cast<RankedTensorType>(dy.getType());
     if (dx.getDimSize(1) != shape[1] * groups ||
@@ -255,7 +314,7 @@ struct LibraryConvolutionsPass
   }
 
   void rewrite(ConvFilterGradOp op, ModuleOp module) {
-    if (!allStatic4dF32(op))
+    if (!allStaticConvF32(op))
       return;
     auto x = op.getInput().getType(), dy = op.getOutputGrad().getType();
     auto dw = cast<RankedTensorType>(op.getType());
@@ -265,13 +324,16 @@ struct LibraryConvolutionsPass
     auto pad = input.getDefiningOp<PadOp>();
     if (pad) {
       ArrayRef<int64_t> low = pad.getLow(), high = pad.getHigh();
+      int64_t spatial = low.size() - 2;
       Geometry padded = g;
-      padded.pad[0] = low[2];
-      padded.pad[1] = low[3];
+      bool spatialOnly = !low[0] && !low[1] && !high[0] && !high[1];
+      for (int64_t d = 0; d < spatial; ++d) {
+        padded.pad[slot(d, spatial)] = low[d + 2];
+        spatialOnly &= high[d + 2] >= 0;
+      }
       auto source = cast<RankedTensorType>(pad.getInput().getType());
       if (pad.getMode() == PadMode::Constant && pad.getValue().isZero() &&
-          low[0] == 0 && low[1] == 0 && high[0] == 0 && high[1] == 0 &&
-          high[2] >= 0 && high[3] >= 0 && isStatic4dF32(source) &&
+          spatialOnly && isStaticConvF32(source) &&
           matchesCudnn(source.getShape(), dw.getShape(), dy.getShape(),
                        padded)) {
         input = pad.getInput();
@@ -294,7 +356,7 @@ struct LibraryConvolutionsPass
   }
 
   void rewrite(ConvInputGradOp op, ModuleOp module) {
-    if (!allStatic4dF32(op))
+    if (!allStaticConvF32(op))
       return;
     auto dx = cast<RankedTensorType>(op.getType());
     Geometry g = geometryOf(op.getStrides(), op.getPads(), op.getDilations());

@@ -1,6 +1,7 @@
 // RUN: parallax-opt %s --split-input-file --parallax-gpu-library-convolutions | FileCheck %s
 // RUN: parallax-opt %s --split-input-file --parallax-gpu-library-convolutions=cudnn=false | FileCheck %s --check-prefix=SIM
 // RUN: parallax-opt %s --split-input-file --parallax-gpu-library-convolutions --one-shot-bufferize="bufferize-function-boundaries allow-unknown-ops" | FileCheck %s --check-prefix=BUFFERS
+// RUN: parallax-opt %s --split-input-file --parallax-gpu-library-convolutions --convert-parallax-to-linalg --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s --check-prefix=VIEWS
 
 // A padded, strided convolution with a bias: cuDNN's forward convolution
 // into a fresh tensor, then the bias added along the channels in place.
@@ -172,22 +173,105 @@ func.func @strided_operand(%x: tensor<1x1x8x8xf32>, %w: tensor<1x1x3x3xf32>) -> 
 
 // -----
 
+// A 1-d convolution is a 2-d one of unit height, as PyTorch runs it on
+// cuDNN: its operands and result reshaped to [N, C, 1, W] (views once
+// bufferized), H's stride and dilation 1 and its pad 0.
+// CHECK-LABEL: func.func @forward_1d
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<2x4x1x4xf32>
+// CHECK: %[[X:.*]] = parallax.reshape %arg0 : tensor<2x3x8xf32> -> tensor<2x3x1x8xf32>
+// CHECK: %[[W:.*]] = parallax.reshape %arg1 : tensor<4x3x3xf32> -> tensor<4x3x1x3xf32>
+// CHECK: %[[Y:.*]] = parallax.library_call @parallax_rt_cuda_conv2d_f32(%[[X]], %[[W]]) outs(%[[INIT]]) scalars = [1, 2, 0, 1, 1, 1, 1] : (tensor<2x3x1x8xf32>, tensor<4x3x1x3xf32>) -> tensor<2x4x1x4xf32>
+// CHECK: %[[Y1:.*]] = parallax.reshape %[[Y]] : tensor<2x4x1x4xf32> -> tensor<2x4x4xf32>
+// CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%arg2 : tensor<4xf32>) outs(%[[Y1]] : tensor<2x4x4xf32>)
+// CHECK: return %[[B]]
+// SIM-LABEL: func.func @forward_1d
+// SIM: parallax.library_call @parallax_rt_conv2d_f32(
+// VIEWS-LABEL: func.func @forward_1d
+// VIEWS-NOT: memref.copy
+// VIEWS: %[[X:.*]] = memref.expand_shape {{.*}} into memref<2x3x1x8xf32>
+// VIEWS-NOT: memref.copy
+// VIEWS: %[[W:.*]] = memref.expand_shape {{.*}} into memref<4x3x1x3xf32>
+// VIEWS-NOT: memref.copy
+// VIEWS: %[[XC:.*]] = memref.cast %[[X]]
+// VIEWS: %[[WC:.*]] = memref.cast %[[W]]
+// VIEWS: call @parallax_rt_cuda_conv2d_f32(%[[XC]], %[[WC]],
+// VIEWS-NOT: memref.copy
+// VIEWS: return
+func.func @forward_1d(%x: tensor<2x3x8xf32>, %w: tensor<4x3x3xf32>, %b: tensor<4xf32>) -> tensor<2x4x4xf32> {
+  %y = parallax.conv %x, %w, %b strides = [2] pads = [1, 1] dilations = [1] groups = 1
+      : tensor<2x3x8xf32>, tensor<4x3x3xf32>, tensor<4xf32>
+  return %y : tensor<2x4x4xf32>
+}
+
+// -----
+
+// A 1-d filter gradient of a zero-padded input (cuDNN pads it) and a 1-d
+// strided input gradient.
+// CHECK-LABEL: func.func @gradients_1d
+// CHECK-NOT: parallax.pad
+// CHECK: %[[X:.*]] = parallax.reshape %arg0 : tensor<2x4x6xf32> -> tensor<2x4x1x6xf32>
+// CHECK: %[[DY:.*]] = parallax.reshape %arg1 : tensor<2x8x6xf32> -> tensor<2x8x1x6xf32>
+// CHECK: parallax.library_call @parallax_rt_cuda_conv2d_filter_grad_f32(%[[X]], %[[DY]]) outs(%{{.*}}) scalars = [1, 1, 0, 1, 1, 1, 1] : (tensor<2x4x1x6xf32>, tensor<2x8x1x6xf32>) -> tensor<8x4x1x3xf32>
+// CHECK: parallax.reshape %{{.*}} : tensor<8x4x1x3xf32> -> tensor<8x4x3xf32>
+// CHECK: parallax.library_call @parallax_rt_cuda_conv2d_input_grad_f32(%{{.*}}, %{{.*}}) outs(%{{.*}}) scalars = [1, 2, 0, 1, 1, 1, 1] : (tensor<2x16x1x4xf32>, tensor<16x3x1x3xf32>) -> tensor<2x3x1x8xf32>
+// CHECK: parallax.reshape %{{.*}} : tensor<2x3x1x8xf32> -> tensor<2x3x8xf32>
+func.func @gradients_1d(%x: tensor<2x4x6xf32>, %dy: tensor<2x8x6xf32>,
+                        %dz: tensor<2x16x4xf32>, %w: tensor<16x3x3xf32>)
+    -> (tensor<8x4x3xf32>, tensor<2x3x8xf32>) {
+  %p = parallax.pad constant %x low = [0, 0, 1] high = [0, 0, 1] value = 0.0 : tensor<2x4x6xf32>
+  %dw = parallax.conv_filter_grad %p, %dy kernel = [3] strides = [1] dilations = [1]
+      : tensor<2x4x8xf32>, tensor<2x8x6xf32>
+  %dx = parallax.conv_input_grad %dz, %w input_spatial = [8] strides = [2] pads = [1, 1] dilations = [1]
+      : tensor<2x16x4xf32>, tensor<16x3x3xf32>
+  return %dw, %dx : tensor<8x4x3xf32>, tensor<2x3x8xf32>
+}
+
+// -----
+
+// A strided depthwise 1-d convolution's input gradient as autodiff writes
+// it (dY dilated by the stride, padded, convolved with the flipped filter
+// whose channels each group swaps): cuDNN's backward data with stride 2.
+// CHECK-LABEL: func.func @transposed_strided_1d
+// CHECK-NOT: parallax.pad
+// CHECK-NOT: parallax.slice
+// CHECK-NOT: parallax.transpose
+// CHECK: %[[DY:.*]] = parallax.reshape %arg0 : tensor<4x16x3xf32> -> tensor<4x16x1x3xf32>
+// CHECK: %[[W:.*]] = parallax.reshape %arg1 : tensor<16x1x3xf32> -> tensor<16x1x1x3xf32>
+// CHECK: parallax.library_call @parallax_rt_cuda_conv2d_input_grad_f32(%[[DY]], %[[W]]) outs(%{{.*}}) scalars = [1, 2, 0, 1, 1, 1, 16] : (tensor<4x16x1x3xf32>, tensor<16x1x1x3xf32>) -> tensor<4x16x1x6xf32>
+// CHECK-NOT: parallax.conv
+func.func @transposed_strided_1d(%dy: tensor<4x16x3xf32>, %w: tensor<16x1x3xf32>) -> tensor<4x16x6xf32> {
+  %a = parallax.reshape %dy : tensor<4x16x3xf32> -> tensor<4x16x3x1xf32>
+  %b = parallax.pad constant %a low = [0, 0, 0, 0] high = [0, 0, 0, 1] : tensor<4x16x3x1xf32>
+  %c = parallax.reshape %b : tensor<4x16x3x2xf32> -> tensor<4x16x6xf32>
+  %d = parallax.slice %c offsets = [0, 0, 0] sizes = [4, 16, 5] strides = [1, 1, 1] : tensor<4x16x6xf32>
+  %p = parallax.pad constant %d low = [0, 0, 1] high = [0, 0, 2] : tensor<4x16x5xf32>
+  %fl = parallax.slice %w offsets = [0, 0, 2] sizes = [16, 1, 3] strides = [1, 1, -1] : tensor<16x1x3xf32>
+  %gr = parallax.reshape %fl : tensor<16x1x3xf32> -> tensor<16x1x1x3xf32>
+  %t = parallax.transpose %gr permutation = [0, 2, 1, 3] : tensor<16x1x1x3xf32>
+  %s = parallax.reshape %t : tensor<16x1x1x3xf32> -> tensor<16x1x3xf32>
+  %dx = parallax.conv %p, %s strides = [1] pads = [0, 0] dilations = [1] groups = 16
+      : tensor<4x16x8xf32>, tensor<16x1x3xf32>
+  return %dx : tensor<4x16x6xf32>
+}
+
+// -----
+
 // What cuDNN's geometry cannot express stays for the linalg lowering: a
-// 1-d convolution, f64, and trailing pads that change the output (here a
+// 3-d convolution, f64, and trailing pads that change the output (here a
 // leading pad of 0 and a trailing pad of 2: 6 columns, where 0 at both
 // ends gives 4).
 // CHECK-LABEL: func.func @left_alone
 // CHECK-COUNT-3: parallax.conv
 // CHECK-NOT: library_call
-func.func @left_alone(%x1: tensor<2x3x8xf32>, %w1: tensor<4x3x3xf32>,
+func.func @left_alone(%x1: tensor<2x3x4x4x4xf32>, %w1: tensor<4x3x3x3x3xf32>,
                       %x2: tensor<1x1x4x4xf64>, %w2: tensor<1x1x3x3xf64>,
                       %x3: tensor<1x1x6x6xf32>, %w3: tensor<1x1x3x3xf32>)
-    -> (tensor<2x4x6xf32>, tensor<1x1x2x2xf64>, tensor<1x1x4x6xf32>) {
-  %a = parallax.conv %x1, %w1 strides = [1] pads = [0, 0] dilations = [1] groups = 1
-      : tensor<2x3x8xf32>, tensor<4x3x3xf32>
+    -> (tensor<2x4x2x2x2xf32>, tensor<1x1x2x2xf64>, tensor<1x1x4x6xf32>) {
+  %a = parallax.conv %x1, %w1 strides = [1, 1, 1] pads = [0, 0, 0, 0, 0, 0] dilations = [1, 1, 1] groups = 1
+      : tensor<2x3x4x4x4xf32>, tensor<4x3x3x3x3xf32>
   %b = parallax.conv %x2, %w2 strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] groups = 1
       : tensor<1x1x4x4xf64>, tensor<1x1x3x3xf64>
   %c = parallax.conv %x3, %w3 strides = [1, 1] pads = [0, 0, 0, 2] dilations = [1, 1] groups = 1
       : tensor<1x1x6x6xf32>, tensor<1x1x3x3xf32>
-  return %a, %b, %c : tensor<2x4x6xf32>, tensor<1x1x2x2xf64>, tensor<1x1x4x6xf32>
+  return %a, %b, %c : tensor<2x4x2x2x2xf32>, tensor<1x1x2x2xf64>, tensor<1x1x4x6xf32>
 }
