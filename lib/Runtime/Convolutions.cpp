@@ -2,7 +2,7 @@
 //
 // Part of the Parallax project.
 //
-// The conv2d calls of RuntimeABI.def for --target cuda-sim, where a
+// The conv2d and conv3d calls of RuntimeABI.def for --target cuda-sim, where a
 // --target cuda program calls cuDNN (CudnnConvolutions.cpp): each image
 // and group's patches (im2col) times the filter with the runtime's matrix
 // products, and for the input gradient the products' columns summed back
@@ -26,29 +26,40 @@ using namespace parallax::runtime;
 
 namespace {
 
-/// Calls visit(column, pixel) for every element of one image and group's
-/// patch matrix, row (channel, i, j) holding for every output position
-/// what filter tap (i, j) reads there: `column` the element's index in the
-/// matrix, `pixel` the index of the input element it reads among the
-/// image's c/groups channels, or -1 in the padding.
+/// Calls visit(column, point) for every element of one image and group's
+/// patch matrix, row (channel, tap) holding for every output position
+/// what filter tap (a, i, j) (depth, height, width) reads there: `column`
+/// the element's index in the matrix, `point` the index of the input
+/// element it reads among the image's c/groups channels, or -1 in the
+/// padding.
 template <typename Visit>
 void forEachPatchElement(const Convolution &conv, Visit visit) {
-  int64_t channels = conv.c / conv.groups, positions = conv.oh * conv.ow;
+  int64_t channels = conv.c / conv.groups, positions = conv.outputPoints();
+  const int64_t *in = conv.in, *k = conv.kernel, *out = conv.out;
+  int64_t row = 0;
   for (int64_t ch = 0; ch < channels; ++ch)
-    for (int64_t i = 0; i < conv.kh; ++i)
-      for (int64_t j = 0; j < conv.kw; ++j) {
-        int64_t row = ((ch * conv.kh + i) * conv.kw + j) * positions;
-        for (int64_t oy = 0; oy < conv.oh; ++oy) {
-          int64_t iy = oy * conv.stride[0] - conv.pad[0] + i * conv.dilation[0];
-          for (int64_t ox = 0; ox < conv.ow; ++ox) {
-            int64_t ix =
-                ox * conv.stride[1] - conv.pad[1] + j * conv.dilation[1];
-            bool inside = iy >= 0 && iy < conv.h && ix >= 0 && ix < conv.w;
-            visit(row + oy * conv.ow + ox,
-                  inside ? (ch * conv.h + iy) * conv.w + ix : int64_t(-1));
+    for (int64_t a = 0; a < k[0]; ++a)
+      for (int64_t i = 0; i < k[1]; ++i)
+        for (int64_t j = 0; j < k[2]; ++j, row += positions) {
+          int64_t column = row;
+          for (int64_t oz = 0; oz < out[0]; ++oz) {
+            int64_t iz =
+                oz * conv.stride[0] - conv.pad[0] + a * conv.dilation[0];
+            for (int64_t oy = 0; oy < out[1]; ++oy) {
+              int64_t iy =
+                  oy * conv.stride[1] - conv.pad[1] + i * conv.dilation[1];
+              bool plane = iz >= 0 && iz < in[0] && iy >= 0 && iy < in[1];
+              for (int64_t ox = 0; ox < out[2]; ++ox, ++column) {
+                int64_t ix =
+                    ox * conv.stride[2] - conv.pad[2] + j * conv.dilation[2];
+                bool inside = plane && ix >= 0 && ix < in[2];
+                visit(column,
+                      inside ? ((ch * in[0] + iz) * in[1] + iy) * in[2] + ix
+                             : int64_t(-1));
+              }
+            }
           }
         }
-      }
 }
 
 /// The patch matrix of `image` (zero in the padding).
@@ -75,14 +86,13 @@ struct GroupMatrices {
   int64_t outputs, patch, positions;
   explicit GroupMatrices(const Convolution &conv)
       : outputs(conv.m / conv.groups),
-        patch(conv.c / conv.groups * conv.kh * conv.kw),
-        positions(conv.oh * conv.ow) {}
+        patch(conv.c / conv.groups * conv.kernelPoints()),
+        positions(conv.outputPoints()) {}
 };
 
-Convolution checked(const char *what, Convolution conv) {
+void checked(const char *what, const Convolution &conv) {
   if (!conv.error.empty())
     die(std::string(what) + " of " + conv.error);
-  return conv;
 }
 
 /// Runs body(image, group, columns) for every image and group on the
@@ -97,8 +107,8 @@ void forEachImageAndGroup(
   });
 }
 
-/// The first element of `image`'s channels of `group` in an NCHW tensor of
-/// `channels` channels.
+/// The first element of `image`'s channels of `group` in an NC[D]HW tensor
+/// of `channels` channels of `positions` points each.
 float *groupOf(const Convolution &conv, float *tensor, int64_t channels,
                int64_t image, int64_t group, int64_t positions) {
   return tensor +
@@ -112,24 +122,14 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                                         beta, c, ldc);
 }
 
-} // namespace
-
-extern "C" void parallax_rt_conv2d_f32(int64_t rankX, void *x, int64_t rankW,
-                                       void *w, int64_t rankY, void *y,
-                                       int64_t strideH, int64_t strideW,
-                                       int64_t padH, int64_t padW,
-                                       int64_t dilationH, int64_t dilationW,
-                                       int64_t groups) {
-  Convolution conv =
-      checked("a convolution",
-              readConvolution(rankX, x, rankW, w, rankY, y, strideH, strideW,
-                              padH, padW, dilationH, dilationW, groups));
+void forward(const Convolution &conv) {
+  checked("a convolution", conv);
   GroupMatrices g(conv);
-  int64_t pixels = conv.h * conv.w;
+  int64_t points = conv.inputPoints();
   forEachImageAndGroup(
       conv, g, [&](int64_t image, int64_t group, float *columns) {
         imageToColumns(
-            conv, groupOf(conv, conv.x, conv.c, image, group, pixels), columns);
+            conv, groupOf(conv, conv.x, conv.c, image, group, points), columns);
         gemm(false, false, g.outputs, g.positions, g.patch,
              conv.filter + group * g.outputs * g.patch, g.patch, columns,
              g.positions, 0.0f,
@@ -138,22 +138,16 @@ extern "C" void parallax_rt_conv2d_f32(int64_t rankX, void *x, int64_t rankW,
       });
 }
 
-extern "C" void parallax_rt_conv2d_filter_grad_f32(
-    int64_t rankX, void *x, int64_t rankDy, void *dy, int64_t rankDw, void *dw,
-    int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,
-    int64_t dilationH, int64_t dilationW, int64_t groups) {
-  Convolution conv = checked("a convolution's filter gradient",
-                             readConvolution(rankX, x, rankDw, dw, rankDy, dy,
-                                             strideH, strideW, padH, padW,
-                                             dilationH, dilationW, groups));
+void filterGradient(const Convolution &conv) {
+  checked("a convolution's filter gradient", conv);
   GroupMatrices g(conv);
-  int64_t pixels = conv.h * conv.w;
+  int64_t points = conv.inputPoints();
   // Groups in parallel, images in order within each.
   parallelTasks(conv.groups, [&](int64_t group) {
     thread_local std::vector<float> columns;
     columns.resize(g.patch * g.positions);
     for (int64_t image = 0; image < conv.n; ++image) {
-      imageToColumns(conv, groupOf(conv, conv.x, conv.c, image, group, pixels),
+      imageToColumns(conv, groupOf(conv, conv.x, conv.c, image, group, points),
                      columns.data());
       gemm(false, true, g.outputs, g.patch, g.positions,
            groupOf(conv, conv.y, conv.m, image, group, g.positions),
@@ -163,24 +157,80 @@ extern "C" void parallax_rt_conv2d_filter_grad_f32(
   });
 }
 
-extern "C" void parallax_rt_conv2d_input_grad_f32(
-    int64_t rankDy, void *dy, int64_t rankW, void *w, int64_t rankDx, void *dx,
-    int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,
-    int64_t dilationH, int64_t dilationW, int64_t groups) {
-  Convolution conv = checked("a convolution's input gradient",
-                             readConvolution(rankDx, dx, rankW, w, rankDy, dy,
-                                             strideH, strideW, padH, padW,
-                                             dilationH, dilationW, groups));
+void inputGradient(const Convolution &conv) {
+  checked("a convolution's input gradient", conv);
   GroupMatrices g(conv);
-  int64_t pixels = conv.h * conv.w;
+  int64_t points = conv.inputPoints();
   forEachImageAndGroup(
       conv, g, [&](int64_t image, int64_t group, float *columns) {
         gemm(true, false, g.patch, g.positions, g.outputs,
              conv.filter + group * g.outputs * g.patch, g.patch,
              groupOf(conv, conv.y, conv.m, image, group, g.positions),
              g.positions, 0.0f, columns, g.positions);
-        float *slice = groupOf(conv, conv.x, conv.c, image, group, pixels);
-        std::fill_n(slice, conv.c / conv.groups * pixels, 0.0f);
+        float *slice = groupOf(conv, conv.x, conv.c, image, group, points);
+        std::fill_n(slice, conv.c / conv.groups * points, 0.0f);
         columnsToImage(conv, columns, slice);
       });
+}
+
+} // namespace
+
+extern "C" void parallax_rt_conv2d_f32(int64_t rankX, void *x, int64_t rankW,
+                                       void *w, int64_t rankY, void *y,
+                                       int64_t strideH, int64_t strideW,
+                                       int64_t padH, int64_t padW,
+                                       int64_t dilationH, int64_t dilationW,
+                                       int64_t groups) {
+  forward(readConvolution2d(rankX, x, rankW, w, rankY, y, strideH, strideW,
+                            padH, padW, dilationH, dilationW, groups));
+}
+
+extern "C" void parallax_rt_conv2d_filter_grad_f32(
+    int64_t rankX, void *x, int64_t rankDy, void *dy, int64_t rankDw, void *dw,
+    int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,
+    int64_t dilationH, int64_t dilationW, int64_t groups) {
+  filterGradient(readConvolution2d(rankX, x, rankDw, dw, rankDy, dy, strideH,
+                                   strideW, padH, padW, dilationH, dilationW,
+                                   groups));
+}
+
+extern "C" void parallax_rt_conv2d_input_grad_f32(
+    int64_t rankDy, void *dy, int64_t rankW, void *w, int64_t rankDx, void *dx,
+    int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,
+    int64_t dilationH, int64_t dilationW, int64_t groups) {
+  inputGradient(readConvolution2d(rankDx, dx, rankW, w, rankDy, dy, strideH,
+                                  strideW, padH, padW, dilationH, dilationW,
+                                  groups));
+}
+
+extern "C" void parallax_rt_conv3d_f32(int64_t rankX, void *x, int64_t rankW,
+                                       void *w, int64_t rankY, void *y,
+                                       int64_t strideD, int64_t strideH,
+                                       int64_t strideW, int64_t padD,
+                                       int64_t padH, int64_t padW,
+                                       int64_t dilationD, int64_t dilationH,
+                                       int64_t dilationW, int64_t groups) {
+  forward(readConvolution3d(rankX, x, rankW, w, rankY, y, strideD, strideH,
+                            strideW, padD, padH, padW, dilationD, dilationH,
+                            dilationW, groups));
+}
+
+extern "C" void parallax_rt_conv3d_filter_grad_f32(
+    int64_t rankX, void *x, int64_t rankDy, void *dy, int64_t rankDw, void *dw,
+    int64_t strideD, int64_t strideH, int64_t strideW, int64_t padD,
+    int64_t padH, int64_t padW, int64_t dilationD, int64_t dilationH,
+    int64_t dilationW, int64_t groups) {
+  filterGradient(readConvolution3d(rankX, x, rankDw, dw, rankDy, dy, strideD,
+                                   strideH, strideW, padD, padH, padW,
+                                   dilationD, dilationH, dilationW, groups));
+}
+
+extern "C" void parallax_rt_conv3d_input_grad_f32(
+    int64_t rankDy, void *dy, int64_t rankW, void *w, int64_t rankDx, void *dx,
+    int64_t strideD, int64_t strideH, int64_t strideW, int64_t padD,
+    int64_t padH, int64_t padW, int64_t dilationD, int64_t dilationH,
+    int64_t dilationW, int64_t groups) {
+  inputGradient(readConvolution3d(rankDx, dx, rankW, w, rankDy, dy, strideD,
+                                  strideH, strideW, padD, padH, padW, dilationD,
+                                  dilationH, dilationW, groups));
 }

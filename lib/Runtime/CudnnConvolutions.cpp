@@ -1,8 +1,9 @@
-//===- CudnnConvolutions.cpp - 2-d convolutions through cuDNN -------------===//
+//===- CudnnConvolutions.cpp - Convolutions through cuDNN -----------------===//
 //
 // Part of the Parallax project.
 //
-// The cuda_conv2d calls of RuntimeABI.def: cuDNN's forward, backward-data
+// The cuda_conv2d and cuda_conv3d calls of RuntimeABI.def (4-d and 5-d
+// descriptors): cuDNN's forward, backward-data
 // and backward-filter convolutions (its legacy API, exported by
 // libcudnn.so.9 and loaded at run time like cuBLAS) on the program's
 // stream. Each shape's descriptors and algorithm are made once: the
@@ -68,11 +69,16 @@ struct Cudnn {
   size_t (*version)();
   cudnnStatus (*createTensor)(cudnnDescriptor *);
   cudnnStatus (*setTensor4d)(cudnnDescriptor, int, int, int, int, int, int);
+  cudnnStatus (*setTensorNd)(cudnnDescriptor, int, int, const int *,
+                             const int *);
   cudnnStatus (*createFilter)(cudnnDescriptor *);
   cudnnStatus (*setFilter4d)(cudnnDescriptor, int, int, int, int, int, int);
+  cudnnStatus (*setFilterNd)(cudnnDescriptor, int, int, int, const int *);
   cudnnStatus (*createConvolution)(cudnnDescriptor *);
   cudnnStatus (*setConvolution2d)(cudnnDescriptor, int, int, int, int, int, int,
                                   int, int);
+  cudnnStatus (*setConvolutionNd)(cudnnDescriptor, int, const int *,
+                                  const int *, const int *, int, int);
   cudnnStatus (*setGroupCount)(cudnnDescriptor, int);
   cudnnStatus (*setMathType)(cudnnDescriptor, int);
   GetAlgorithms forwardAlgorithms, dataAlgorithms, filterAlgorithms;
@@ -118,14 +124,20 @@ Cudnn &cudnn() {
                   "cudnnCreateTensorDescriptor");
     resolveSymbol(handle, "cuDNN", dnn.setTensor4d,
                   "cudnnSetTensor4dDescriptor");
+    resolveSymbol(handle, "cuDNN", dnn.setTensorNd,
+                  "cudnnSetTensorNdDescriptor");
     resolveSymbol(handle, "cuDNN", dnn.createFilter,
                   "cudnnCreateFilterDescriptor");
     resolveSymbol(handle, "cuDNN", dnn.setFilter4d,
                   "cudnnSetFilter4dDescriptor");
+    resolveSymbol(handle, "cuDNN", dnn.setFilterNd,
+                  "cudnnSetFilterNdDescriptor");
     resolveSymbol(handle, "cuDNN", dnn.createConvolution,
                   "cudnnCreateConvolutionDescriptor");
     resolveSymbol(handle, "cuDNN", dnn.setConvolution2d,
                   "cudnnSetConvolution2dDescriptor");
+    resolveSymbol(handle, "cuDNN", dnn.setConvolutionNd,
+                  "cudnnSetConvolutionNdDescriptor");
     resolveSymbol(handle, "cuDNN", dnn.setGroupCount,
                   "cudnnSetConvolutionGroupCount");
     resolveSymbol(handle, "cuDNN", dnn.setMathType,
@@ -182,23 +194,15 @@ int narrow(int64_t value, const Convolution &conv) {
 
 const Plan &planFor(Direction direction, const Convolution &conv) {
   // Every size but the output's, which the others determine.
-  using Key = std::array<int64_t, 15>;
+  using Key = std::array<int64_t, 21>;
   static std::map<Key, Plan> plans;
-  Key key{int64_t(direction),
-          conv.n,
-          conv.c,
-          conv.h,
-          conv.w,
-          conv.m,
-          conv.kh,
-          conv.kw,
-          conv.stride[0],
-          conv.stride[1],
-          conv.pad[0],
-          conv.pad[1],
-          conv.dilation[0],
-          conv.dilation[1],
+  Key key{int64_t(direction), conv.spatial, conv.n, conv.c, conv.m,
           conv.groups};
+  size_t at = 6;
+  for (int d = 0; d < 3; ++d)
+    for (int64_t value : {conv.in[d], conv.kernel[d], conv.stride[d],
+                          conv.pad[d], conv.dilation[d]})
+      key[at++] = value;
   auto [found, added] = plans.try_emplace(key);
   Plan &plan = found->second;
   if (!added)
@@ -211,24 +215,55 @@ const Plan &planFor(Direction direction, const Convolution &conv) {
   call(dnn.createTensor(&plan.y), "cudnnCreateTensorDescriptor");
   call(dnn.createFilter(&plan.w), "cudnnCreateFilterDescriptor");
   call(dnn.createConvolution(&plan.conv), "cudnnCreateConvolutionDescriptor");
-  call(dnn.setTensor4d(plan.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-                       narrow(conv.n, conv), narrow(conv.c, conv),
-                       narrow(conv.h, conv), narrow(conv.w, conv)),
-       "cudnnSetTensor4dDescriptor");
-  call(dnn.setTensor4d(plan.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-                       narrow(conv.n, conv), narrow(conv.m, conv),
-                       narrow(conv.oh, conv), narrow(conv.ow, conv)),
-       "cudnnSetTensor4dDescriptor");
-  call(dnn.setFilter4d(plan.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
-                       narrow(conv.m, conv), narrow(conv.c / conv.groups, conv),
-                       narrow(conv.kh, conv), narrow(conv.kw, conv)),
-       "cudnnSetFilter4dDescriptor");
-  call(dnn.setConvolution2d(
-           plan.conv, narrow(conv.pad[0], conv), narrow(conv.pad[1], conv),
-           narrow(conv.stride[0], conv), narrow(conv.stride[1], conv),
-           narrow(conv.dilation[0], conv), narrow(conv.dilation[1], conv),
-           CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-       "cudnnSetConvolution2dDescriptor");
+  auto n = [&](int64_t value) { return narrow(value, conv); };
+  if (conv.spatial == 2) {
+    call(dnn.setTensor4d(plan.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n(conv.n),
+                         n(conv.c), n(conv.in[1]), n(conv.in[2])),
+         "cudnnSetTensor4dDescriptor");
+    call(dnn.setTensor4d(plan.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n(conv.n),
+                         n(conv.m), n(conv.out[1]), n(conv.out[2])),
+         "cudnnSetTensor4dDescriptor");
+    call(dnn.setFilter4d(plan.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, n(conv.m),
+                         n(conv.c / conv.groups), n(conv.kernel[1]),
+                         n(conv.kernel[2])),
+         "cudnnSetFilter4dDescriptor");
+    call(dnn.setConvolution2d(plan.conv, n(conv.pad[1]), n(conv.pad[2]),
+                              n(conv.stride[1]), n(conv.stride[2]),
+                              n(conv.dilation[1]), n(conv.dilation[2]),
+                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+         "cudnnSetConvolution2dDescriptor");
+  } else {
+    // NCDHW, packed: the Nd descriptors take the strides.
+    auto setTensor = [&](cudnnDescriptor descriptor, int64_t channels,
+                         const int64_t *spatial) {
+      int sizes[5] = {n(conv.n), n(channels), n(spatial[0]), n(spatial[1]),
+                      n(spatial[2])};
+      int strides[5];
+      int64_t stride = 1;
+      for (int d = 4; d >= 0; --d) {
+        strides[d] = n(stride);
+        stride *= sizes[d];
+      }
+      call(dnn.setTensorNd(descriptor, CUDNN_DATA_FLOAT, 5, sizes, strides),
+           "cudnnSetTensorNdDescriptor");
+    };
+    setTensor(plan.x, conv.c, conv.in);
+    setTensor(plan.y, conv.m, conv.out);
+    int filter[5] = {n(conv.m), n(conv.c / conv.groups), n(conv.kernel[0]),
+                     n(conv.kernel[1]), n(conv.kernel[2])};
+    call(
+        dnn.setFilterNd(plan.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 5, filter),
+        "cudnnSetFilterNdDescriptor");
+    int pads[3], strides[3], dilations[3];
+    for (int d = 0; d < 3; ++d) {
+      pads[d] = n(conv.pad[d]);
+      strides[d] = n(conv.stride[d]);
+      dilations[d] = n(conv.dilation[d]);
+    }
+    call(dnn.setConvolutionNd(plan.conv, 3, pads, strides, dilations,
+                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+         "cudnnSetConvolutionNdDescriptor");
+  }
   call(dnn.setGroupCount(plan.conv, narrow(conv.groups, conv)),
        "cudnnSetConvolutionGroupCount");
   call(dnn.setMathType(plan.conv, CUDNN_FMA_MATH),
@@ -285,7 +320,7 @@ const Plan &planFor(Direction direction, const Convolution &conv) {
 /// Runs one convolution call: the plan of its shape, the workspace, the
 /// call on the program's stream, then a wait (the host code after it may
 /// read the result).
-void convolve(Direction direction, const char *what, Convolution conv) {
+void convolve(Direction direction, const char *what, const Convolution &conv) {
   if (!conv.error.empty())
     fail(1, std::string(what) + " of " + conv.error);
   const Plan &plan = planFor(direction, conv);
@@ -335,8 +370,8 @@ extern "C" void parallax_rt_cuda_conv2d_f32(
     int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,
     int64_t dilationH, int64_t dilationW, int64_t groups) {
   convolve(Direction::Forward, "a convolution",
-           readConvolution(rankX, x, rankW, w, rankY, y, strideH, strideW, padH,
-                           padW, dilationH, dilationW, groups));
+           readConvolution2d(rankX, x, rankW, w, rankY, y, strideH, strideW,
+                             padH, padW, dilationH, dilationW, groups));
 }
 
 extern "C" void parallax_rt_cuda_conv2d_filter_grad_f32(
@@ -344,8 +379,8 @@ extern "C" void parallax_rt_cuda_conv2d_filter_grad_f32(
     int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,
     int64_t dilationH, int64_t dilationW, int64_t groups) {
   convolve(Direction::BackwardFilter, "a convolution's filter gradient",
-           readConvolution(rankX, x, rankDw, dw, rankDy, dy, strideH, strideW,
-                           padH, padW, dilationH, dilationW, groups));
+           readConvolution2d(rankX, x, rankDw, dw, rankDy, dy, strideH, strideW,
+                             padH, padW, dilationH, dilationW, groups));
 }
 
 extern "C" void parallax_rt_cuda_conv2d_input_grad_f32(
@@ -353,6 +388,39 @@ extern "C" void parallax_rt_cuda_conv2d_input_grad_f32(
     int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,
     int64_t dilationH, int64_t dilationW, int64_t groups) {
   convolve(Direction::BackwardData, "a convolution's input gradient",
-           readConvolution(rankDx, dx, rankW, w, rankDy, dy, strideH, strideW,
-                           padH, padW, dilationH, dilationW, groups));
+           readConvolution2d(rankDx, dx, rankW, w, rankDy, dy, strideH, strideW,
+                             padH, padW, dilationH, dilationW, groups));
+}
+
+extern "C" void parallax_rt_cuda_conv3d_f32(
+    int64_t rankX, void *x, int64_t rankW, void *w, int64_t rankY, void *y,
+    int64_t strideD, int64_t strideH, int64_t strideW, int64_t padD,
+    int64_t padH, int64_t padW, int64_t dilationD, int64_t dilationH,
+    int64_t dilationW, int64_t groups) {
+  convolve(Direction::Forward, "a convolution",
+           readConvolution3d(rankX, x, rankW, w, rankY, y, strideD, strideH,
+                             strideW, padD, padH, padW, dilationD, dilationH,
+                             dilationW, groups));
+}
+
+extern "C" void parallax_rt_cuda_conv3d_filter_grad_f32(
+    int64_t rankX, void *x, int64_t rankDy, void *dy, int64_t rankDw, void *dw,
+    int64_t strideD, int64_t strideH, int64_t strideW, int64_t padD,
+    int64_t padH, int64_t padW, int64_t dilationD, int64_t dilationH,
+    int64_t dilationW, int64_t groups) {
+  convolve(Direction::BackwardFilter, "a convolution's filter gradient",
+           readConvolution3d(rankX, x, rankDw, dw, rankDy, dy, strideD, strideH,
+                             strideW, padD, padH, padW, dilationD, dilationH,
+                             dilationW, groups));
+}
+
+extern "C" void parallax_rt_cuda_conv3d_input_grad_f32(
+    int64_t rankDy, void *dy, int64_t rankW, void *w, int64_t rankDx, void *dx,
+    int64_t strideD, int64_t strideH, int64_t strideW, int64_t padD,
+    int64_t padH, int64_t padW, int64_t dilationD, int64_t dilationH,
+    int64_t dilationW, int64_t groups) {
+  convolve(Direction::BackwardData, "a convolution's input gradient",
+           readConvolution3d(rankDx, dx, rankW, w, rankDy, dy, strideD, strideH,
+                             strideW, padD, padH, padW, dilationD, dilationH,
+                             dilationW, groups));
 }

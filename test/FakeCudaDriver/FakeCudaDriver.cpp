@@ -427,11 +427,13 @@ int cublasSgemmStridedBatched(void *handle, int transA, int transB, int m,
 constexpr int CUDNN_STATUS_BAD_PARAM = 2000, CUDNN_STATUS_NOT_SUPPORTED = 3000;
 int cudnnHandleObject;
 
-/// What the descriptors hold: a tensor's or filter's 4 sizes, a
-/// convolution's geometry.
+/// What the descriptors hold: a tensor's or filter's sizes (4 or 5), a
+/// convolution's geometry (2 or 3 spatial dimensions). A 2-d one is held
+/// as a 3-d one of unit depth.
 struct FakeDescriptor {
-  int sizes[4] = {0, 0, 0, 0};
-  int pad[2] = {0, 0}, stride[2] = {1, 1}, dilation[2] = {1, 1};
+  int rank = 0;
+  int sizes[5] = {0, 0, 1, 0, 0}; // N, C, D, H, W
+  int pad[3] = {0, 0, 0}, stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
   int groups = 1, mathType = 0;
   bool set = false;
 };
@@ -459,39 +461,82 @@ int cudnnCreateTensorDescriptor(void **d) { return createDescriptor(d); }
 int cudnnCreateFilterDescriptor(void **d) { return createDescriptor(d); }
 int cudnnCreateConvolutionDescriptor(void **d) { return createDescriptor(d); }
 
-int setSizes(void *descriptor, int format, int type, int a, int b, int c,
-             int d) {
-  if (format != 0 || type != 0 || a < 1 || b < 1 || c < 1 || d < 1)
-    return CUDNN_STATUS_BAD_PARAM; // NCHW float only, as the runtime asks
+/// Sets a 4-d (NCHW) or 5-d (NCDHW) descriptor's sizes.
+int setSizes(void *descriptor, int format, int type, int rank,
+             const int *sizes) {
+  if (format != 0 || type != 0 || (rank != 4 && rank != 5))
+    return CUDNN_STATUS_BAD_PARAM; // NC[D]HW float only, as the runtime asks
   auto *fake = static_cast<FakeDescriptor *>(descriptor);
-  int sizes[4] = {a, b, c, d};
-  std::copy(sizes, sizes + 4, fake->sizes);
+  *fake = FakeDescriptor();
+  fake->rank = rank;
+  for (int d = 0; d < rank; ++d) {
+    if (sizes[d] < 1)
+      return CUDNN_STATUS_BAD_PARAM;
+    fake->sizes[d < 2 ? d : d + 5 - rank] = sizes[d];
+  }
   fake->set = true;
   return 0;
 }
 int cudnnSetTensor4dDescriptor(void *d, int format, int type, int n, int c,
                                int h, int w) {
-  return setSizes(d, format, type, n, c, h, w);
+  int sizes[] = {n, c, h, w};
+  return setSizes(d, format, type, 4, sizes);
 }
 int cudnnSetFilter4dDescriptor(void *d, int type, int format, int k, int c,
                                int h, int w) {
-  return setSizes(d, format, type, k, c, h, w);
+  int sizes[] = {k, c, h, w};
+  return setSizes(d, format, type, 4, sizes);
+}
+/// Packed strides only, as the runtime's buffers are.
+int cudnnSetTensorNdDescriptor(void *d, int type, int rank, const int *sizes,
+                               const int *strides) {
+  if (rank < 1 || rank > 5)
+    return CUDNN_STATUS_BAD_PARAM;
+  long long packed = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    if (strides[i] != packed)
+      return CUDNN_STATUS_NOT_SUPPORTED;
+    packed *= sizes[i];
+  }
+  return setSizes(d, 0, type, rank, sizes);
+}
+int cudnnSetFilterNdDescriptor(void *d, int type, int format, int rank,
+                               const int *sizes) {
+  return setSizes(d, format, type, rank, sizes);
+}
+/// A geometry of `spatial` (2 or 3) dimensions, a 2-d one at H and W.
+int setGeometry(void *d, int spatial, const int *pads, const int *strides,
+                const int *dilations, int mode, int type) {
+  if ((spatial != 2 && spatial != 3) || mode != 1 || type != 0)
+    return CUDNN_STATUS_BAD_PARAM;
+  auto *fake = static_cast<FakeDescriptor *>(d);
+  int groups = fake->groups, mathType = fake->mathType;
+  *fake = FakeDescriptor();
+  fake->rank = spatial + 2;
+  for (int i = 0; i < spatial; ++i) {
+    if (pads[i] < 0 || strides[i] < 1 || dilations[i] < 1)
+      return CUDNN_STATUS_BAD_PARAM;
+    int slot = i + 3 - spatial;
+    fake->pad[slot] = pads[i];
+    fake->stride[slot] = strides[i];
+    fake->dilation[slot] = dilations[i];
+  }
+  fake->groups = groups;
+  fake->mathType = mathType;
+  fake->set = true;
+  return 0;
 }
 int cudnnSetConvolution2dDescriptor(void *d, int padH, int padW, int strideH,
                                     int strideW, int dilationH, int dilationW,
                                     int mode, int type) {
-  if (padH < 0 || padW < 0 || strideH < 1 || strideW < 1 || dilationH < 1 ||
-      dilationW < 1 || mode != 1 || type != 0)
-    return CUDNN_STATUS_BAD_PARAM;
-  auto *fake = static_cast<FakeDescriptor *>(d);
-  *fake = {{0, 0, 0, 0},
-           {padH, padW},
-           {strideH, strideW},
-           {dilationH, dilationW},
-           fake->groups,
-           fake->mathType,
-           true};
-  return 0;
+  int pads[] = {padH, padW}, strides[] = {strideH, strideW},
+      dilations[] = {dilationH, dilationW};
+  return setGeometry(d, 2, pads, strides, dilations, mode, type);
+}
+int cudnnSetConvolutionNdDescriptor(void *d, int spatial, const int *pads,
+                                    const int *strides, const int *dilations,
+                                    int mode, int type) {
+  return setGeometry(d, spatial, pads, strides, dilations, mode, type);
 }
 int cudnnSetConvolutionGroupCount(void *d, int groups) {
   if (groups < 1)
@@ -504,16 +549,17 @@ int cudnnSetConvolutionMathType(void *d, int mathType) {
   return 0;
 }
 
-/// cuDNN's checks of a convolution's descriptors: the output's shape is
-/// the one cuDNN computes.
+/// cuDNN's checks of a convolution's descriptors: one rank for all, and
+/// the output's shape the one cuDNN computes.
 bool consistent(const FakeDescriptor &x, const FakeDescriptor &w,
                 const FakeDescriptor &conv, const FakeDescriptor &y) {
-  if (!x.set || !w.set || !conv.set || !y.set)
+  if (!x.set || !w.set || !conv.set || !y.set || x.rank != w.rank ||
+      x.rank != y.rank || x.rank != conv.rank)
     return false;
   if (x.sizes[1] != w.sizes[1] * conv.groups || w.sizes[0] % conv.groups ||
       y.sizes[0] != x.sizes[0] || y.sizes[1] != w.sizes[0])
     return false;
-  for (int d = 0; d < 2; ++d) {
+  for (int d = 0; d < 3; ++d) {
     int reach = x.sizes[d + 2] + 2 * conv.pad[d] -
                 conv.dilation[d] * (w.sizes[d + 2] - 1) - 1;
     if (reach < 0 || reach / conv.stride[d] + 1 != y.sizes[d + 2])
@@ -588,38 +634,59 @@ int convolve(Pass pass, void *handle, const float *alpha,
   if (conv.mathType != 3) // CUDNN_FMA_MATH: the runtime never allows TF32
     return CUDNN_STATUS_NOT_SUPPORTED;
   ++convolutions;
-  int n = xd.sizes[0], c = xd.sizes[1], h = xd.sizes[2], wi = xd.sizes[3];
-  int m = wd.sizes[0], cg = wd.sizes[1], kh = wd.sizes[2], kw = wd.sizes[3];
-  int oh = yd.sizes[2], ow = yd.sizes[3], mg = m / conv.groups;
-  size_t outCount = pass == Pass::Forward ? size_t(n) * m * oh * ow
-                    : pass == Pass::Data  ? size_t(n) * c * h * wi
-                                          : size_t(m) * cg * kh * kw;
+  const int *xs = xd.sizes, *ws = wd.sizes, *ys = yd.sizes;
+  int n = xs[0], c = xs[1], m = ws[0], cg = ws[1], mg = m / conv.groups;
+  auto count = [](const int *sizes) {
+    size_t product = 1;
+    for (int d = 0; d < 5; ++d)
+      product *= size_t(sizes[d]);
+    return product;
+  };
+  size_t outCount = count(pass == Pass::Forward ? ys
+                          : pass == Pass::Data  ? xs
+                                                : ws);
   float *out = pass == Pass::Forward ? y : pass == Pass::Data ? x : w;
   std::vector<double> sums(outCount, 0.0);
   for (int in = 0; in < n; ++in)
     for (int om = 0; om < m; ++om)
-      for (int oy = 0; oy < oh; ++oy)
-        for (int ox = 0; ox < ow; ++ox)
-          for (int ic = 0; ic < cg; ++ic)
-            for (int i = 0; i < kh; ++i)
-              for (int j = 0; j < kw; ++j) {
-                int iy =
-                    oy * conv.stride[0] - conv.pad[0] + i * conv.dilation[0];
-                int ix =
-                    ox * conv.stride[1] - conv.pad[1] + j * conv.dilation[1];
-                if (iy < 0 || iy >= h || ix < 0 || ix >= wi)
-                  continue;
-                size_t xAt =
-                    ((size_t(in) * c + om / mg * cg + ic) * h + iy) * wi + ix;
-                size_t wAt = ((size_t(om) * cg + ic) * kh + i) * kw + j;
-                size_t yAt = ((size_t(in) * m + om) * oh + oy) * ow + ox;
-                if (pass == Pass::Forward)
-                  sums[yAt] += double(x[xAt]) * w[wAt];
-                else if (pass == Pass::Data)
-                  sums[xAt] += double(w[wAt]) * y[yAt];
-                else
-                  sums[wAt] += double(x[xAt]) * y[yAt];
-              }
+      for (int oz = 0; oz < ys[2]; ++oz)
+        for (int oy = 0; oy < ys[3]; ++oy)
+          for (int ox = 0; ox < ys[4]; ++ox)
+            for (int ic = 0; ic < cg; ++ic)
+              for (int a = 0; a < ws[2]; ++a)
+                for (int i = 0; i < ws[3]; ++i)
+                  for (int j = 0; j < ws[4]; ++j) {
+                    int at[3] = {oz, oy, ox}, tap[3] = {a, i, j}, from[3];
+                    bool inside = true;
+                    for (int d = 0; d < 3; ++d) {
+                      from[d] = at[d] * conv.stride[d] - conv.pad[d] +
+                                tap[d] * conv.dilation[d];
+                      inside &= from[d] >= 0 && from[d] < xs[d + 2];
+                    }
+                    if (!inside)
+                      continue;
+                    size_t xAt =
+                        (((size_t(in) * c + om / mg * cg + ic) * xs[2] +
+                          from[0]) *
+                             xs[3] +
+                         from[1]) *
+                            xs[4] +
+                        from[2];
+                    size_t wAt =
+                        (((size_t(om) * cg + ic) * ws[2] + a) * ws[3] + i) *
+                            ws[4] +
+                        j;
+                    size_t yAt =
+                        (((size_t(in) * m + om) * ys[2] + oz) * ys[3] + oy) *
+                            ys[4] +
+                        ox;
+                    if (pass == Pass::Forward)
+                      sums[yAt] += double(x[xAt]) * w[wAt];
+                    else if (pass == Pass::Data)
+                      sums[xAt] += double(w[wAt]) * y[yAt];
+                    else
+                      sums[wAt] += double(x[xAt]) * y[yAt];
+                  }
   for (size_t i = 0; i < outCount; ++i)
     out[i] = float(*alpha * sums[i] + (*beta != 0.0f ? *beta * out[i] : 0.0));
   return 0;

@@ -88,7 +88,7 @@ cl::opt<bool> gpuWarpReductions(
 enum class GPUConvolutions { Library, Im2col };
 cl::opt<GPUConvolutions> gpuConvolutions(
     "gpu-convolutions", cl::init(GPUConvolutions::Library), cl::cat(category),
-    cl::desc("--target cuda|cuda-sim: how 2-d f32 convolutions and their "
+    cl::desc("--target cuda|cuda-sim: how f32 convolutions and their "
              "gradients run"),
     cl::values(clEnumValN(GPUConvolutions::Library, "cudnn",
                           "cuDNN's convolutions (the default; cuda-sim: the "

@@ -1,4 +1,4 @@
-//===- LibraryConvolutions.cpp - 1-d and 2-d convolutions as cuDNN calls -===//
+//===- LibraryConvolutions.cpp - Convolutions as cuDNN calls --------------===//
 //
 // Part of the Parallax project.
 //
@@ -20,23 +20,24 @@ using namespace mlir::parallax;
 
 namespace {
 
-/// Strides, leading pads and dilations of a 2-d convolution (H, W). A 1-d
-/// convolution is one of unit height (as PyTorch runs it on cuDNN): H's
-/// stride and dilation 1, its pad 0.
+/// Strides, leading pads and dilations of a convolution along D, H and W.
+/// A 2-d convolution uses H and W; a 1-d one is one of unit height (as
+/// PyTorch runs it on cuDNN): only W. The dimensions a convolution does
+/// not have keep stride and dilation 1 and pad 0.
 struct Geometry {
-  int64_t stride[2] = {1, 1}, pad[2] = {0, 0}, dilation[2] = {1, 1};
+  int64_t stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};
 };
 
-/// An f32 tensor of static shape with one or two spatial dimensions
-/// (NCW, NCHW).
+/// An f32 tensor of static shape with one, two or three spatial
+/// dimensions (NCW, NCHW, NCDHW).
 bool isStaticConvF32(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && (tensor.getRank() == 3 || tensor.getRank() == 4) &&
+  return tensor && tensor.getRank() >= 3 && tensor.getRank() <= 5 &&
          tensor.hasStaticShape() && tensor.getElementType().isF32();
 }
 
-/// Whether the op's tensors but a bias are f32 of static shape, all NCW
-/// or all NCHW.
+/// Whether the op's tensors but a bias are f32 of static shape and all of
+/// one rank.
 bool allStaticConvF32(Operation *op) {
   auto conv = dyn_cast<ConvOp>(op);
   SmallVector<Type> types(op->getResultTypes());
@@ -50,9 +51,9 @@ bool allStaticConvF32(Operation *op) {
   });
 }
 
-/// Where spatial dimension `d` of `spatial` goes in a Geometry: a 1-d
-/// convolution's W is the second.
-int64_t slot(int64_t d, int64_t spatial) { return d + 2 - spatial; }
+/// Where spatial dimension `d` of `spatial` goes in a Geometry: the last
+/// is always W.
+int64_t slot(int64_t d, int64_t spatial) { return d + 3 - spatial; }
 
 /// The geometry of an op's attributes (ONNX's pads: leading ones first).
 Geometry geometryOf(ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
@@ -75,8 +76,8 @@ int64_t cudnnExtent(int64_t input, int64_t kernel, int64_t stride, int64_t pad,
   return reach < 0 ? -1 : reach / stride + 1;
 }
 
-/// Whether cuDNN's geometry maps `input` [.., .., (H,) W] through a
-/// `kernel` [.., .., (KH,) KW] onto `output` [.., .., (OH,) OW].
+/// Whether cuDNN's geometry maps `input` [.., .., (D, H,) W] through a
+/// `kernel` [.., .., (KD, KH,) KW] onto `output` [.., .., (OD, OH,) OW].
 bool matchesCudnn(ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
                   ArrayRef<int64_t> output, const Geometry &g) {
   int64_t spatial = input.size() - 2;
@@ -89,9 +90,9 @@ bool matchesCudnn(ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
   return true;
 }
 
-/// [N, C, W] as [N, C, 1, W]; NCHW as it is.
+/// [N, C, W] as [N, C, 1, W]; NCHW and NCDHW as they are.
 RankedTensorType withHeight(RankedTensorType type) {
-  if (type.getRank() == 4)
+  if (type.getRank() != 3)
     return type;
   SmallVector<int64_t> shape(type.getShape());
   shape.insert(shape.begin() + 2, 1);
@@ -106,14 +107,31 @@ Value reshapedTo(OpBuilder &builder, Location loc, Value value,
   return ReshapeOp::create(builder, loc, type, value);
 }
 
-/// `function`(a, b, the result, the geometry, `groups`) as a
-/// parallax.library_call into a fresh tensor of `resultType`. The runtime's
-/// calls are 2-d: 1-d operands go as 2-d ones of unit height, and the
-/// result comes back as `resultType`.
+enum class Direction { Forward, FilterGradient, InputGradient };
+
+/// The runtime's call of `direction` for a convolution of rank `rank`:
+/// cuDNN's (`cudnn`) or the CPU equivalent.
+abi::Function functionFor(Direction direction, int64_t rank, bool cudnn) {
+  using F = abi::Function;
+  static constexpr F functions[2][2][3] = {
+      {{F::conv2d_f32, F::conv2d_filter_grad_f32, F::conv2d_input_grad_f32},
+       {F::cuda_conv2d_f32, F::cuda_conv2d_filter_grad_f32,
+        F::cuda_conv2d_input_grad_f32}},
+      {{F::conv3d_f32, F::conv3d_filter_grad_f32, F::conv3d_input_grad_f32},
+       {F::cuda_conv3d_f32, F::cuda_conv3d_filter_grad_f32,
+        F::cuda_conv3d_input_grad_f32}}};
+  return functions[rank == 5][cudnn][int(direction)];
+}
+
+/// The call of `direction` (a, b, the result, the geometry, `groups`) as a
+/// parallax.library_call into a fresh tensor of `resultType`. The runtime
+/// has 2-d and 3-d calls: 1-d operands go as 2-d ones of unit height, and
+/// the result comes back as `resultType`.
 Value callConvolution(OpBuilder &builder, ModuleOp module, Location loc,
-                      abi::Function function, Value a, Value b,
+                      Direction direction, bool cudnn, Value a, Value b,
                       RankedTensorType resultType, const Geometry &g,
                       int64_t groups) {
+  abi::Function function = functionFor(direction, resultType.getRank(), cudnn);
   declareRuntimeFunction(module, function);
   auto nchw = [](Value v) {
     return withHeight(cast<RankedTensorType>(v.getType()));
@@ -123,15 +141,18 @@ Value callConvolution(OpBuilder &builder, ModuleOp module, Location loc,
                                        callType.getElementType());
   auto callee =
       FlatSymbolRefAttr::get(builder.getContext(), abi::symbol(function));
-  auto scalars = builder.getDenseI64ArrayAttr(
-      {g.stride[0], g.stride[1], g.pad[0], g.pad[1], g.dilation[0],
-       g.dilation[1], groups});
-  Value result =
-      LibraryCallOp::create(builder, loc, TypeRange{callType}, callee,
-                            ValueRange{reshapedTo(builder, loc, a, nchw(a)),
-                                       reshapedTo(builder, loc, b, nchw(b))},
-                            ValueRange{init}, scalars)
-          .getResult(0);
+  // Strides, pads, dilations of H and W (and D first, for 3-d), groups.
+  SmallVector<int64_t> scalars;
+  int64_t first = callType.getRank() == 5 ? 0 : 1;
+  for (const int64_t *values : {g.stride, g.pad, g.dilation})
+    scalars.append(values + first, values + 3);
+  scalars.push_back(groups);
+  Value result = LibraryCallOp::create(
+                     builder, loc, TypeRange{callType}, callee,
+                     ValueRange{reshapedTo(builder, loc, a, nchw(a)),
+                                reshapedTo(builder, loc, b, nchw(b))},
+                     ValueRange{init}, builder.getDenseI64ArrayAttr(scalars))
+                     .getResult(0);
   return reshapedTo(builder, loc, result, resultType);
 }
 
@@ -205,10 +226,6 @@ struct LibraryConvolutionsPass
           LibraryConvolutionsPass> {
   using Base::Base;
 
-  abi::Function pick(abi::Function cuda, abi::Function cpu) const {
-    return cudnn ? cuda : cpu;
-  }
-
   void rewrite(ConvOp op, ModuleOp module) {
     if (!allStaticConvF32(op) || succeeded(rewriteTransposed(op, module)))
       return;
@@ -218,10 +235,9 @@ struct LibraryConvolutionsPass
                       op.getFilter().getType().getShape(), y.getShape(), g))
       return;
     OpBuilder builder(op);
-    Value result = callConvolution(
-        builder, module, op.getLoc(),
-        pick(abi::Function::cuda_conv2d_f32, abi::Function::conv2d_f32),
-        op.getInput(), op.getFilter(), y, g, op.getGroups());
+    Value result =
+        callConvolution(builder, module, op.getLoc(), Direction::Forward, cudnn,
+                        op.getInput(), op.getFilter(), y, g, op.getGroups());
     if (Value bias = op.getBias())
       result = addBias(builder, op.getLoc(), result, bias);
     op.replaceAllUsesWith(result);
@@ -302,10 +318,8 @@ struct LibraryConvolutionsPass
       return failure();
     OpBuilder builder(op);
     Value result =
-        callConvolution(builder, module, op.getLoc(),
-                        pick(abi::Function::cuda_conv2d_input_grad_f32,
-                             abi::Function::conv2d_input_grad_f32),
-                        dy, flip.getInput(), dx, g, groups);
+        callConvolution(builder, module, op.getLoc(), Direction::InputGradient,
+                        cudnn, dy, flip.getInput(), dx, g, groups);
     op.replaceAllUsesWith(result);
     for (Operation *dead : chain)
       if (dead->use_empty())
@@ -344,11 +358,9 @@ struct LibraryConvolutionsPass
         !matchesCudnn(x.getShape(), dw.getShape(), dy.getShape(), g))
       return;
     OpBuilder builder(op);
-    Value result =
-        callConvolution(builder, module, op.getLoc(),
-                        pick(abi::Function::cuda_conv2d_filter_grad_f32,
-                             abi::Function::conv2d_filter_grad_f32),
-                        input, op.getOutputGrad(), dw, g, op.getGroups());
+    Value result = callConvolution(builder, module, op.getLoc(),
+                                   Direction::FilterGradient, cudnn, input,
+                                   op.getOutputGrad(), dw, g, op.getGroups());
     op.replaceAllUsesWith(result);
     op.erase();
     if (pad && pad->use_empty())
@@ -365,9 +377,7 @@ struct LibraryConvolutionsPass
       return;
     OpBuilder builder(op);
     Value result = callConvolution(
-        builder, module, op.getLoc(),
-        pick(abi::Function::cuda_conv2d_input_grad_f32,
-             abi::Function::conv2d_input_grad_f32),
+        builder, module, op.getLoc(), Direction::InputGradient, cudnn,
         op.getOutputGrad(), op.getFilter(), dx, g, /*groups=*/1);
     op.replaceAllUsesWith(result);
     op.erase();

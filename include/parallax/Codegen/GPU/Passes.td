@@ -20,21 +20,22 @@ include "mlir/Pass/PassBase.td"
 
 def ParallaxGPULibraryConvolutions
     : Pass<"parallax-gpu-library-convolutions", "::mlir::ModuleOp"> {
-  let summary = "Run 1-d and 2-d convolutions and their gradients as cuDNN calls";
+  let summary = "Run convolutions and their gradients as cuDNN calls";
   let description = [{
     On the GPU a convolution lowered as on the CPU is an im2col kernel (the
     input copied once per filter tap), a cuBLAS product and, for its
     gradients, a col2im kernel or a transposed convolution of a dilated,
     padded copy: passes over memory that cuDNN's convolutions do not
     make. This pass rewrites each `parallax.conv`, `parallax.conv_filter_grad`
-    and `parallax.conv_input_grad` of f32 tensors of rank 4 and static
-    shape (NCHW), or of rank 3 (NCW: as a 2-d convolution of unit height,
-    its operands and result reshaped to [N, C, 1, W], as PyTorch runs a
-    1-d convolution on cuDNN), into a call of the runtime's
+    and `parallax.conv_input_grad` of f32 tensors of static shape and
+    rank 4 (NCHW) or 3 (NCW: as a 2-d convolution of unit height, its
+    operands and result reshaped to [N, C, 1, W], as PyTorch runs a 1-d
+    convolution on cuDNN) into a call of the runtime's
     `parallax_rt_cuda_conv2d_f32`, `..._filter_grad_f32` or
     `..._input_grad_f32` (cuDNN's forward, backward-filter and
     backward-data convolutions), or, without `cudnn` (--target cuda-sim),
-    of their CPU equivalents `parallax_rt_conv2d_*`, as a
+    of their CPU equivalents `parallax_rt_conv2d_*`; those of rank 5
+    (NCDHW) alike into the `conv3d` calls. Each call is a
     `parallax.library_call` into a `tensor.empty` (one-shot bufferization
     makes it the call, on the operands' buffers):
     - a forward convolution's bias is added by one `linalg.generic` into
@@ -54,7 +55,7 @@ def ParallaxGPULibraryConvolutions
     cuDNN pads both ends alike; a convolution whose trailing pads give
     another output size than its leading ones would (asymmetric pads that
     change the output) stays as it is, for the linalg lowering, as do
-    3-d convolutions, dynamic shapes and other element types.
+    dynamic shapes and other element types.
 
     Precondition: Parallax compute ops on tensors (before
     --convert-parallax-to-linalg). Postcondition: no rewritten op remains;
