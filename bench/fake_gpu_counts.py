@@ -9,6 +9,9 @@ No kernel runs, so there is no step time: scripts/gpu-check.sh measures
 that on a GPU.
 
   /usr/bin/python3 bench/fake_gpu_counts.py [--models M ...] [--batch B]
+
+A model is an example model's name, or a directory holding model.onnx and
+its train/ data (test/e2e/Inputs/conv1d, conv3d).
 """
 
 import argparse
@@ -48,12 +51,17 @@ def main():
     print("|---|---|--:|--:|--:|--:|--:|")
     with tempfile.TemporaryDirectory() as work:
         for model in args.models:
-            data = ROOT / "examples" / "models" / "data" / model / "train"
+            directory = pathlib.Path(model)
+            if directory.is_dir():
+                onnx, data = directory / "model.onnx", directory / "train"
+                model = directory.name
+            else:
+                onnx = ROOT / "examples" / "models" / f"{model}.onnx"
+                data = ROOT / "examples" / "models" / "data" / model / "train"
             for value in args.values:
                 program = pathlib.Path(work) / f"{model}.{value}"
                 start = time.monotonic()
-                subprocess.run([str(build / "bin" / "parallax-compile"),
-                                str(ROOT / "examples" / "models" / f"{model}.onnx"),
+                subprocess.run([str(build / "bin" / "parallax-compile"), str(onnx),
                                 "--batch-size", str(args.batch), "--target", "cuda",
                                 f"{args.flag}={value}", "-o", str(program)],
                                check=True, capture_output=True)
