@@ -8,13 +8,9 @@ to rewrite every depthwise op. Needs PyTorch; training-depthwise.test only
 reads what it writes.
 """
 
-import copy
-import pathlib
-
-import numpy as np
 import torch
 
-BATCH, STEPS, LR = 8, 2, 0.1
+from make_conv_models import write
 
 
 class Depthwise(torch.nn.Module):
@@ -33,26 +29,8 @@ class Depthwise(torch.nn.Module):
 
 
 def main():
-    out = pathlib.Path(__file__).parent / "Inputs" / "depthwise"
-    (out / "train").mkdir(parents=True, exist_ok=True)
-    (out / "reference").mkdir(exist_ok=True)
     torch.manual_seed(0)
-    model = Depthwise()
-    x = torch.randn(BATCH * STEPS, 32, 8, 8)
-    y = torch.randint(0, 10, (BATCH * STEPS,))
-    torch.onnx.export(copy.deepcopy(model), (x[:BATCH], y[:BATCH]), str(out / "model.onnx"),
-                      input_names=["x", "y"], output_names=["loss"], opset_version=14,
-                      do_constant_folding=False, training=torch.onnx.TrainingMode.TRAINING)
-    np.save(out / "train" / "x.npy", x.numpy())
-    np.save(out / "train" / "y.npy", y.numpy())
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    for step in range(STEPS):
-        optimizer.zero_grad()
-        loss = model(x[step * BATCH:(step + 1) * BATCH], y[step * BATCH:(step + 1) * BATCH])
-        loss.backward()
-        optimizer.step()
-    for name, parameter in model.named_parameters():
-        np.save(out / "reference" / f"{name}.npy", parameter.detach().numpy())
+    write("depthwise", Depthwise(), (32, 8, 8))
 
 
 if __name__ == "__main__":
