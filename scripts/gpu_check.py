@@ -90,7 +90,15 @@ CONFORMANCE = [
     "node/test_transpose_all_permutations_3", "node/test_concat_3d_axis_1",
     "node/test_tanh", "node/test_sigmoid", "node/test_relu", "node/test_lstm_defaults",
     "node/test_gru_defaults", "node/test_sce_mean_weight", "node/test_where_example",
+    # ConvTranspose in 1-d and 3-d: cuDNN's backward data on 2-d calls of
+    # unit height and on 5-d descriptors.
+    "node/test_convtranspose_1d", "node/test_convtranspose_3d",
 ]
+# Models of 1-d and 3-d convolutions (test/e2e/Inputs, from
+# test/e2e/make_conv_models.py): two SGD steps of batch 8 at lr 0.1, every
+# weight against PyTorch's (cuDNN's 1-d and 3-d forward, filter and input
+# gradients).
+CONVOLUTION_MODELS = ("conv1d", "conv3d")
 # The training-step benchmark against PyTorch: every example model at this
 # batch, SGD, BENCH_STEPS steps (the first two warm-up).
 BENCH_BATCH = 128
@@ -153,6 +161,7 @@ def prepare(bundle, target, quick):
     prepare_benchmark(bundle, compile_tool, programs, target)
     prepare_conformance(bundle, compile_tool, programs, target)
     prepare_reductions(bundle, compile_tool, programs, target)
+    prepare_convolution_training(bundle, compile_tool, programs, target)
     copy_libraries(bundle, programs)
     size = sum(f.stat().st_size for f in bundle.rglob("*") if f.is_file())
     print(f"bundle {bundle}: {size / 2**20:.1f} MiB, {len(programs)} programs")
@@ -277,6 +286,41 @@ def prepare_reductions(bundle, compile_tool, programs, target):
     programs.append(program)
 
 
+def prepare_convolution_training(bundle, compile_tool, programs, target):
+    for name in CONVOLUTION_MODELS:
+        source = HERE.parent / "test" / "e2e" / "Inputs" / name
+        case = bundle / "convolutions" / name
+        shutil.copytree(source / "train", case / "train")
+        shutil.copytree(source / "reference", case / "reference")
+        shutil.copy(source / "model.onnx", case)
+        program = bundle / "programs" / f"convolutions.{name}"
+        print(f"building {program.name}", flush=True)
+        subprocess.run([str(compile_tool), str(source / "model.onnx"), "--batch-size", "8",
+                        "--lr", "0.1", "--target", target, "-o", str(program)], check=True)
+        programs.append(program)
+
+
+def run_convolution_training(bundle, env, work, deadline):
+    from npy_close import parameter_mismatches
+    failures = 0
+    for case in sorted((bundle / "convolutions").iterdir()):
+        saved = work / "convolutions" / case.name
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        status, output = bounded(
+            [str(bundle / "programs" / f"convolutions.{case.name}"), "--data",
+             str(case / "train"), "--steps", "2", "--init", str(case / "model.onnx"),
+             "--save", str(saved)],
+            env, deadline, work / "logs" / f"convolutions.{case.name}.log")
+        close = lambda got, want: all(abs(g - w) <= 1e-4 * abs(w) + 1e-6
+                                      for g, w in zip(got, want))
+        problems = [f"exit {status}: {output.strip()[-300:]}"] if status != 0 else \
+            parameter_mismatches(saved, sorted((case / "reference").glob("*.npy")), close)
+        failures += bool(problems)
+        print(f"{'FAIL' if problems else 'PASS'} training convolutions {case.name}"
+              + (": " + "; ".join(problems) if problems else ""), flush=True)
+    return failures
+
+
 def copy_libraries(bundle, programs):
     """The libraries the programs load, but the C library and the driver."""
     needed = set()
@@ -376,6 +420,7 @@ def run(bundle):
     failures += run_memcheck(bundle, env, work, deadline)
     sys.path.insert(0, str(bundle))
     from npy_close import load
+    failures += run_convolution_training(bundle, env, work, deadline)
     for case in sorted((bundle / "conformance").iterdir()):
         out = work / "conformance" / case.name
         out.mkdir(parents=True, exist_ok=True)
