@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace parallax::runtime {
 
@@ -37,17 +38,24 @@ struct Convolution {
   int64_t outputPoints() const { return out[0] * out[1] * out[2]; }
 };
 
+/// `sizes` as "AxBxC".
+inline std::string joinedSizes(const std::vector<int64_t> &sizes) {
+  std::string text;
+  for (int64_t size : sizes)
+    text += (text.empty() ? "" : "x") + std::to_string(size);
+  return text;
+}
+
 /// "NxCxHxW by MxC/GxKHxKW" (with D and KD for 3-d): the shapes of a
 /// convolution, for messages and profile sites.
 inline std::string describeShapes(const Convolution &conv) {
-  auto dims = [&](int64_t a, int64_t b, const int64_t *spatial) {
-    std::string text = std::to_string(a) + "x" + std::to_string(b);
-    for (int d = 3 - conv.spatial; d < 3; ++d)
-      text += "x" + std::to_string(spatial[d]);
-    return text;
+  auto shape = [&](int64_t a, int64_t b, const int64_t *spatial) {
+    std::vector<int64_t> sizes = {a, b};
+    sizes.insert(sizes.end(), spatial + 3 - conv.spatial, spatial + 3);
+    return joinedSizes(sizes);
   };
-  return dims(conv.n, conv.c, conv.in) + " by " +
-         dims(conv.m, conv.groups ? conv.c / conv.groups : 0, conv.kernel);
+  return shape(conv.n, conv.c, conv.in) + " by " +
+         shape(conv.m, conv.groups ? conv.c / conv.groups : 0, conv.kernel);
 }
 
 /// Reads the memrefs of a conv2d (`spatial` 2) or conv3d (3) call: the
@@ -84,7 +92,6 @@ inline Convolution readConvolution(int spatial, int64_t rankX, void *x,
                              &ys = views[2].sizes;
   conv.n = xs[0], conv.c = xs[1], conv.m = ws[0], conv.groups = groups;
   bool geometry = groups >= 1;
-  std::string described;
   for (int d = 0; d < spatial; ++d) {
     int slot = d + 3 - spatial;
     conv.in[slot] = xs[d + 2], conv.kernel[slot] = ws[d + 2];
@@ -92,37 +99,37 @@ inline Convolution readConvolution(int spatial, int64_t rankX, void *x,
     conv.stride[slot] = strides[d], conv.pad[slot] = pads[d];
     conv.dilation[slot] = dilations[d];
     geometry &= strides[d] >= 1 && pads[d] >= 0 && dilations[d] >= 1;
-    described += std::string(d ? ", " : "") + "stride " +
-                 std::to_string(strides[d]) + " pad " +
-                 std::to_string(pads[d]) + " dilation " +
-                 std::to_string(dilations[d]);
   }
   conv.x = reinterpret_cast<float *>(views[0].data);
   conv.filter = reinterpret_cast<float *>(views[1].data);
   conv.y = reinterpret_cast<float *>(views[2].data);
   if (!conv.error.empty())
     return conv;
-  bool matching = conv.c == ws[1] * groups && conv.m % groups == 0 &&
-                  ys[0] == conv.n && ys[1] == conv.m;
-  for (int d = 0; d < 3; ++d) {
-    int64_t reach = conv.in[d] + 2 * conv.pad[d] -
-                    conv.dilation[d] * (conv.kernel[d] - 1) - 1;
-    matching &= reach >= 0 && reach / conv.stride[d] + 1 == conv.out[d];
-  }
-  if (!geometry)
-    conv.error = described + ", " + std::to_string(groups) + " groups";
-  else if (!matching)
+  // The shapes are checked against a valid geometry only (its strides and
+  // groups divide).
+  auto matching = [&] {
+    bool matches = conv.c == ws[1] * groups && conv.m % groups == 0 &&
+                   ys[0] == conv.n && ys[1] == conv.m;
+    for (int d = 0; d < 3; ++d) {
+      int64_t reach = conv.in[d] + 2 * conv.pad[d] -
+                      conv.dilation[d] * (conv.kernel[d] - 1) - 1;
+      matches &= reach >= 0 && reach / conv.stride[d] + 1 == conv.out[d];
+    }
+    return matches;
+  };
+  if (!geometry) {
+    for (int d = 0; d < spatial; ++d)
+      conv.error += std::string(d ? ", " : "") + "stride " +
+                    std::to_string(strides[d]) + " pad " +
+                    std::to_string(pads[d]) + " dilation " +
+                    std::to_string(dilations[d]);
+    conv.error += ", " + std::to_string(groups) + " groups";
+  } else if (!matching()) {
     conv.error = "shapes that do not match";
-  if (!conv.error.empty()) {
-    auto shape = [](const std::vector<int64_t> &sizes) {
-      std::string text;
-      for (int64_t size : sizes)
-        text += (text.empty() ? "" : "x") + std::to_string(size);
-      return text;
-    };
-    conv.error += " (input " + shape(xs) + ", filter " + shape(ws) +
-                  ", output " + shape(ys) + ")";
   }
+  if (!conv.error.empty())
+    conv.error += " (input " + joinedSizes(xs) + ", filter " + joinedSizes(ws) +
+                  ", output " + joinedSizes(ys) + ")";
   return conv;
 }
 

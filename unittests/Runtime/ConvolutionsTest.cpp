@@ -220,6 +220,31 @@ TEST(ConvolutionsTest, CpuEquivalentsMatchTheDefinition) {
     checkLibrary(s, cpu);
 }
 
+/// A geometry no convolution has (a stride of 0, no groups) or operands of
+/// the wrong rank end the program with a message naming them, before any
+/// size is divided by a stride or the groups.
+TEST(ConvolutionsTest, AnInvalidGeometryIsAnError) {
+  std::mt19937 random(7);
+  Tensor x(4, {1, 2, 4, 4}, random), w(4, {2, 2, 3, 3}, random),
+      y(4, {1, 2, 2, 2}, random);
+  EXPECT_EXIT(parallax_rt_conv2d_f32(4, x.memref(), 4, w.memref(), 4,
+                                     y.memref(), 0, 1, 0, 0, 1, 1, 1),
+              testing::ExitedWithCode(1),
+              "a convolution of stride 0 pad 0 dilation 1, stride 1 pad 0 "
+              "dilation 1, 1 groups \\(input 1x2x4x4, filter 2x2x3x3, "
+              "output 1x2x2x2\\)");
+  EXPECT_EXIT(parallax_rt_conv3d_filter_grad_f32(4, x.memref(), 4, y.memref(),
+                                                 4, w.memref(), 1, 1, 1, 0, 0,
+                                                 0, 1, 1, 1, 1),
+              testing::ExitedWithCode(1),
+              "operands of rank 4, 4 and 4 \\(a 3-d convolution needs 5\\)");
+  Tensor x5(5, {1, 2, 3, 4, 4}, random), w5(5, {2, 2, 1, 3, 3}, random),
+      y5(5, {1, 2, 3, 2, 2}, random);
+  EXPECT_EXIT(parallax_rt_conv3d_f32(5, x5.memref(), 5, w5.memref(), 5,
+                                     y5.memref(), 1, 1, 1, 0, 0, 0, 1, 1, 1, 0),
+              testing::ExitedWithCode(1), "0 groups");
+}
+
 TEST(ConvolutionsTest, CudnnCallsMatchTheDefinition) {
   const char *path = std::getenv("LD_LIBRARY_PATH");
   if (!path || std::string(path).find("fake-cuda-driver") == std::string::npos)
