@@ -15,7 +15,8 @@
   reference data and PyTorch 1.13's losses and final parameters; the
   models with embeddings also compiled for one worker (`--workers 1`: no
   parameter store, their row-sparse updates as kernels);
-- the CNN and the LSTM LM compiled for 2 workers (DISTRIBUTED);
+- the CNN and the LSTM LM compiled for 2 workers, and the LM with every
+  variable on parameter servers (DISTRIBUTED);
 - inference programs of a sample of the ONNX conformance models that the
   CPU and cuda-sim targets pass (one per op family), with their inputs and
   expected outputs as .npy, and one of reductions by warps and by blocks
@@ -75,8 +76,16 @@ TRAINING = [(m, o, "", []) for m, o in CHECKED.items()] + \
     [(m, OPTIMIZERS[m], ".one", ["--workers", "1"]) for m in ONE_WORKER]
 # Several workers sharing the one GPU, each with 1/N of the reference
 # batch, launched with mpirun, checked against the one-worker reference:
-# (model, optimizer, workers).
-DISTRIBUTED = [("cnn", "sgd", 2), ("lstm_lm", "adagrad", 2)]
+# (model, optimizer, workers, strategy). The LM with every variable on
+# parameter servers: through NCCL, its embedding's rows go between the
+# GPUs and are updated by the runtime's kernels (DeviceParameterStore.cpp).
+DISTRIBUTED = [("cnn", "sgd", 2, "hybrid"), ("lstm_lm", "adagrad", 2, "hybrid"),
+               ("lstm_lm", "adagrad", 2, "ps")]
+
+
+def distributed_suffix(workers, strategy):
+    """A multi-worker program's name after its model and optimizer."""
+    return f".{workers}" + ("" if strategy == "hybrid" else f".{strategy}")
 # One conformance model per op family the example models use (their kernels
 # are the ones a real model's step is made of), all passing on the CPU.
 CONFORMANCE = [
@@ -138,7 +147,8 @@ def prepare(bundle, target, quick):
     (bundle / "distributed.json").write_text(json.dumps(distributed) + "\n")
     programs = []
     builds = [(m, o, s, f) for m, o, s, f in training] + \
-        [(m, o, f".{n}", ["--workers", str(n)]) for m, o, n in distributed]
+        [(m, o, distributed_suffix(n, st), ["--workers", str(n), "--strategy", st])
+         for m, o, n, st in distributed]
     for model, optimizer, suffix, flags in builds:
         data = root / "examples" / "models" / "data" / model
         copy = bundle / "examples" / "models" / "data" / model
@@ -463,14 +473,15 @@ def run_distributed(bundle, env, work, deadline):
           + " ".join((version.stdout + version.stderr).split()[:6]), flush=True)
     modes = rank_modes(work)
     failures = 0
-    for model, optimizer, workers in distributed:
-        program = bundle / "programs" / f"{model}.{optimizer}.{workers}"
+    for model, optimizer, workers, strategy in distributed:
+        suffix = distributed_suffix(workers, strategy)
+        program = bundle / "programs" / f"{model}.{optimizer}{suffix}"
         for mode, variables in modes.items():
             started = time.monotonic()
             status, output = bounded(
                 [sys.executable, str(bundle / "check_training.py"), model, optimizer,
-                 str(work / f"{model}.{workers}.{mode}"), "--workers", str(workers),
-                 "--program", str(program),
+                 str(work / f"{model}{suffix}.{mode}"), "--workers", str(workers),
+                 "--strategy", strategy, "--program", str(program),
                  "--init", str(bundle / "models" / f"{model}.onnx"),
                  *TOLERANCES.get(model, [])],
                 dict(env, **variables), deadline,
@@ -481,14 +492,15 @@ def run_distributed(bundle, env, work, deadline):
             if status == 0:
                 summary = ([l for l in lines if "mismatches" in l] or lines[-1:])[-1]
                 result = summary + "; " + traffic_and_time(
-                    work / f"{model}.{workers}.{mode}",
+                    work / f"{model}{suffix}.{mode}",
                     pathlib.Path(str(program) + ".plan.json"))
             else:
                 errors = [l for l in lines if "error" in l.lower() or "mismatch" in l
                           or "timed out" in l] or lines[-3:]
                 result = " | ".join(errors[-4:])
             print(f"{'PASS' if status == 0 else 'FAIL'} training {model} {optimizer} "
-                  f"{workers} workers, {mode} ({time.monotonic() - started:.1f} s): "
+                  f"{workers} workers {strategy}, {mode} "
+                  f"({time.monotonic() - started:.1f} s): "
                   + result + (f" [{path[0]}]" if path else ""), flush=True)
     return failures
 

@@ -12,6 +12,7 @@
 #define PARALLAX_LIB_RUNTIME_CUDADRIVER_H
 
 #include "Profile.h"
+#include "RowKernels.h"
 
 #include <cstdint>
 #include <dlfcn.h>
@@ -144,6 +145,11 @@ void resolveSymbol(void *handle, const char *library, Field &field,
   if (!field)
     fail(2, std::string(library) + " has no " + symbol);
 }
+
+/// Queue the parameter store's kernels (RowKernels.cu) on the program's
+/// stream, loading them on first use.
+void launchSumRows(const rowkernels::RowSum &sum);
+void launchUpdateRows(const rowkernels::RowUpdate &update);
 
 /// Times the device work queued during its lifetime when profiling: an
 /// event before and one after it on the program's stream. `name()` gives

@@ -14,8 +14,11 @@
 #ifndef PARALLAX_LIB_RUNTIME_DEVICECOLLECTIVES_H
 #define PARALLAX_LIB_RUNTIME_DEVICECOLLECTIVES_H
 
+#include "RowKernels.h"
+
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace parallax::runtime {
 
@@ -49,6 +52,38 @@ public:
 
   /// Worker `root`'s `bytes` at `buffer` on every rank; returns done.
   virtual void broadcast(void *buffer, int64_t bytes, int root) = 0;
+
+  // The parameter store's rows on the GPUs (DeviceParameterStore.cpp):
+  // kernels and copies queue on the program's stream, after the step's
+  // kernels and before those that follow.
+
+  /// `bytes` of device memory for rows, ids or positions (blocks are
+  /// reused by size: the same sizes come back every step).
+  virtual void *allocate(int64_t bytes) = 0;
+  virtual void release(void *buffer) = 0;
+
+  /// Queues the copy of host memory to device memory; `from` may be
+  /// reused once it returns.
+  virtual void upload(void *to, const void *from, int64_t bytes) = 0;
+
+  /// Queues rowkernels::RowSum's kernel, or RowUpdate's.
+  virtual void sumRows(const rowkernels::RowSum &sum) = 0;
+  virtual void updateRows(const rowkernels::RowUpdate &update) = 0;
+
+  /// Bytes between device memory of two ranks.
+  struct Transfer {
+    int peer;
+    void *data;
+    int64_t bytes;
+  };
+  /// Every send and receive in one NCCL group (the transfers with one peer
+  /// matched in order; a rank's own copied on the device), after the work
+  /// queued before; returns once every one is done.
+  virtual void exchange(const std::vector<Transfer> &sends,
+                        const std::vector<Transfer> &receives) = 0;
+
+  /// Waits for everything queued on the program's stream.
+  virtual void synchronize(const char *what) = 0;
 };
 
 /// Makes a program's device collectives once MPI is up (initWorld), or

@@ -9,7 +9,10 @@
 // communication stream once an event says they are there, so the backward
 // kernels queued after the start run while it is on the wire; the results
 // are copied out on the program's stream after an event says the
-// reduction is done. NCCL is loaded at run time (libnccl.so.2), as the
+// reduction is done. The parameter store's rows (DeviceParameterStore.cpp)
+// travel in groups of ncclSend/ncclRecv on the program's stream, between
+// device blocks of a pool kept here, and are summed and updated by the
+// runtime's kernels. NCCL is loaded at run time (libnccl.so.2), as the
 // driver is.
 //
 // Where ranks share a GPU (NCCL refuses that), NCCL cannot be loaded, or
@@ -29,6 +32,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <map>
 #include <thread>
 #include <type_traits>
 
@@ -63,7 +67,13 @@ constexpr int ncclSum = 0, ncclMax = 2, ncclMin = 3, ncclAvg = 4;
   X(allGather, "ncclAllGather", ncclResult,                                    \
     (const void *, void *, size_t, int, ncclComm, CUstream))                   \
   X(broadcast, "ncclBroadcast", ncclResult,                                    \
-    (const void *, void *, size_t, int, int, ncclComm, CUstream))
+    (const void *, void *, size_t, int, int, ncclComm, CUstream))              \
+  X(send, "ncclSend", ncclResult,                                              \
+    (const void *, size_t, int, int, ncclComm, CUstream))                      \
+  X(recv, "ncclRecv", ncclResult,                                              \
+    (void *, size_t, int, int, ncclComm, CUstream))                            \
+  X(groupStart, "ncclGroupStart", ncclResult, ())                              \
+  X(groupEnd, "ncclGroupEnd", ncclResult, ())
 
 struct Nccl {
 #define PARALLAX_DECLARE(field, symbol, result, parameters)                    \
@@ -122,7 +132,8 @@ Mode gpuCommMode() {
 
 class NcclCollectives final : public DeviceCollectives {
 public:
-  NcclCollectives(Nccl &nccl, ncclComm comm) : nccl(nccl), comm(comm) {
+  NcclCollectives(Nccl &nccl, ncclComm comm, int rank)
+      : nccl(nccl), comm(comm), rank(rank) {
     check(driver().cuStreamCreate(&commStream, CU_STREAM_NON_BLOCKING),
           "creating the communication stream");
     check(driver().cuEventCreate(&done, CU_EVENT_DISABLE_TIMING),
@@ -134,6 +145,8 @@ public:
     check(cuda.cuStreamSynchronize(commStream), "the communication stream");
     checkNccl(nccl.commDestroy(comm), "ncclCommDestroy");
     cuda.cuEventDestroy(done);
+    for (auto &[bytes, block] : freeBlocks)
+      cuda.cuMemFree(block);
     for (Bucket &b : buckets) {
       if (b.data)
         cuda.cuMemFree(b.data);
@@ -217,6 +230,90 @@ public:
     waitForStream("a broadcast on NCCL");
   }
 
+  void *allocate(int64_t bytes) override {
+    // Blocks of powers of two: a step's sizes vary with its distinct rows,
+    // and a few sizes keep the pool from growing step after step.
+    int64_t size = 256;
+    while (size < bytes)
+      size *= 2;
+    auto cached = freeBlocks.find(size);
+    if (cached != freeBlocks.end()) {
+      CUdeviceptr block = cached->second;
+      freeBlocks.erase(cached);
+      blockSizes[block] = size;
+      return reinterpret_cast<void *>(block);
+    }
+    CUdeviceptr block = 0;
+    check(driver().cuMemAlloc(&block, size),
+          "allocating " + std::to_string(size) +
+              " bytes of GPU memory for the parameter store's rows");
+    blockSizes[block] = size;
+    return reinterpret_cast<void *>(block);
+  }
+
+  void release(void *buffer) override {
+    if (!buffer)
+      return;
+    auto block = blockSizes.find(reinterpret_cast<CUdeviceptr>(buffer));
+    if (block == blockSizes.end())
+      die("internal error: releasing GPU memory the parameter store did not "
+          "allocate");
+    // Reused by later work on the same stream only: safe without waiting.
+    freeBlocks.emplace(block->second, block->first);
+    blockSizes.erase(block);
+  }
+
+  void upload(void *to, const void *from, int64_t bytes) override {
+    if (bytes > 0)
+      check(driver().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(to),
+                                   reinterpret_cast<CUdeviceptr>(from), bytes,
+                                   driver().stream),
+            "copying the parameter store's ids to the GPU");
+  }
+
+  void sumRows(const rowkernels::RowSum &sum) override { launchSumRows(sum); }
+
+  void updateRows(const rowkernels::RowUpdate &update) override {
+    launchUpdateRows(update);
+  }
+
+  void exchange(const std::vector<Transfer> &sends,
+                const std::vector<Transfer> &receives) override {
+    Driver &cuda = driver();
+    std::vector<const Transfer *> ownSends, ownReceives;
+    checkNccl(nccl.groupStart(), "ncclGroupStart");
+    for (const Transfer &t : sends)
+      if (t.peer == rank)
+        ownSends.push_back(&t);
+      else if (t.bytes > 0)
+        checkNccl(
+            nccl.send(t.data, t.bytes, ncclUint8, t.peer, comm, cuda.stream),
+            "ncclSend");
+    for (const Transfer &t : receives)
+      if (t.peer == rank)
+        ownReceives.push_back(&t);
+      else if (t.bytes > 0)
+        checkNccl(
+            nccl.recv(t.data, t.bytes, ncclUint8, t.peer, comm, cuda.stream),
+            "ncclRecv");
+    checkNccl(nccl.groupEnd(), "ncclGroupEnd");
+    if (ownSends.size() != ownReceives.size())
+      die("internal error: a rank's rows to itself do not match");
+    for (size_t i = 0; i < ownSends.size(); ++i) {
+      if (ownSends[i]->bytes != ownReceives[i]->bytes)
+        die("internal error: a rank's rows to itself do not match");
+      if (ownSends[i]->bytes > 0)
+        check(cuda.cuMemcpyAsync(
+                  reinterpret_cast<CUdeviceptr>(ownReceives[i]->data),
+                  reinterpret_cast<CUdeviceptr>(ownSends[i]->data),
+                  ownSends[i]->bytes, cuda.stream),
+              "copying a rank's own rows");
+    }
+    waitForStream("the parameter store's exchange of rows on NCCL");
+  }
+
+  void synchronize(const char *what) override { waitForStream(what); }
+
 private:
   struct Bucket {
     CUdeviceptr data = 0;
@@ -279,10 +376,15 @@ private:
 
   Nccl &nccl;
   ncclComm comm;
+  int rank;
   CUstream commStream = nullptr;
   /// Recorded on the program's stream by waitForStream.
   CUevent done = nullptr;
   std::vector<Bucket> buckets;
+  /// The parameter store's device blocks: in use (with their sizes), and
+  /// released ones by size.
+  std::map<CUdeviceptr, int64_t> blockSizes;
+  std::multimap<int64_t, CUdeviceptr> freeBlocks;
 };
 
 } // namespace
@@ -338,6 +440,6 @@ parallax::runtime::makeNcclCollectives(const World &w) {
     note(std::to_string(w.size) + " GPU workers communicate through NCCL " +
          versionText(nccl->version) +
          " (dense AllReduce buckets on a communication stream, AllGathers, "
-         "broadcasts); the parameter store through MPI on host memory");
-  return std::make_unique<NcclCollectives>(*nccl, comm);
+         "broadcasts, the parameter store's sparse rows)");
+  return std::make_unique<NcclCollectives>(*nccl, comm, w.rank);
 }

@@ -26,51 +26,52 @@
 
 using namespace parallax::runtime;
 
+rowkernels::RuleScalars parallax::runtime::ruleScalars(rowkernels::Rule rule,
+                                                       const Hyper &h) {
+  rowkernels::RuleScalars scalars{h.lr,      h.momentum,    h.beta1,    h.beta2,
+                                  h.epsilon, h.weightDecay, h.nesterov, 0.0f,
+                                  0.0f,      0.0f};
+  if (rule == rowkernels::Adagrad)
+    scalars.adagradLr =
+        h.lr / (1.0f + static_cast<float>(h.step - 1) * h.lrDecay);
+  if (rule == rowkernels::Adam || rule == rowkernels::AdamW) {
+    float correction1 = 1.0f - std::pow(h.beta1, static_cast<float>(h.step));
+    float correction2 = 1.0f - std::pow(h.beta2, static_cast<float>(h.step));
+    scalars.adamStep = h.lr / correction1;
+    scalars.adamRootCorrection2 = std::sqrt(correction2);
+  }
+  return scalars;
+}
+
 namespace {
 
-void sgdKernel(const Slots &s, const float *g, int64_t n, const Hyper &h) {
-  float *w = s.w;
+template <rowkernels::Rule rule>
+void ruleKernel(const Slots &s, const float *g, int64_t n, const Hyper &h) {
+  rowkernels::RuleScalars scalars = ruleScalars(rule, h);
+  float *w = s.w, *s0 = s.state[0], *s1 = s.state[1];
   for (int64_t i = 0; i < n; ++i)
-    w[i] -= h.lr * (g[i] + h.weightDecay * w[i]);
+    rowkernels::applyRule<rule>(scalars, w, s0, s1, i, g[i]);
 }
 
-void momentumKernel(const Slots &s, const float *g, int64_t n, const Hyper &h) {
-  float *w = s.w, *v = s.state[0];
-  for (int64_t i = 0; i < n; ++i) {
-    float grad = g[i] + h.weightDecay * w[i];
-    v[i] = h.momentum * v[i] + grad;
-    w[i] -= h.lr * (h.nesterov ? grad + h.momentum * v[i] : v[i]);
+} // namespace
+
+Kernel parallax::runtime::hostKernel(rowkernels::Rule rule) {
+  switch (rule) {
+  case rowkernels::Sgd:
+    return ruleKernel<rowkernels::Sgd>;
+  case rowkernels::Momentum:
+    return ruleKernel<rowkernels::Momentum>;
+  case rowkernels::Adagrad:
+    return ruleKernel<rowkernels::Adagrad>;
+  case rowkernels::Adam:
+    return ruleKernel<rowkernels::Adam>;
+  case rowkernels::AdamW:
+    return ruleKernel<rowkernels::AdamW>;
   }
+  die("internal error: an unknown update rule");
 }
 
-void adagradKernel(const Slots &s, const float *g, int64_t n, const Hyper &h) {
-  float *w = s.w, *sum = s.state[0];
-  float clr = h.lr / (1.0f + static_cast<float>(h.step - 1) * h.lrDecay);
-  for (int64_t i = 0; i < n; ++i) {
-    float grad = g[i] + h.weightDecay * w[i];
-    sum[i] += grad * grad;
-    w[i] -= clr * grad / (std::sqrt(sum[i]) + h.epsilon);
-  }
-}
-
-template <bool decoupled>
-void adamKernel(const Slots &s, const float *g, int64_t n, const Hyper &h) {
-  float *w = s.w, *m = s.state[0], *v = s.state[1];
-  float correction1 = 1.0f - std::pow(h.beta1, static_cast<float>(h.step));
-  float correction2 = 1.0f - std::pow(h.beta2, static_cast<float>(h.step));
-  float stepSize = h.lr / correction1;
-  float rootCorrection2 = std::sqrt(correction2);
-  for (int64_t i = 0; i < n; ++i) {
-    float grad = g[i];
-    if (decoupled)
-      w[i] *= 1.0f - h.lr * h.weightDecay;
-    else
-      grad += h.weightDecay * w[i];
-    m[i] = h.beta1 * m[i] + (1.0f - h.beta1) * grad;
-    v[i] = h.beta2 * v[i] + (1.0f - h.beta2) * grad * grad;
-    w[i] -= stepSize * m[i] / (std::sqrt(v[i]) / rootCorrection2 + h.epsilon);
-  }
-}
+namespace {
 
 Hyper hyper(const ParallaxHyperParameters &p) {
   return {static_cast<float>(p.lr),       static_cast<float>(p.momentum),
@@ -84,22 +85,23 @@ Hyper hyper(const ParallaxHyperParameters &p) {
 /// element's update is independent of the others.
 constexpr int64_t kUpdateChunk = 32768;
 
-void updateDense(Kernel kernel, const char *name, int64_t rankW, void *w,
-                 int states, void *const *state, int64_t rankG, void *g,
-                 const Hyper &h) {
+void updateDense(rowkernels::Rule rule, const char *name, int64_t rankW,
+                 void *w, int states, void *const *state, int64_t rankG,
+                 void *g, const Hyper &h) {
   Slots slots = slotsOf(name, rankW, w, states, state);
   const float *gradient = contiguousF32(name, "gradient", rankG, g);
+  Kernel kernel = hostKernel(rule);
   parallelChunks(
       elementCount(rankW, w), kUpdateChunk, [&](int64_t begin, int64_t end) {
         kernel(slots.offset(begin), gradient + begin, end - begin, h);
       });
 }
 
-/// Sums the rows of repeated indices, then applies `kernel` to each
+/// Sums the rows of repeated indices, then applies `rule` to each
 /// distinct row: only rows with a gradient change.
-void updateSparse(Kernel kernel, const char *name, int64_t rankW, void *w,
-                  int states, void *const *state, int64_t rankI, void *ids,
-                  int64_t rankV, void *values, const Hyper &h) {
+void updateSparse(rowkernels::Rule rule, const char *name, int64_t rankW,
+                  void *w, int states, void *const *state, int64_t rankI,
+                  void *ids, int64_t rankV, void *values, const Hyper &h) {
   int64_t width = rowWidth(rankW, w);
   // Rows, not raw ids: a negative id and its row from the start sum too.
   int64_t rows = leadingRows(rankW, w);
@@ -108,24 +110,24 @@ void updateSparse(Kernel kernel, const char *name, int64_t rankW, void *w,
   const float *rowValues = contiguousF32(name, "gradient rows", rankV, values);
   std::vector<float> summed(rowValues, rowValues + index.size() * width);
   int64_t k = sumRepeatedRows(index, summed, width);
-  applyRows(kernel, name, slotsOf(name, rankW, w, states, state), rows, width,
+  applyRows(rule, name, slotsOf(name, rankW, w, states, state), rows, width,
             index.data(), k, summed.data(), 1.0f, h);
 }
 
-void pushDense(Kernel kernel, const char *name, int64_t partitions,
+void pushDense(rowkernels::Rule rule, const char *name, int64_t partitions,
                int64_t firstServer, int64_t rankW, void *w, int states,
                void *const *state, int64_t rankG, void *g, const Hyper &h) {
-  pushDenseGradient(kernel, name, partitions, firstServer,
+  pushDenseGradient(rule, name, partitions, firstServer,
                     slotsOf(name, rankW, w, states, state),
                     leadingRows(rankW, w), rowWidth(rankW, w),
                     contiguousF32(name, "gradient", rankG, g), h);
 }
 
-void pushSparse(Kernel kernel, const char *name, int64_t partitions,
+void pushSparse(rowkernels::Rule rule, const char *name, int64_t partitions,
                 int64_t firstServer, int64_t rankW, void *w, int states,
                 void *const *state, int64_t rankI, void *ids, int64_t rankV,
                 void *values, const Hyper &h) {
-  pushSparseGradient(kernel, name, partitions, firstServer,
+  pushSparseGradient(rule, name, partitions, firstServer,
                      slotsOf(name, rankW, w, states, state),
                      leadingRows(rankW, w), rowWidth(rankW, w),
                      rowIds(rankI, ids), elementCount(rankI, ids),
@@ -220,11 +222,13 @@ std::vector<int64_t> parallax::runtime::rowIdsOf(const char *name,
   return result;
 }
 
-void parallax::runtime::applyRows(Kernel kernel, const std::string &name,
-                                  const Slots &base, int64_t rows,
-                                  int64_t width, const int64_t *ids, int64_t k,
+void parallax::runtime::applyRows(rowkernels::Rule rule,
+                                  const std::string &name, const Slots &base,
+                                  int64_t rows, int64_t width,
+                                  const int64_t *ids, int64_t k,
                                   const float *values, float scale,
                                   const Hyper &h) {
+  Kernel kernel = hostKernel(rule);
   std::vector<float> scaled(scale == 1.0f ? 0 : width);
   for (int64_t i = 0; i < k; ++i) {
     int64_t row = rowIndex(name, ids[i], rows);
@@ -255,19 +259,19 @@ void parallax::runtime::applyRows(Kernel kernel, const std::string &name,
 #define PARALLAX_STATE_1 s0
 #define PARALLAX_STATE_2 s0, s1
 
-#define PARALLAX_OPTIMIZER_ENTRY_POINTS(rule, kernel, states)                  \
+#define PARALLAX_OPTIMIZER_ENTRY_POINTS(rule, ruleId, states)                  \
   void parallax_rt_update_##rule##_f32(const char *name, int64_t rankW,        \
                                        void *w PARALLAX_STATE_PARAMS_##states, \
                                        PARALLAX_DENSE_ARGS) {                  \
     void *state[] = {PARALLAX_STATE_##states};                                 \
-    updateDense(kernel, name, rankW, w, states, state, rankG, g,               \
+    updateDense(ruleId, name, rankW, w, states, state, rankG, g,               \
                 PARALLAX_HYPER);                                               \
   }                                                                            \
   void parallax_rt_update_##rule##_sparse_f32(                                 \
       const char *name, int64_t rankW, void *w PARALLAX_STATE_PARAMS_##states, \
       PARALLAX_SPARSE_ARGS) {                                                  \
     void *state[] = {PARALLAX_STATE_##states};                                 \
-    updateSparse(kernel, name, rankW, w, states, state, rankI, ids, rankV,     \
+    updateSparse(ruleId, name, rankW, w, states, state, rankI, ids, rankV,     \
                  values, PARALLAX_HYPER);                                      \
   }                                                                            \
   void parallax_rt_push_##rule##_f32(const char *name, int64_t partitions,     \
@@ -275,7 +279,7 @@ void parallax::runtime::applyRows(Kernel kernel, const std::string &name,
                                      void *w PARALLAX_STATE_PARAMS_##states,   \
                                      PARALLAX_DENSE_ARGS) {                    \
     void *state[] = {PARALLAX_STATE_##states};                                 \
-    pushDense(kernel, name, partitions, firstServer, rankW, w, states, state,  \
+    pushDense(ruleId, name, partitions, firstServer, rankW, w, states, state,  \
               rankG, g, PARALLAX_HYPER);                                       \
   }                                                                            \
   void parallax_rt_push_##rule##_sparse_f32(                                   \
@@ -283,7 +287,7 @@ void parallax::runtime::applyRows(Kernel kernel, const std::string &name,
       int64_t rankW, void *w PARALLAX_STATE_PARAMS_##states,                   \
       PARALLAX_SPARSE_ARGS) {                                                  \
     void *state[] = {PARALLAX_STATE_##states};                                 \
-    pushSparse(kernel, name, partitions, firstServer, rankW, w, states, state, \
+    pushSparse(ruleId, name, partitions, firstServer, rankW, w, states, state, \
                rankI, ids, rankV, values, PARALLAX_HYPER);                     \
   }
 
@@ -320,9 +324,9 @@ int64_t parallax_rt_row_segments(const char *name, int64_t rows, int64_t rankI,
   return count;
 }
 
-PARALLAX_OPTIMIZER_ENTRY_POINTS(sgd, sgdKernel, 0)
-PARALLAX_OPTIMIZER_ENTRY_POINTS(momentum, momentumKernel, 1)
-PARALLAX_OPTIMIZER_ENTRY_POINTS(adagrad, adagradKernel, 1)
-PARALLAX_OPTIMIZER_ENTRY_POINTS(adam, adamKernel<false>, 2)
-PARALLAX_OPTIMIZER_ENTRY_POINTS(adamw, adamKernel<true>, 2)
+PARALLAX_OPTIMIZER_ENTRY_POINTS(sgd, rowkernels::Sgd, 0)
+PARALLAX_OPTIMIZER_ENTRY_POINTS(momentum, rowkernels::Momentum, 1)
+PARALLAX_OPTIMIZER_ENTRY_POINTS(adagrad, rowkernels::Adagrad, 1)
+PARALLAX_OPTIMIZER_ENTRY_POINTS(adam, rowkernels::Adam, 2)
+PARALLAX_OPTIMIZER_ENTRY_POINTS(adamw, rowkernels::AdamW, 2)
 } // extern "C"

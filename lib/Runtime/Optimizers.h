@@ -7,6 +7,8 @@
 #ifndef PARALLAX_LIB_RUNTIME_OPTIMIZERS_H
 #define PARALLAX_LIB_RUNTIME_OPTIMIZERS_H
 
+#include "RowKernels.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,6 +36,13 @@ struct Slots {
 /// One update rule applied to `n` consecutive elements.
 using Kernel = void (*)(const Slots &, const float *gradient, int64_t n,
                         const Hyper &);
+
+/// The host's kernel of `rule`.
+Kernel hostKernel(rowkernels::Rule rule);
+
+/// What `rule` derives from `h` for one step (the host's kernels and the
+/// GPU's compute it here).
+rowkernels::RuleScalars ruleScalars(rowkernels::Rule rule, const Hyper &h);
 
 /// A contiguous f32 buffer from a memref descriptor (generated code passes
 /// identity layouts); `what` and `name` only name it in errors.
@@ -68,12 +77,13 @@ int64_t rowIndex(const std::string &name, int64_t id, int64_t rows);
 std::vector<int64_t> rowIdsOf(const char *name, const int64_t *ids, int64_t k,
                               int64_t rows);
 
-/// Applies `kernel` to rows `ids[i]` (distinct) of `base`, a variable of
+/// Applies `rule` to rows `ids[i]` (distinct) of `base`, a variable of
 /// `rows` rows of `width` floats, with gradient rows `values[i]` times
 /// `scale`. Each id goes through rowIndex.
-void applyRows(Kernel kernel, const std::string &name, const Slots &base,
-               int64_t rows, int64_t width, const int64_t *ids, int64_t k,
-               const float *values, float scale, const Hyper &h);
+void applyRows(rowkernels::Rule rule, const std::string &name,
+               const Slots &base, int64_t rows, int64_t width,
+               const int64_t *ids, int64_t k, const float *values, float scale,
+               const Hyper &h);
 
 } // namespace parallax::runtime
 

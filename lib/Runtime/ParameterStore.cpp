@@ -32,6 +32,7 @@
 #include "Comm.h"
 #include "CommThread.h"
 #include "Descriptor.h"
+#include "DeviceCollectives.h"
 #include "ParameterStore.h"
 #include "Partitions.h"
 #include "Support.h"
@@ -183,9 +184,31 @@ exchangeParcels(const std::vector<std::vector<Parcel>> &out,
   return in;
 }
 
+} // namespace
+
+IdsByRank parallax::runtime::exchangeIds(const IdsByRank &out,
+                                         const char *what) {
+  size_t variables = out.empty() ? 0 : out[0].size();
+  std::vector<std::vector<Parcel>> parcels(out.size(),
+                                           std::vector<Parcel>(variables));
+  for (size_t d = 0; d < out.size(); ++d)
+    for (size_t v = 0; v < variables; ++v)
+      parcels[d][v].ids = out[d][v];
+  std::vector<std::vector<Parcel>> received =
+      exchangeParcels(parcels, std::vector<int64_t>(variables, 0), Carries::Ids,
+                      {}, what, mainThreadChannel());
+  IdsByRank in(received.size(), std::vector<std::vector<int64_t>>(variables));
+  for (size_t s = 0; s < received.size(); ++s)
+    for (size_t v = 0; v < variables; ++v)
+      in[s][v] = std::move(received[s][v].ids);
+  return in;
+}
+
+namespace {
+
 /// What a queued push updates on the servers, and how.
 struct PushTarget {
-  Kernel kernel;
+  rowkernels::Rule rule;
   std::string name;
   Partitioning parts;
   Slots variable;
@@ -278,15 +301,6 @@ void aggregateOnMachine(std::vector<PendingPush> &pushes,
   }
 }
 
-/// A pull of rows waiting for parallax_rt_pull_rows_complete.
-struct PullRequest {
-  std::string name;
-  Partitioning parts;
-  const float *table;
-  int64_t width;
-  std::vector<int64_t> requested; // row of each output row
-  float *out;
-};
 std::vector<PullRequest> pendingPulls;
 
 /// "a, b, c": the variables of queued pushes or pulls, for the trace.
@@ -335,21 +349,27 @@ void broadcastPartitions(const char *name, const Partitioning &parts,
 } // namespace
 
 void parallax::runtime::pushSparseGradient(
-    Kernel kernel, const char *name, int64_t partitions, int64_t firstServer,
-    const Slots &variable, int64_t rows, int64_t width, const int64_t *ids,
-    int64_t k, const float *values, const Hyper &h) {
+    rowkernels::Rule rule, const char *name, int64_t partitions,
+    int64_t firstServer, const Slots &variable, int64_t rows, int64_t width,
+    const int64_t *ids, int64_t k, const float *values, const Hyper &h) {
+  if (world().size > 1 && deviceCollectives()) {
+    queueDeviceSparsePush(rule, name,
+                          Partitioning(rows, partitions, firstServer), variable,
+                          width, rowIdsOf(name, ids, k, rows), values, h);
+    return;
+  }
   Parcel mine{rowIdsOf(name, ids, k, rows),
               std::vector<float>(values, values + k * width)};
   sumRepeatedRows(mine.ids, mine.values, width);
   if (world().size == 1) {
     TraceScope trace(
         "comm", [&] { return std::string("push ") + name; }, "sparse");
-    applyRows(kernel, name, variable, rows, width, mine.ids.data(),
+    applyRows(rule, name, variable, rows, width, mine.ids.data(),
               mine.ids.size(), mine.values.data(), 1.0f, h);
     return;
   }
   pendingPushes.push_back(
-      {{kernel, name, Partitioning(rows, partitions, firstServer), variable,
+      {{rule, name, Partitioning(rows, partitions, firstServer), variable,
         width, h},
        std::move(mine)});
 }
@@ -407,7 +427,7 @@ void exchangeDensePushes(std::vector<PendingDensePush> &pushes,
     float *sums = buffer.data() + at;
     for (int64_t i = 0; i < count; ++i)
       sums[i] *= scale;
-    push.kernel(push.variable.offset(first), sums, count, push.h);
+    hostKernel(push.rule)(push.variable.offset(first), sums, count, push.h);
     std::copy_n(push.variable.w + first, count, sums);
   });
   allgatherByMachine(buffer.data(), counts, channel.all, channel.machine,
@@ -473,9 +493,9 @@ static void exchangePushes(std::vector<PendingPush> &pushes,
     }
     account(push.name, sent, received);
     int64_t distinct = sumRepeatedRows(own.ids, own.values, push.width);
-    applyRows(push.kernel, push.name, push.variable, push.parts.rows,
-              push.width, own.ids.data(), distinct, own.values.data(),
-              1.0f / w.size, push.h);
+    applyRows(push.rule, push.name, push.variable, push.parts.rows, push.width,
+              own.ids.data(), distinct, own.values.data(), 1.0f / w.size,
+              push.h);
   }
 }
 
@@ -518,6 +538,7 @@ const char *categoryOf(const PushExchange &exchange) {
 } // namespace
 
 void parallax::runtime::sendPushes() {
+  sendDevicePushes();
   if (pendingPushes.empty() && pendingDensePushes.empty())
     return;
   std::shared_ptr<PushExchange> exchange = takePendingPushes();
@@ -563,8 +584,8 @@ void parallax::runtime::flushPushes() {
 
 extern "C" void parallax_rt_push_send() { sendPushes(); }
 
-void parallax::runtime::pushDenseGradient(Kernel kernel, const char *name,
-                                          int64_t partitions,
+void parallax::runtime::pushDenseGradient(rowkernels::Rule rule,
+                                          const char *name, int64_t partitions,
                                           int64_t firstServer,
                                           const Slots &variable, int64_t rows,
                                           int64_t width, const float *gradient,
@@ -572,11 +593,11 @@ void parallax::runtime::pushDenseGradient(Kernel kernel, const char *name,
   if (world().size == 1) {
     TraceScope trace(
         "comm", [&] { return std::string("push ") + name; }, "dense");
-    kernel(variable, gradient, rows * width, h);
+    hostKernel(rule)(variable, gradient, rows * width, h);
     return;
   }
   pendingDensePushes.push_back(
-      {{kernel, name, Partitioning(rows, partitions, firstServer), variable,
+      {{rule, name, Partitioning(rows, partitions, firstServer), variable,
         width, h},
        std::vector<float>(gradient, gradient + rows * width)});
 }
@@ -655,6 +676,10 @@ extern "C" void parallax_rt_pull_rows_complete() {
     return;
   }
   flushPushes(); // the rows must include this step's pushes
+  if (deviceCollectives()) {
+    completeDevicePulls(pulls);
+    return;
+  }
 
   // Ask each owner for the distinct rows it serves, every variable at once.
   size_t variables = pulls.size();

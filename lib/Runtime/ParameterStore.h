@@ -8,9 +8,12 @@
 #define PARALLAX_LIB_RUNTIME_PARAMETERSTORE_H
 
 #include "Optimizers.h"
+#include "Partitions.h"
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace parallax::runtime {
 
@@ -18,25 +21,27 @@ namespace parallax::runtime {
 /// partitions it serves are current: pushes update them on their owner,
 /// pulls read them from their owner.
 
-/// Averages a dense gradient over the workers and applies `kernel` on the
+/// Averages a dense gradient over the workers and applies `rule` on the
 /// owners of each partition (each owner to its rows). With several
 /// workers the push is queued (a copy of `gradient`) and goes with the
 /// sparse ones in sendPushes(), which also gives every rank the updated
 /// partitions. One worker applies it at once.
-void pushDenseGradient(Kernel kernel, const char *name, int64_t partitions,
-                       int64_t firstServer, const Slots &variable, int64_t rows,
-                       int64_t width, const float *gradient, const Hyper &h);
+void pushDenseGradient(rowkernels::Rule rule, const char *name,
+                       int64_t partitions, int64_t firstServer,
+                       const Slots &variable, int64_t rows, int64_t width,
+                       const float *gradient, const Hyper &h);
 
 /// The same for a row-sparse gradient: repeated rows are summed on this
 /// rank and the push is queued; sendPushes() sends every queued push in
 /// one exchange: the rows are summed across the ranks of each machine,
 /// then sent to their owners, which sum all contributions, divide by the
-/// workers and apply `kernel` to the rows that have one. One worker
+/// workers and apply `rule` to the rows that have one. One worker
 /// applies the rows at once.
-void pushSparseGradient(Kernel kernel, const char *name, int64_t partitions,
-                        int64_t firstServer, const Slots &variable,
-                        int64_t rows, int64_t width, const int64_t *ids,
-                        int64_t k, const float *values, const Hyper &h);
+void pushSparseGradient(rowkernels::Rule rule, const char *name,
+                        int64_t partitions, int64_t firstServer,
+                        const Slots &variable, int64_t rows, int64_t width,
+                        const int64_t *ids, int64_t k, const float *values,
+                        const Hyper &h);
 
 /// Sends the queued pushes, sparse and dense (collective: every rank calls
 /// it at the same point): the communication thread exchanges them while the
@@ -62,6 +67,47 @@ bool streamPartitionsToRoot(
     const char *name, int64_t partitions, int64_t firstServer,
     const float *data, int64_t rows, int64_t width,
     const std::function<bool(const float *, int64_t)> &consume);
+
+/// Sends every rank d, for every variable v, the ids out[d][v] (row counts
+/// first, then one MPI_Ialltoallv, on the main thread's communicators);
+/// returns in[s][v], the ids each rank s sent this one. Collective.
+using IdsByRank = std::vector<std::vector<std::vector<int64_t>>>;
+IdsByRank exchangeIds(const IdsByRank &out, const char *what);
+
+/// A pull of rows waiting for parallax_rt_pull_rows_complete.
+struct PullRequest {
+  std::string name;
+  Partitioning parts;
+  const float *table;
+  int64_t width;
+  std::vector<int64_t> requested; // row of each output row
+  float *out;
+};
+
+// The parameter store on the GPUs (DeviceParameterStore.cpp): where a GPU
+// program's workers communicate through NCCL (deviceCollectives()), the
+// rows of sparse pushes and pulls stay in device memory: ids are routed
+// on the host (MPI), rows go through NCCL, and the sums and updates are
+// kernels.
+
+/// Queues a sparse push of `rows` (checked row indices, read on the host)
+/// and their gradient rows `values` (device memory): its repeated rows are
+/// summed on the device into one buffer ordered by owner at once.
+void queueDeviceSparsePush(rowkernels::Rule rule, const char *name,
+                           const Partitioning &parts, const Slots &variable,
+                           int64_t width, const std::vector<int64_t> &rows,
+                           const float *values, const Hyper &h);
+
+/// Sends the queued device pushes to their owners in one exchange, where
+/// each owner sums every contribution to a row, divides by the workers and
+/// updates the row and its state: returns once applied. Collective (every
+/// rank calls it at the same point, with or without pushes of its own).
+void sendDevicePushes();
+
+/// Completes `pulls` (after the pushes before them) in one exchange:
+/// owners gather the rows asked of them on the device, NCCL brings them
+/// back, and a kernel puts each where it was asked for. Collective.
+void completeDevicePulls(const std::vector<PullRequest> &pulls);
 
 } // namespace parallax::runtime
 

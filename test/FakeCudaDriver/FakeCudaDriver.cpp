@@ -5,8 +5,10 @@
 // libcuda.so.1 (and, by other names, libcublas.so.13 and libcudnn.so.9)
 // for machines without a GPU: the driver, cuBLAS and cuDNN functions that
 // lib/Runtime/CudaRuntime.cpp and CudnnConvolutions.cpp call, on host
-// memory. Kernels and products are not run (their results stay whatever
-// the buffers held); cuDNN's convolutions are, by their definition, one
+// memory. Generated kernels and products are not run (their results stay
+// whatever the buffers held); the runtime's own kernels (the parameter
+// store's, lib/Runtime/RowKernels.h) are, through the same functions the
+// PTX was compiled from, and cuDNN's convolutions are, by their definition, one
 // multiply-add at a time (to check the runtime's descriptors), but
 // everything around them is exercised as on a GPU: the driver is loaded
 // and the module with it from the program's global constructor, launches
@@ -26,6 +28,8 @@
 // NCCL beside it.
 //
 //===----------------------------------------------------------------------===//
+
+#include "RowKernels.h"
 
 #include <algorithm>
 #include <atomic>
@@ -211,12 +215,20 @@ CUresult cuGetErrorString(CUresult error, const char **text) {
              : CUDA_ERROR_INVALID_VALUE;
 }
 
+/// The runtime's PTX module of the parameter store's kernels.
+bool isRowKernelsPtx(const void *image) {
+  const char *text = static_cast<const char *>(image);
+  return std::strstr(text, ".target sm_") &&
+         std::strstr(text, ".entry parallax_rows_sum") &&
+         std::strstr(text, ".entry parallax_rows_update");
+}
+
 CUresult cuModuleLoadData(void **module, const void *image) {
   if (CUresult result = ready())
     return result;
   uint32_t magic = 0;
   std::memcpy(&magic, image, sizeof(magic));
-  if (magic != fatbinMagic)
+  if (magic != fatbinMagic && !isRowKernelsPtx(image))
     return CUDA_ERROR_INVALID_IMAGE;
   ++modules;
   *module = const_cast<void *>(image);
@@ -251,6 +263,19 @@ CUresult cuLaunchKernel(void *function, unsigned gridX, unsigned gridY,
   if (uint64_t(blockX) * blockY * blockZ > 1024 || sharedBytes > 48 * 1024)
     return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   ++launches;
+  // The runtime's kernels run here, element by element, as their PTX would.
+  namespace rk = parallax::runtime::rowkernels;
+  const std::string &name = *static_cast<std::string *>(function);
+  if (name == rk::kSumRowsKernel) {
+    const auto &sum = *static_cast<const rk::RowSum *>(parameters[0]);
+    for (int64_t i = 0; i < sum.segments * sum.width; ++i)
+      rk::sumRowsElement(sum, i);
+  } else if (name == rk::kUpdateRowsKernel) {
+    const auto &update = *static_cast<const rk::RowUpdate *>(parameters[0]);
+    for (int64_t i = 0; i < update.gradient.segments * update.gradient.width;
+         ++i)
+      rk::updateRowsElement(update, i);
+  }
   return CUDA_SUCCESS;
 }
 

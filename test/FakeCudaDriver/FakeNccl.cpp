@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace {
 
@@ -37,8 +38,27 @@ struct UniqueId {
 struct Comm {
   MPI_Comm mpi;
   int rank, size;
-  long allReduces = 0, floats = 0, allGathers = 0, broadcasts = 0;
+  long allReduces = 0, floats = 0, allGathers = 0, broadcasts = 0, sends = 0,
+       receives = 0, bytesSent = 0;
 };
+
+/// Sends and receives between ncclGroupStart and ncclGroupEnd, posted at
+/// once and waited for at the group's end (NCCL's groups may nest).
+int groupDepth = 0;
+std::vector<MPI_Request> grouped;
+constexpr int kSendRecvTag = 4711;
+
+/// Posts a send or receive; outside a group it completes at once.
+ncclResult postTransfer(int code, MPI_Request request) {
+  if (code != MPI_SUCCESS)
+    return ncclSystemError;
+  if (groupDepth > 0) {
+    grouped.push_back(request);
+    return ncclSuccess;
+  }
+  return MPI_Wait(&request, MPI_STATUS_IGNORE) == MPI_SUCCESS ? ncclSuccess
+                                                              : ncclSystemError;
+}
 
 /// Whether PARALLAX_FAKE_NCCL_FAIL asks `call` to fail on this rank.
 bool failing(const char *call, int rank) {
@@ -85,9 +105,11 @@ ncclResult ncclCommDestroy(Comm *comm) {
   if (std::getenv("PARALLAX_FAKE_CUDA_REPORT"))
     std::fprintf(stderr,
                  "fake NCCL: rank %d of %d: %ld AllReduces (%ld floats), %ld "
-                 "AllGathers, %ld broadcasts\n",
+                 "AllGathers, %ld broadcasts, %ld sends (%ld bytes), %ld "
+                 "receives\n",
                  comm->rank, comm->size, comm->allReduces, comm->floats,
-                 comm->allGathers, comm->broadcasts);
+                 comm->allGathers, comm->broadcasts, comm->sends,
+                 comm->bytesSent, comm->receives);
   MPI_Comm_free(&comm->mpi);
   delete comm;
   return ncclSuccess;
@@ -152,6 +174,51 @@ ncclResult ncclBroadcast(const void *send, void *receive, size_t count,
     std::memmove(receive, send, count);
   return mpiResult(
       MPI_Bcast(receive, static_cast<int>(count), MPI_BYTE, root, comm->mpi));
+}
+
+ncclResult ncclGroupStart() {
+  ++groupDepth;
+  return ncclSuccess;
+}
+
+ncclResult ncclGroupEnd() {
+  if (groupDepth == 0)
+    return ncclInvalidUsage;
+  if (--groupDepth > 0)
+    return ncclSuccess;
+  std::vector<MPI_Request> requests;
+  requests.swap(grouped);
+  return mpiResult(MPI_Waitall(static_cast<int>(requests.size()),
+                               requests.data(), MPI_STATUSES_IGNORE));
+}
+
+// NCCL needs a send and its receive in one group where they could wait
+// for each other (a rank's own, or a pair of ranks sending each other);
+// real NCCL hangs without it, so this one refuses a send to itself
+// outside a group.
+ncclResult ncclSend(const void *data, size_t count, int type, int peer,
+                    Comm *comm, void *) {
+  if (type != ncclUint8 || peer < 0 || peer >= comm->size ||
+      (peer == comm->rank && groupDepth == 0))
+    return ncclInvalidArgument;
+  ++comm->sends;
+  comm->bytesSent += static_cast<long>(count);
+  MPI_Request request;
+  int code = MPI_Isend(data, static_cast<int>(count), MPI_BYTE, peer,
+                       kSendRecvTag, comm->mpi, &request);
+  return postTransfer(code, request);
+}
+
+ncclResult ncclRecv(void *data, size_t count, int type, int peer, Comm *comm,
+                    void *) {
+  if (type != ncclUint8 || peer < 0 || peer >= comm->size ||
+      (peer == comm->rank && groupDepth == 0))
+    return ncclInvalidArgument;
+  ++comm->receives;
+  MPI_Request request;
+  int code = MPI_Irecv(data, static_cast<int>(count), MPI_BYTE, peer,
+                       kSendRecvTag, comm->mpi, &request);
+  return postTransfer(code, request);
 }
 
 } // extern "C"

@@ -210,6 +210,63 @@ TEST_P(ParameterStoreTest, SparseAdagradKeepsStateOnServers) {
   }
 }
 
+// Every rule with state and weight decay, two steps: the servers' rows and
+// state (streamed to rank 0, as a checkpoint reads them) equal the host's
+// kernel applied to the averaged rows. In ParallaxGpuCollectivesTests the
+// servers are the GPUs' kernels (DeviceParameterStore.cpp).
+TEST_P(ParameterStoreTest, EveryRuleOnServersEqualsTheHostKernel) {
+  int64_t partitions = GetParam(), first = 2;
+  const rowkernels::Rule rules[] = {rowkernels::Sgd, rowkernels::Momentum,
+                                    rowkernels::Adagrad, rowkernels::Adam,
+                                    rowkernels::AdamW};
+  for (rowkernels::Rule rule : rules) {
+    std::string name = "table" + std::to_string(static_cast<int>(rule));
+    std::vector<float> table = initialTable(), s0(rows * width, 0.25f),
+                       s1(rows * width, 0.5f);
+    std::vector<float> expected = table, e0 = s0, e1 = s1;
+    std::vector<int64_t> ids;
+    std::vector<float> values;
+    gradientOf(world().rank, ids, values);
+    for (int64_t step = 1; step <= 2; ++step) {
+      Hyper h{0.1f, 0.9f, 0.8f, 0.95f, 1e-3f, 0.01f, 0.0f, step == 2, step};
+      pushSparseGradient(rule, name.c_str(), partitions, first,
+                         {table.data(), {s0.data(), s1.data()}}, rows, width,
+                         ids.data(), static_cast<int64_t>(ids.size()),
+                         values.data(), h);
+      flushPushes();
+      for (auto &[row, sum] : summedGradient()) {
+        std::vector<float> g(width);
+        for (int64_t j = 0; j < width; ++j)
+          g[j] = static_cast<float>(sum[j]) / world().size;
+        Slots at =
+            Slots{expected.data(), {e0.data(), e1.data()}}.offset(row * width);
+        hostKernel(rule)(at, g.data(), width, h);
+      }
+    }
+    auto streamed = [&](const std::string &what,
+                        const std::vector<float> &data) {
+      std::vector<float> all;
+      EXPECT_TRUE(streamPartitionsToRoot(
+          what.c_str(), partitions, first, data.data(), rows, width,
+          [&](const float *piece, int64_t floats) {
+            all.insert(all.end(), piece, piece + floats);
+            return true;
+          }));
+      return all;
+    };
+    table = streamed(name, table);
+    s0 = streamed(name + ".s0", s0);
+    s1 = streamed(name + ".s1", s1);
+    if (world().rank != 0)
+      continue;
+    for (int64_t i = 0; i < rows * width; ++i) {
+      EXPECT_NEAR(table[i], expected[i], 1e-5) << name << " element " << i;
+      EXPECT_NEAR(s0[i], e0[i], 1e-5) << name << " state 0, element " << i;
+      EXPECT_NEAR(s1[i], e1[i], 1e-5) << name << " state 1, element " << i;
+    }
+  }
+}
+
 TEST_P(ParameterStoreTest, DenseSgdPushAndWholePull) {
   int64_t partitions = GetParam(), first = 2;
   std::vector<float> table = initialTable(), gradient(rows * width);

@@ -1,0 +1,313 @@
+//===- DeviceParameterStore.cpp - Push and pull of rows on the GPUs -------===//
+//
+// Part of the Parallax project.
+//
+// The parameter store of a GPU program whose workers communicate through
+// NCCL. Its partitions are the owners' device memory (each rank keeps the
+// variable's buffer, as on the CPU; the rows it serves are current), and
+// no row goes through the host:
+// - a push is summed by row on the pushing GPU into one buffer ordered by
+//   owner (a kernel; the host sorts only the ids, which it reads anyway);
+// - the step's pushes go in one exchange: the ids through MPI (the owners'
+//   host needs them to order the sums), the rows through one NCCL group of
+//   ncclSend/ncclRecv, every variable at once (an unequal all-to-all);
+// - each owner sums every contribution to a row, divides by the workers
+//   and updates the row and its optimizer state in one kernel per variable
+//   (rowkernels::RowUpdate, the host's rule element by element);
+// - a pull sends the distinct ids asked for to their owners (MPI), which
+//   gather the rows on their GPU (a kernel) and send them back (one NCCL
+//   group); a kernel puts each row where it was asked for.
+// Dense variables on servers still go through ParameterStore.cpp's MPI
+// exchange on host memory, and a machine's ranks do not sum their rows
+// before they cross machines here (NCCL carries each rank's own).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Comm.h"
+#include "DeviceCollectives.h"
+#include "ParameterStore.h"
+#include "Support.h"
+#include "Trace.h"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace parallax::runtime;
+
+namespace {
+
+using Transfer = DeviceCollectives::Transfer;
+
+/// A device buffer for `count` elements of T, released with its owner.
+template <typename T> class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(int64_t count) {
+    if (count > 0)
+      data_ = static_cast<T *>(device().allocate(count * int64_t(sizeof(T))));
+  }
+  /// A copy of `values` on the device.
+  explicit DeviceBuffer(const std::vector<T> &values)
+      : DeviceBuffer(static_cast<int64_t>(values.size())) {
+    if (data_)
+      device().upload(data_, values.data(), values.size() * sizeof(T));
+  }
+  DeviceBuffer(DeviceBuffer &&other) noexcept : data_(other.data_) {
+    other.data_ = nullptr;
+  }
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept {
+    std::swap(data_, other.data_);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    // Back to the pool at once: whatever reuses it queues after the work
+    // queued on it. Past the collectives' end (the program exiting), it
+    // is left to the driver.
+    if (data_ && deviceCollectives())
+      device().release(data_);
+  }
+  T *data() const { return data_; }
+
+  static DeviceCollectives &device() { return *deviceCollectives(); }
+
+private:
+  T *data_ = nullptr;
+};
+
+/// Positions 0..k-1 in the order of `key` (stable), and the segments of
+/// equal keys: offsets into the positions, one past the end last.
+struct Segments {
+  std::vector<int64_t> positions, offsets;
+};
+
+template <typename Key> Segments segmentsBy(int64_t k, Key key) {
+  Segments s;
+  s.positions.resize(k);
+  std::iota(s.positions.begin(), s.positions.end(), int64_t{0});
+  std::stable_sort(s.positions.begin(), s.positions.end(),
+                   [&](int64_t a, int64_t b) { return key(a) < key(b); });
+  for (int64_t i = 0; i < k; ++i)
+    if (i == 0 || key(s.positions[i]) != key(s.positions[i - 1]))
+      s.offsets.push_back(i);
+  s.offsets.push_back(k);
+  return s;
+}
+
+/// A push summed on this GPU, waiting for the step's exchange.
+struct DevicePush {
+  rowkernels::Rule rule;
+  std::string name;
+  Partitioning parts;
+  Slots variable;
+  int64_t width;
+  Hyper h;
+  /// Its distinct rows by owner (ascending within each), and their sums
+  /// in that order.
+  std::vector<std::vector<int64_t>> rowsByOwner;
+  DeviceBuffer<float> sums;
+};
+std::vector<DevicePush> pendingDevicePushes;
+
+int64_t rowBytes(int64_t width) { return width * int64_t(sizeof(float)); }
+
+/// Where each rank's part starts in rows laid out rank after rank.
+std::vector<int64_t> startsOf(const std::vector<std::vector<int64_t>> &parts) {
+  std::vector<int64_t> starts(parts.size() + 1, 0);
+  for (size_t r = 0; r < parts.size(); ++r)
+    starts[r + 1] = starts[r] + static_cast<int64_t>(parts[r].size());
+  return starts;
+}
+
+} // namespace
+
+void parallax::runtime::queueDeviceSparsePush(
+    rowkernels::Rule rule, const char *name, const Partitioning &parts,
+    const Slots &variable, int64_t width, const std::vector<int64_t> &rows,
+    const float *values, const Hyper &h) {
+  const World &w = world();
+  int64_t k = static_cast<int64_t>(rows.size());
+  auto ownerAndRow = [&](int64_t i) {
+    return std::make_pair(parts.ownerOfRow(rows[i], w.size), rows[i]);
+  };
+  Segments segments = segmentsBy(k, ownerAndRow);
+  int64_t distinct = static_cast<int64_t>(segments.offsets.size()) - 1;
+  DevicePush push{rule,
+                  name,
+                  parts,
+                  variable,
+                  width,
+                  h,
+                  std::vector<std::vector<int64_t>>(w.size),
+                  DeviceBuffer<float>(distinct * width)};
+  for (int64_t s = 0; s < distinct; ++s) {
+    auto [owner, row] = ownerAndRow(segments.positions[segments.offsets[s]]);
+    push.rowsByOwner[owner].push_back(row);
+  }
+  DeviceBuffer<int64_t> positions(segments.positions),
+      offsets(segments.offsets);
+  deviceCollectives()->sumRows({values, positions.data(), offsets.data(),
+                                push.sums.data(), distinct, width, 1.0f});
+  pendingDevicePushes.push_back(std::move(push));
+}
+
+void parallax::runtime::sendDevicePushes() {
+  if (pendingDevicePushes.empty())
+    return;
+  std::vector<DevicePush> pushes = std::move(pendingDevicePushes);
+  pendingDevicePushes.clear();
+  TraceScope trace(
+      "comm",
+      [&] {
+        std::string names;
+        for (const DevicePush &push : pushes)
+          names += (names.empty() ? "" : ", ") + push.name;
+        return "push " + names;
+      },
+      "sparse");
+  const World &w = world();
+  size_t variables = pushes.size();
+  IdsByRank out(w.size, std::vector<std::vector<int64_t>>(variables));
+  for (size_t v = 0; v < variables; ++v)
+    for (int d = 0; d < w.size; ++d)
+      out[d][v] = pushes[v].rowsByOwner[d];
+  IdsByRank in = exchangeIds(out, "a push");
+
+  // Every rank's rows for the rows this one serves, variable by variable,
+  // each sender's after the one before.
+  std::vector<DeviceBuffer<float>> received(variables);
+  std::vector<Transfer> sends, receives;
+  for (size_t v = 0; v < variables; ++v) {
+    const DevicePush &push = pushes[v];
+    std::vector<std::vector<int64_t>> from(w.size);
+    for (int s = 0; s < w.size; ++s)
+      from[s] = in[s][v];
+    std::vector<int64_t> inStarts = startsOf(from),
+                         outStarts = startsOf(push.rowsByOwner);
+    received[v] = DeviceBuffer<float>(inStarts.back() * push.width);
+    for (int r = 0; r < w.size; ++r) {
+      sends.push_back(
+          {r, push.sums.data() + outStarts[r] * push.width,
+           (outStarts[r + 1] - outStarts[r]) * rowBytes(push.width)});
+      receives.push_back(
+          {r, received[v].data() + inStarts[r] * push.width,
+           (inStarts[r + 1] - inStarts[r]) * rowBytes(push.width)});
+    }
+  }
+  deviceCollectives()->exchange(sends, receives);
+
+  float scale = 1.0f / w.size;
+  for (size_t v = 0; v < variables; ++v) {
+    DevicePush &push = pushes[v];
+    std::vector<int64_t> rows;
+    int64_t sent = 0, receivedBytes = 0;
+    int64_t bytesPerRow = rowBytes(push.width) + int64_t(sizeof(int64_t));
+    for (int r = 0; r < w.size; ++r) {
+      rows.insert(rows.end(), in[r][v].begin(), in[r][v].end());
+      if (r != w.rank) {
+        sent += push.rowsByOwner[r].size() * bytesPerRow;
+        receivedBytes += in[r][v].size() * bytesPerRow;
+      }
+    }
+    account(push.name, sent, receivedBytes);
+    Segments segments = segmentsBy(static_cast<int64_t>(rows.size()),
+                                   [&](int64_t i) { return rows[i]; });
+    int64_t distinct = static_cast<int64_t>(segments.offsets.size()) - 1;
+    std::vector<int64_t> targets(distinct);
+    for (int64_t s = 0; s < distinct; ++s)
+      targets[s] = rows[segments.positions[segments.offsets[s]]];
+    DeviceBuffer<int64_t> positions(segments.positions),
+        offsets(segments.offsets), targetRows(targets);
+    deviceCollectives()->updateRows(
+        {{received[v].data(), positions.data(), offsets.data(), nullptr,
+          distinct, push.width, scale},
+         targetRows.data(),
+         push.variable.w,
+         push.variable.state[0],
+         push.variable.state[1],
+         push.rule,
+         ruleScalars(push.rule, push.h)});
+  }
+  // The rows are read next by the host (checkpoints) or by kernels that
+  // queue after these; the host's ids must outlive nothing.
+  deviceCollectives()->synchronize("the parameter store's update on the GPU");
+}
+
+void parallax::runtime::completeDevicePulls(
+    const std::vector<PullRequest> &pulls) {
+  const World &w = world();
+  size_t variables = pulls.size();
+  // The distinct rows of each pull, asked of their owners.
+  std::vector<std::vector<int64_t>> distinct(variables);
+  IdsByRank asks(w.size, std::vector<std::vector<int64_t>>(variables));
+  for (size_t v = 0; v < variables; ++v) {
+    distinct[v] = pulls[v].requested;
+    std::sort(distinct[v].begin(), distinct[v].end());
+    distinct[v].erase(std::unique(distinct[v].begin(), distinct[v].end()),
+                      distinct[v].end());
+    for (int64_t row : distinct[v])
+      asks[pulls[v].parts.ownerOfRow(row, w.size)][v].push_back(row);
+  }
+  IdsByRank asked = exchangeIds(asks, "a pull");
+
+  // Owners gather the rows asked of them; NCCL takes them back.
+  std::vector<DeviceBuffer<float>> replies(variables), fetched(variables);
+  std::vector<Transfer> sends, receives;
+  for (size_t v = 0; v < variables; ++v) {
+    const PullRequest &pull = pulls[v];
+    std::vector<std::vector<int64_t>> askedOfMe(w.size), askedByMe(w.size);
+    std::vector<int64_t> gather;
+    for (int r = 0; r < w.size; ++r) {
+      askedOfMe[r] = asked[r][v];
+      askedByMe[r] = asks[r][v];
+      gather.insert(gather.end(), asked[r][v].begin(), asked[r][v].end());
+    }
+    std::vector<int64_t> replyStarts = startsOf(askedOfMe),
+                         fetchStarts = startsOf(askedByMe);
+    replies[v] = DeviceBuffer<float>(replyStarts.back() * pull.width);
+    fetched[v] = DeviceBuffer<float>(fetchStarts.back() * pull.width);
+    DeviceBuffer<int64_t> gatherRows(gather);
+    deviceCollectives()->sumRows({pull.table, gatherRows.data(), nullptr,
+                                  replies[v].data(), replyStarts.back(),
+                                  pull.width, 1.0f});
+    for (int r = 0; r < w.size; ++r) {
+      sends.push_back(
+          {r, replies[v].data() + replyStarts[r] * pull.width,
+           (replyStarts[r + 1] - replyStarts[r]) * rowBytes(pull.width)});
+      receives.push_back(
+          {r, fetched[v].data() + fetchStarts[r] * pull.width,
+           (fetchStarts[r + 1] - fetchStarts[r]) * rowBytes(pull.width)});
+    }
+  }
+  deviceCollectives()->exchange(sends, receives);
+
+  // Each requested row from where it arrived.
+  for (size_t v = 0; v < variables; ++v) {
+    const PullRequest &pull = pulls[v];
+    std::vector<int64_t> arrivedAt(distinct[v].size());
+    int64_t next = 0, sent = 0, receivedBytes = 0;
+    for (int r = 0; r < w.size; ++r) {
+      for (int64_t row : asks[r][v])
+        arrivedAt[std::lower_bound(distinct[v].begin(), distinct[v].end(),
+                                   row) -
+                  distinct[v].begin()] = next++;
+      if (r != w.rank) {
+        sent += asks[r][v].size() * sizeof(int64_t) +
+                asked[r][v].size() * rowBytes(pull.width);
+        receivedBytes += asked[r][v].size() * sizeof(int64_t) +
+                         asks[r][v].size() * rowBytes(pull.width);
+      }
+    }
+    account(pull.name, sent, receivedBytes);
+    std::vector<int64_t> from(pull.requested.size());
+    for (size_t i = 0; i < from.size(); ++i)
+      from[i] =
+          arrivedAt[std::lower_bound(distinct[v].begin(), distinct[v].end(),
+                                     pull.requested[i]) -
+                    distinct[v].begin()];
+    DeviceBuffer<int64_t> fromRows(from);
+    deviceCollectives()->sumRows({fetched[v].data(), fromRows.data(), nullptr,
+                                  pull.out, static_cast<int64_t>(from.size()),
+                                  pull.width, 1.0f});
+  }
+  deviceCollectives()->synchronize("the parameter store's pull on the GPU");
+}
