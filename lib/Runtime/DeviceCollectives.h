@@ -62,9 +62,10 @@ public:
   virtual void *allocate(int64_t bytes) = 0;
   virtual void release(void *buffer) = 0;
 
-  /// Queues the copy of host memory to device memory; `from` may be
-  /// reused once it returns.
-  virtual void upload(void *to, const void *from, int64_t bytes) = 0;
+  /// Queues a copy between host and device memory or within either (the
+  /// pointers say which); host memory at `from` may be reused once it
+  /// returns.
+  virtual void copy(void *to, const void *from, int64_t bytes) = 0;
 
   /// Queues rowkernels::RowSum's kernel, or RowUpdate's.
   virtual void sumRows(const rowkernels::RowSum &sum) = 0;
@@ -81,6 +82,14 @@ public:
   /// queued before; returns once every one is done.
   virtual void exchange(const std::vector<Transfer> &sends,
                         const std::vector<Transfer> &receives) = 0;
+
+  /// Segment r of `buffer` (counts[r] floats, segments back to back) summed
+  /// over the ranks onto rank r, in place; returns once done.
+  virtual void reduceSegments(float *buffer,
+                              const std::vector<int64_t> &counts) = 0;
+  /// Segment r of rank r's `buffer` on every rank; returns once done.
+  virtual void broadcastSegments(float *buffer,
+                                 const std::vector<int64_t> &counts) = 0;
 
   /// Waits for everything queued on the program's stream.
   virtual void synchronize(const char *what) = 0;

@@ -50,7 +50,7 @@ public:
   explicit DeviceBuffer(const std::vector<T> &values)
       : DeviceBuffer(static_cast<int64_t>(values.size())) {
     if (data_)
-      device().upload(data_, values.data(), values.size() * sizeof(T));
+      device().copy(data_, values.data(), values.size() * sizeof(T));
   }
   DeviceBuffer(DeviceBuffer &&other) noexcept : data_(other.data_) {
     other.data_ = nullptr;
@@ -108,6 +108,18 @@ struct DevicePush {
 };
 std::vector<DevicePush> pendingDevicePushes;
 
+/// A dense push waiting for the step's exchange: a copy of the gradient.
+struct DeviceDensePush {
+  rowkernels::Rule rule;
+  std::string name;
+  Partitioning parts;
+  Slots variable;
+  int64_t width;
+  Hyper h;
+  DeviceBuffer<float> gradient;
+};
+std::vector<DeviceDensePush> pendingDeviceDensePushes;
+
 int64_t rowBytes(int64_t width) { return width * int64_t(sizeof(float)); }
 
 /// Where each rank's part starts in rows laid out rank after rank.
@@ -150,9 +162,152 @@ void parallax::runtime::queueDeviceSparsePush(
   pendingDevicePushes.push_back(std::move(push));
 }
 
-void parallax::runtime::sendDevicePushes() {
+void parallax::runtime::queueDeviceDensePush(
+    rowkernels::Rule rule, const char *name, const Partitioning &parts,
+    const Slots &variable, int64_t width, const float *gradient,
+    const Hyper &h) {
+  int64_t count = parts.rows * width;
+  DeviceDensePush push{
+      rule, name, parts, variable, width, h, DeviceBuffer<float>(count)};
+  deviceCollectives()->copy(push.gradient.data(), gradient,
+                            count * int64_t(sizeof(float)));
+  pendingDeviceDensePushes.push_back(std::move(push));
+}
+
+/// Every partition of every dense push in one buffer, owner after owner
+/// (each rank packs the same order); `visit(push, partition, owner, at)`
+/// sees where each lies. Returns the floats of each owner's segment.
+template <typename Visit>
+static std::vector<int64_t>
+forEachDensePiece(std::vector<DeviceDensePush> &pushes, Visit visit) {
+  const World &w = world();
+  std::vector<int64_t> counts(w.size, 0);
+  for (const DeviceDensePush &push : pushes)
+    for (int64_t p = 0; p < push.parts.partitions; ++p)
+      counts[push.parts.ownerOf(p, w.size)] +=
+          (push.parts.end(p) - push.parts.begin(p)) * push.width;
+  std::vector<int64_t> at(w.size, 0);
+  for (int r = 1; r < w.size; ++r)
+    at[r] = at[r - 1] + counts[r - 1];
+  for (DeviceDensePush &push : pushes)
+    for (int64_t p = 0; p < push.parts.partitions; ++p) {
+      int owner = push.parts.ownerOf(p, w.size);
+      visit(push, p, owner, at[owner]);
+      at[owner] += (push.parts.end(p) - push.parts.begin(p)) * push.width;
+    }
+  return counts;
+}
+
+/// The dense pushes' exchange: partitions reduced onto their owners,
+/// updated there, broadcast back.
+static void exchangeDeviceDensePushes(std::vector<DeviceDensePush> &pushes) {
+  const World &w = world();
+  DeviceCollectives &device = *deviceCollectives();
+  int64_t total = 0;
+  std::vector<int64_t> counts = forEachDensePiece(
+      pushes, [&](DeviceDensePush &push, int64_t p, int, int64_t) {
+        total += (push.parts.end(p) - push.parts.begin(p)) * push.width;
+      });
+  DeviceBuffer<float> buffer(total);
+  auto pieceBytes = [](const DeviceDensePush &push, int64_t p) {
+    return (push.parts.end(p) - push.parts.begin(p)) * rowBytes(push.width);
+  };
+  forEachDensePiece(
+      pushes, [&](DeviceDensePush &push, int64_t p, int, int64_t at) {
+        device.copy(buffer.data() + at,
+                    push.gradient.data() + push.parts.begin(p) * push.width,
+                    pieceBytes(push, p));
+      });
+  device.reduceSegments(buffer.data(), counts);
+  float scale = 1.0f / w.size;
+  forEachDensePiece(
+      pushes, [&](DeviceDensePush &push, int64_t p, int owner, int64_t at) {
+        if (owner != w.rank)
+          return;
+        int64_t first = push.parts.begin(p) * push.width;
+        Slots rows = push.variable.offset(first);
+        device.updateRows(
+            {{buffer.data() + at, nullptr, nullptr, nullptr,
+              push.parts.end(p) - push.parts.begin(p), push.width, scale},
+             nullptr,
+             rows.w,
+             rows.state[0],
+             rows.state[1],
+             push.rule,
+             ruleScalars(push.rule, push.h)});
+        device.copy(buffer.data() + at, rows.w, pieceBytes(push, p));
+      });
+  device.broadcastSegments(buffer.data(), counts);
+  forEachDensePiece(
+      pushes, [&](DeviceDensePush &push, int64_t p, int owner, int64_t at) {
+        if (owner != w.rank)
+          device.copy(push.variable.w + push.parts.begin(p) * push.width,
+                      buffer.data() + at, pieceBytes(push, p));
+      });
+  for (const DeviceDensePush &push : pushes) {
+    accountDense(push.name, push.parts, push.width, /*toOwner=*/true);
+    accountDense(push.name, push.parts, push.width, /*toOwner=*/false);
+  }
+}
+
+void parallax::runtime::broadcastDevicePartitions(DeviceCollectives &device,
+                                                  const Partitioning &parts,
+                                                  float *table, int64_t width) {
+  // Partitions are consecutive rows, each owner's not: one broadcast per
+  // partition from its owner, in a buffer laid out owner after owner.
+  const World &w = world();
+  std::vector<int64_t> counts(w.size, 0);
+  for (int64_t p = 0; p < parts.partitions; ++p)
+    counts[parts.ownerOf(p, w.size)] += (parts.end(p) - parts.begin(p)) * width;
+  std::vector<int64_t> at(w.size, 0);
+  for (int r = 1; r < w.size; ++r)
+    at[r] = at[r - 1] + counts[r - 1];
+  std::vector<int64_t> starts = at;
+  DeviceBuffer<float> buffer(parts.rows * width);
+  auto eachPartition = [&](auto visit) {
+    std::vector<int64_t> next = starts;
+    for (int64_t p = 0; p < parts.partitions; ++p) {
+      int owner = parts.ownerOf(p, w.size);
+      int64_t floats = (parts.end(p) - parts.begin(p)) * width;
+      visit(table + parts.begin(p) * width, buffer.data() + next[owner], owner,
+            floats * int64_t(sizeof(float)));
+      next[owner] += floats;
+    }
+  };
+  eachPartition([&](float *rows, float *packed, int owner, int64_t bytes) {
+    if (owner == w.rank)
+      device.copy(packed, rows, bytes);
+  });
+  device.broadcastSegments(buffer.data(), counts);
+  eachPartition([&](float *rows, float *packed, int owner, int64_t bytes) {
+    if (owner != w.rank)
+      device.copy(rows, packed, bytes);
+  });
+  device.synchronize("a pull of a whole variable on the GPU");
+}
+
+std::vector<std::string> parallax::runtime::sendDevicePushes() {
+  std::vector<std::string> denseNames;
+  if (!pendingDeviceDensePushes.empty()) {
+    std::vector<DeviceDensePush> dense = std::move(pendingDeviceDensePushes);
+    pendingDeviceDensePushes.clear();
+    TraceScope trace(
+        "comm",
+        [&] {
+          std::string names;
+          for (const DeviceDensePush &push : dense)
+            names += (names.empty() ? "" : ", ") + push.name;
+          return "push " + names;
+        },
+        "dense");
+    exchangeDeviceDensePushes(dense);
+    for (const DeviceDensePush &push : dense)
+      denseNames.push_back(push.name);
+    deviceCollectives()->synchronize(
+        "the parameter store's dense update on the GPU");
+  }
   if (pendingDevicePushes.empty())
-    return;
+    return denseNames;
   std::vector<DevicePush> pushes = std::move(pendingDevicePushes);
   pendingDevicePushes.clear();
   TraceScope trace(
@@ -228,8 +383,9 @@ void parallax::runtime::sendDevicePushes() {
          ruleScalars(push.rule, push.h)});
   }
   // The rows are read next by the host (checkpoints) or by kernels that
-  // queue after these; the host's ids must outlive nothing.
+  // queue after these.
   deviceCollectives()->synchronize("the parameter store's update on the GPU");
+  return denseNames;
 }
 
 void parallax::runtime::completeDevicePulls(

@@ -72,6 +72,8 @@ constexpr int ncclSum = 0, ncclMax = 2, ncclMin = 3, ncclAvg = 4;
     (const void *, size_t, int, int, ncclComm, CUstream))                      \
   X(recv, "ncclRecv", ncclResult,                                              \
     (void *, size_t, int, int, ncclComm, CUstream))                            \
+  X(reduce, "ncclReduce", ncclResult,                                          \
+    (const void *, void *, size_t, int, int, int, ncclComm, CUstream))         \
   X(groupStart, "ncclGroupStart", ncclResult, ())                              \
   X(groupEnd, "ncclGroupEnd", ncclResult, ())
 
@@ -263,12 +265,40 @@ public:
     blockSizes.erase(block);
   }
 
-  void upload(void *to, const void *from, int64_t bytes) override {
+  void copy(void *to, const void *from, int64_t bytes) override {
     if (bytes > 0)
       check(driver().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(to),
                                    reinterpret_cast<CUdeviceptr>(from), bytes,
                                    driver().stream),
-            "copying the parameter store's ids to the GPU");
+            "copying the parameter store's rows or ids");
+  }
+
+  void reduceSegments(float *buffer,
+                      const std::vector<int64_t> &counts) override {
+    checkNccl(nccl.groupStart(), "ncclGroupStart");
+    int64_t at = 0;
+    for (size_t r = 0; r < counts.size(); at += counts[r++])
+      if (counts[r] > 0)
+        checkNccl(nccl.reduce(buffer + at, buffer + at, counts[r], ncclFloat32,
+                              ncclSum, static_cast<int>(r), comm,
+                              driver().stream),
+                  "ncclReduce");
+    checkNccl(nccl.groupEnd(), "ncclGroupEnd");
+    waitForStream("the parameter store's reduction on NCCL");
+  }
+
+  void broadcastSegments(float *buffer,
+                         const std::vector<int64_t> &counts) override {
+    checkNccl(nccl.groupStart(), "ncclGroupStart");
+    int64_t at = 0;
+    for (size_t r = 0; r < counts.size(); at += counts[r++])
+      if (counts[r] > 0)
+        checkNccl(nccl.broadcast(buffer + at, buffer + at,
+                                 counts[r] * sizeof(float), ncclUint8,
+                                 static_cast<int>(r), comm, driver().stream),
+                  "ncclBroadcast");
+    checkNccl(nccl.groupEnd(), "ncclGroupEnd");
+    waitForStream("the parameter store's broadcast on NCCL");
   }
 
   void sumRows(const rowkernels::RowSum &sum) override { launchSumRows(sum); }
@@ -440,6 +470,6 @@ parallax::runtime::makeNcclCollectives(const World &w) {
     note(std::to_string(w.size) + " GPU workers communicate through NCCL " +
          versionText(nccl->version) +
          " (dense AllReduce buckets on a communication stream, AllGathers, "
-         "broadcasts, the parameter store's sparse rows)");
+         "broadcasts, the parameter store's rows)");
   return std::make_unique<NcclCollectives>(*nccl, comm, w.rank);
 }

@@ -312,12 +312,11 @@ std::string namesOf(const std::vector<Queued> &queue) {
   return names;
 }
 
-/// The traffic of one dense variable under the parameter store, counted
-/// as its logical messages whatever algorithm carries them: pushed, each
-/// partition goes once from every other rank to its owner; pulled, once
-/// from its owner to every other rank.
-void accountDense(const std::string &name, const Partitioning &parts,
-                  int64_t width, bool toOwner) {
+} // namespace
+
+void parallax::runtime::accountDense(const std::string &name,
+                                     const Partitioning &parts, int64_t width,
+                                     bool toOwner) {
   const World &w = world();
   int64_t sent = 0, received = 0;
   for (int64_t p = 0; p < parts.partitions; ++p) {
@@ -329,11 +328,19 @@ void accountDense(const std::string &name, const Partitioning &parts,
   account(name, sent, received);
 }
 
+namespace {
+
 /// Pulls a whole dense variable from its owners: one MPI_Ibcast per
-/// partition, on the main thread.
+/// partition, on the main thread (or one NCCL group of broadcasts where
+/// the workers communicate through it).
 void broadcastPartitions(const char *name, const Partitioning &parts,
                          float *table, int64_t width) {
   const World &w = world();
+  if (DeviceCollectives *device = deviceCollectives()) {
+    broadcastDevicePartitions(*device, parts, table, width);
+    accountDense(name, parts, width, /*toOwner=*/false);
+    return;
+  }
   std::vector<MPI_Request> requests(parts.partitions);
   for (int64_t p = 0; p < parts.partitions; ++p)
     checkMPI(MPI_Ibcast(table + parts.begin(p) * width,
@@ -538,7 +545,10 @@ const char *categoryOf(const PushExchange &exchange) {
 } // namespace
 
 void parallax::runtime::sendPushes() {
-  sendDevicePushes();
+  // Nothing goes to the communication thread where the GPUs exchange the
+  // pushes: this thread is the only one to touch currentEverywhere.
+  for (std::string &name : sendDevicePushes())
+    currentEverywhere.insert(std::move(name));
   if (pendingPushes.empty() && pendingDensePushes.empty())
     return;
   std::shared_ptr<PushExchange> exchange = takePendingPushes();
@@ -594,6 +604,12 @@ void parallax::runtime::pushDenseGradient(rowkernels::Rule rule,
     TraceScope trace(
         "comm", [&] { return std::string("push ") + name; }, "dense");
     hostKernel(rule)(variable, gradient, rows * width, h);
+    return;
+  }
+  if (deviceCollectives()) {
+    queueDeviceDensePush(rule, name,
+                         Partitioning(rows, partitions, firstServer), variable,
+                         width, gradient, h);
     return;
   }
   pendingDensePushes.push_back(

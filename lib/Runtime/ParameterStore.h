@@ -17,6 +17,8 @@
 
 namespace parallax::runtime {
 
+class DeviceCollectives;
+
 /// Every rank keeps the variable's full buffer, but only the rows of the
 /// partitions it serves are current: pushes update them on their owner,
 /// pulls read them from their owner.
@@ -74,6 +76,13 @@ bool streamPartitionsToRoot(
 using IdsByRank = std::vector<std::vector<std::vector<int64_t>>>;
 IdsByRank exchangeIds(const IdsByRank &out, const char *what);
 
+/// Counts the traffic of one dense variable under the parameter store as
+/// its logical messages, whatever algorithm carries them: pushed
+/// (`toOwner`), each partition goes once from every other rank to its
+/// owner; pulled, once from its owner to every other rank.
+void accountDense(const std::string &name, const Partitioning &parts,
+                  int64_t width, bool toOwner);
+
 /// A pull of rows waiting for parallax_rt_pull_rows_complete.
 struct PullRequest {
   std::string name;
@@ -98,11 +107,26 @@ void queueDeviceSparsePush(rowkernels::Rule rule, const char *name,
                            int64_t width, const std::vector<int64_t> &rows,
                            const float *values, const Hyper &h);
 
-/// Sends the queued device pushes to their owners in one exchange, where
-/// each owner sums every contribution to a row, divides by the workers and
-/// updates the row and its state: returns once applied. Collective (every
-/// rank calls it at the same point, with or without pushes of its own).
-void sendDevicePushes();
+/// Queues a dense push: a copy of `gradient` (device memory) on the device.
+void queueDeviceDensePush(rowkernels::Rule rule, const char *name,
+                          const Partitioning &parts, const Slots &variable,
+                          int64_t width, const float *gradient, const Hyper &h);
+
+/// Sends the queued device pushes to their owners, where each owner sums
+/// every contribution to a row, divides by the workers and updates the row
+/// and its state; returns once applied. Dense pushes go first, in one
+/// exchange: each owner's partitions reduced onto it (one NCCL group of
+/// reduces), updated there, and broadcast back (one group of broadcasts);
+/// their names are returned (every rank now holds every row). Sparse
+/// pushes go in one exchange after them. Collective (every rank calls it
+/// at the same point).
+std::vector<std::string> sendDevicePushes();
+
+/// A whole variable's partitions from their owners to every rank: one NCCL
+/// group of broadcasts.
+void broadcastDevicePartitions(DeviceCollectives &device,
+                               const Partitioning &parts, float *table,
+                               int64_t width);
 
 /// Completes `pulls` (after the pushes before them) in one exchange:
 /// owners gather the rows asked of them on the device, NCCL brings them

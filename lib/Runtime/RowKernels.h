@@ -84,12 +84,13 @@ PARALLAX_ROWS_FUNCTION void applyRule(Rule rule, const RuleScalars &h, float *w,
 /// Rows summed by segment: target row s is `scale` times the sum of the
 /// source rows positions[offsets[s]] .. positions[offsets[s+1] - 1], in
 /// that order; without `offsets`, row s is source row positions[s] times
-/// `scale` (a gather). A segment's first row is added to zero, so a sum
-/// in the same order equals the host's bit for bit.
+/// `scale` (a gather); without `positions` either, source row s. A
+/// segment's first row is added to zero, so a sum in the same order
+/// equals the host's bit for bit.
 struct RowSum {
   const float *source;
-  const int64_t *positions;
-  const int64_t *offsets; // segments + 1 entries, or null
+  const int64_t *positions; // or null: position t is t
+  const int64_t *offsets;   // segments + 1 entries, or null
   float *target;
   int64_t segments, width;
   float scale;
@@ -101,7 +102,7 @@ PARALLAX_ROWS_FUNCTION float segmentSum(const RowSum &a, int64_t s, int64_t j) {
   int64_t end = a.offsets ? a.offsets[s + 1] : s + 1;
   float total = 0.0f;
   for (int64_t t = begin; t < end; ++t)
-    total += a.source[a.positions[t] * a.width + j];
+    total += a.source[(a.positions ? a.positions[t] : t) * a.width + j];
   return a.scale == 1.0f ? total : total * a.scale;
 }
 
@@ -111,10 +112,11 @@ PARALLAX_ROWS_FUNCTION void sumRowsElement(const RowSum &a, int64_t i) {
 }
 
 /// The lazy update of `rows` of a variable: each segment of `gradient`
-/// (its target unused) summed, then applied to variable row rows[s].
+/// (its target unused) summed, then applied to variable row rows[s] (row s
+/// without `rows`: consecutive rows from `w`).
 struct RowUpdate {
   RowSum gradient;
-  const int64_t *rows;
+  const int64_t *rows; // or null
   float *w, *s0, *s1;
   Rule rule;
   RuleScalars h;
@@ -123,7 +125,7 @@ struct RowUpdate {
 /// Element i of the updated rows (i < gradient.segments * gradient.width).
 PARALLAX_ROWS_FUNCTION void updateRowsElement(const RowUpdate &a, int64_t i) {
   int64_t width = a.gradient.width, s = i / width, j = i % width;
-  applyRule(a.rule, a.h, a.w, a.s0, a.s1, a.rows[s] * width + j,
+  applyRule(a.rule, a.h, a.w, a.s0, a.s1, (a.rows ? a.rows[s] : s) * width + j,
             segmentSum(a.gradient, s, j));
 }
 

@@ -38,8 +38,8 @@ struct UniqueId {
 struct Comm {
   MPI_Comm mpi;
   int rank, size;
-  long allReduces = 0, floats = 0, allGathers = 0, broadcasts = 0, sends = 0,
-       receives = 0, bytesSent = 0;
+  long allReduces = 0, floats = 0, allGathers = 0, broadcasts = 0, reduces = 0,
+       sends = 0, receives = 0, bytesSent = 0;
 };
 
 /// Sends and receives between ncclGroupStart and ncclGroupEnd, posted at
@@ -105,10 +105,10 @@ ncclResult ncclCommDestroy(Comm *comm) {
   if (std::getenv("PARALLAX_FAKE_CUDA_REPORT"))
     std::fprintf(stderr,
                  "fake NCCL: rank %d of %d: %ld AllReduces (%ld floats), %ld "
-                 "AllGathers, %ld broadcasts, %ld sends (%ld bytes), %ld "
-                 "receives\n",
+                 "AllGathers, %ld broadcasts, %ld reduces, %ld sends (%ld "
+                 "bytes), %ld receives\n",
                  comm->rank, comm->size, comm->allReduces, comm->floats,
-                 comm->allGathers, comm->broadcasts, comm->sends,
+                 comm->allGathers, comm->broadcasts, comm->reduces, comm->sends,
                  comm->bytesSent, comm->receives);
   MPI_Comm_free(&comm->mpi);
   delete comm;
@@ -174,6 +174,19 @@ ncclResult ncclBroadcast(const void *send, void *receive, size_t count,
     std::memmove(receive, send, count);
   return mpiResult(
       MPI_Bcast(receive, static_cast<int>(count), MPI_BYTE, root, comm->mpi));
+}
+
+// Collectives inside a group run at once: every rank calls them in the
+// same order, as NCCL requires.
+ncclResult ncclReduce(const void *send, void *receive, size_t count, int type,
+                      int op, int root, Comm *comm, void *) {
+  if (type != ncclFloat32 || op != ncclSum || root < 0 || root >= comm->size)
+    return ncclInvalidArgument;
+  ++comm->reduces;
+  bool inPlace = comm->rank == root && send == receive;
+  return mpiResult(MPI_Reduce(inPlace ? MPI_IN_PLACE : send, receive,
+                              static_cast<int>(count), MPI_FLOAT, MPI_SUM, root,
+                              comm->mpi));
 }
 
 ncclResult ncclGroupStart() {
