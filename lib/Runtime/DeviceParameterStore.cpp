@@ -16,10 +16,11 @@
 //   (rowkernels::RowUpdate, the host's rule element by element);
 // - a pull sends the distinct ids asked for to their owners (MPI), which
 //   gather the rows on their GPU (a kernel) and send them back (one NCCL
-//   group); a kernel puts each row where it was asked for.
-// Dense variables on servers still go through ParameterStore.cpp's MPI
-// exchange on host memory, and a machine's ranks do not sum their rows
-// before they cross machines here (NCCL carries each rank's own).
+//   group); a kernel puts each row where it was asked for;
+// - where a machine has several ranks, its first rank sums their rows
+//   (ids through MPI, rows through NCCL) before they go to their owners;
+// - dense variables' partitions are reduced onto their owners, updated
+//   there and broadcast back (NCCL groups of reduces and broadcasts).
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,6 +129,119 @@ std::vector<int64_t> startsOf(const std::vector<std::vector<int64_t>> &parts) {
   for (size_t r = 0; r < parts.size(); ++r)
     starts[r + 1] = starts[r] + static_cast<int64_t>(parts[r].size());
   return starts;
+}
+
+/// The global ranks of this machine's ranks, by local rank (asked once, at
+/// the first exchange, which every rank reaches).
+const std::vector<int> &machineRanks() {
+  static const std::vector<int> ranks = [] {
+    const World &w = world();
+    std::vector<int> all(w.localSize);
+    MPI_Request request;
+    checkMPI(MPI_Iallgather(&w.rank, 1, MPI_INT, all.data(), 1, MPI_INT,
+                            w.local, &request),
+             "MPI_Iallgather");
+    waitFor(request, "the ranks of this machine");
+    return all;
+  }();
+  return ranks;
+}
+
+/// Sums every push's rows over the ranks of this machine on its first
+/// rank, as the MPI path does before rows cross machines: the ids gathered
+/// there through MPI (counts, then ids), the rows through one NCCL group,
+/// then one sum kernel per variable. The other ranks are left with no rows.
+void aggregateOnMachine(std::vector<DevicePush> &pushes) {
+  const World &w = world();
+  const std::vector<int> &ranks = machineRanks();
+  bool leading = w.localRank == 0;
+  size_t variables = pushes.size();
+  std::vector<int> mine(variables), counts(w.localSize * variables);
+  std::vector<int64_t> flat;
+  for (size_t v = 0; v < variables; ++v) {
+    size_t before = flat.size();
+    for (const std::vector<int64_t> &rows : pushes[v].rowsByOwner)
+      flat.insert(flat.end(), rows.begin(), rows.end());
+    mine[v] = mpiCount(flat.size() - before, "a push");
+  }
+  MPI_Request request;
+  checkMPI(MPI_Igather(mine.data(), static_cast<int>(variables), MPI_INT,
+                       counts.data(), static_cast<int>(variables), MPI_INT, 0,
+                       w.local, &request),
+           "MPI_Igather");
+  waitFor(request, "the machine's row counts");
+  std::vector<int> perRank(w.localSize, 0);
+  for (int r = 0; r < w.localSize; ++r)
+    for (size_t v = 0; v < variables; ++v)
+      perRank[r] += counts[r * variables + v];
+  std::vector<int> offsets = displacements(perRank);
+  std::vector<int64_t> gathered(leading ? offsets.back() + perRank.back() : 0);
+  checkMPI(MPI_Igatherv(flat.data(), mpiCount(flat.size(), "a push"),
+                        MPI_INT64_T, gathered.data(), perRank.data(),
+                        offsets.data(), MPI_INT64_T, 0, w.local, &request),
+           "MPI_Igatherv");
+  waitFor(request, "the machine's row ids");
+
+  // Each rank's rows after the one before, variable by variable.
+  std::vector<std::vector<int64_t>> rowsOf(variables);
+  std::vector<DeviceBuffer<float>> all(variables);
+  std::vector<Transfer> sends, receives;
+  for (size_t v = 0; v < variables; ++v) {
+    DevicePush &push = pushes[v];
+    sends.push_back(
+        {ranks[0], push.sums.data(), mine[v] * rowBytes(push.width)});
+    if (!leading)
+      continue;
+    int64_t total = 0;
+    for (int r = 0; r < w.localSize; ++r)
+      total += counts[r * variables + v];
+    all[v] = DeviceBuffer<float>(total * push.width);
+    int64_t at = 0;
+    for (int r = 0; r < w.localSize; ++r) {
+      int64_t first = offsets[r];
+      for (size_t u = 0; u < v; ++u)
+        first += counts[r * variables + u];
+      int64_t n = counts[r * variables + v];
+      rowsOf[v].insert(rowsOf[v].end(), gathered.begin() + first,
+                       gathered.begin() + first + n);
+      receives.push_back({ranks[r], all[v].data() + at * push.width,
+                          n * rowBytes(push.width)});
+      at += n;
+    }
+  }
+  deviceCollectives()->exchange(sends, receives);
+
+  int64_t idBytes = int64_t(sizeof(int64_t));
+  for (size_t v = 0; v < variables; ++v) {
+    DevicePush &push = pushes[v];
+    int64_t bytesPerRow = rowBytes(push.width) + idBytes;
+    if (!leading) {
+      account(push.name, mine[v] * bytesPerRow, 0);
+      push.rowsByOwner.assign(w.size, {});
+      push.sums = DeviceBuffer<float>();
+      continue;
+    }
+    const std::vector<int64_t> &rows = rowsOf[v];
+    account(push.name, 0,
+            (static_cast<int64_t>(rows.size()) - mine[v]) * bytesPerRow);
+    auto ownerAndRow = [&](int64_t i) {
+      return std::make_pair(push.parts.ownerOfRow(rows[i], w.size), rows[i]);
+    };
+    Segments segments =
+        segmentsBy(static_cast<int64_t>(rows.size()), ownerAndRow);
+    int64_t distinct = static_cast<int64_t>(segments.offsets.size()) - 1;
+    push.rowsByOwner.assign(w.size, {});
+    for (int64_t s = 0; s < distinct; ++s) {
+      auto [owner, row] = ownerAndRow(segments.positions[segments.offsets[s]]);
+      push.rowsByOwner[owner].push_back(row);
+    }
+    DeviceBuffer<int64_t> positions(segments.positions),
+        segmentStarts(segments.offsets);
+    push.sums = DeviceBuffer<float>(distinct * push.width);
+    deviceCollectives()->sumRows({all[v].data(), positions.data(),
+                                  segmentStarts.data(), push.sums.data(),
+                                  distinct, push.width, 1.0f});
+  }
 }
 
 } // namespace
@@ -320,6 +434,8 @@ std::vector<std::string> parallax::runtime::sendDevicePushes() {
       },
       "sparse");
   const World &w = world();
+  if (w.localSize > 1)
+    aggregateOnMachine(pushes);
   size_t variables = pushes.size();
   IdsByRank out(w.size, std::vector<std::vector<int64_t>>(variables));
   for (size_t v = 0; v < variables; ++v)
