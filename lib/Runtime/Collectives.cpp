@@ -86,8 +86,12 @@ void parallax::runtime::setDeviceCollectivesFactory(
 }
 
 void parallax::runtime::startDeviceCollectives(const World &w) {
-  if (deviceFactory && !deviceComm)
+  if (deviceComm)
+    return;
+  if (deviceFactory)
     deviceComm = deviceFactory(w).release();
+  else if (simulatingGpuComm())
+    deviceComm = makeSimulatedDeviceCollectives(w).release();
 }
 
 DeviceCollectives *parallax::runtime::deviceCollectives() { return deviceComm; }

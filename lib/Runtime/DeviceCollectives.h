@@ -116,6 +116,13 @@ void stopDeviceCollectives();
 /// NCCL's (NcclCollectives.cpp): the factory a GPU program installs.
 std::unique_ptr<DeviceCollectives> makeNcclCollectives(const World &world);
 
+/// PARALLAX_SIMULATE_GPU_COMM set (not 0): a program with no GPU factory
+/// runs the GPU path's exchanges on host memory
+/// (SimulatedDeviceCollectives.cpp), for testing.
+bool simulatingGpuComm();
+std::unique_ptr<DeviceCollectives>
+makeSimulatedDeviceCollectives(const World &world);
+
 } // namespace parallax::runtime
 
 #endif // PARALLAX_LIB_RUNTIME_DEVICECOLLECTIVES_H

@@ -1,0 +1,181 @@
+//===- SimulatedDeviceCollectives.cpp - The GPU exchanges on host memory --===//
+//
+// Part of the Parallax project.
+//
+// PARALLAX_SIMULATE_GPU_COMM=1 makes a program without a GPU (a cuda-sim
+// program, whose "device" memory is host memory, or a CPU one) run the
+// code a GPU program runs where its workers communicate through NCCL: the
+// buckets staged, reduced and unstaged (Collectives.cpp's device path),
+// the parameter store's rows exchanged, summed and updated
+// (DeviceParameterStore.cpp). Only the bottom layer is simulated: NCCL's
+// calls are MPI's on a communicator of their own, the runtime's kernels
+// are loops over the same RowKernels.h functions, device copies are
+// memcpy. A multi-worker cuda-sim run under it checks the GPU path's
+// logic end to end against PyTorch where there is no GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Comm.h"
+#include "DeviceCollectives.h"
+#include "Support.h"
+
+#include "parallax/Runtime/Runtime.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+using namespace parallax::runtime;
+
+namespace {
+
+class SimulatedDeviceCollectives final : public DeviceCollectives {
+public:
+  explicit SimulatedDeviceCollectives(const World &w) : rank(w.rank) {
+    checkMPI(MPI_Comm_dup(w.comm, &comm), "MPI_Comm_dup");
+  }
+  ~SimulatedDeviceCollectives() override { MPI_Comm_free(&comm); }
+
+  void stage(int64_t id, int64_t offset, const float *from,
+             int64_t count) override {
+    std::vector<float> &bucket = buckets[id];
+    if (static_cast<int64_t>(bucket.size()) < offset + count)
+      bucket.resize(offset + count);
+    std::memcpy(bucket.data() + offset, from, count * sizeof(float));
+  }
+
+  void startAllReduce(int64_t id, int64_t count, int32_t reduction) override {
+    std::vector<float> &bucket = buckets[id];
+    MPI_Op op = reduction == PARALLAX_RT_REDUCE_MAX   ? MPI_MAX
+                : reduction == PARALLAX_RT_REDUCE_MIN ? MPI_MIN
+                                                      : MPI_SUM;
+    run(MPI_Allreduce(MPI_IN_PLACE, bucket.data(), mpiCount(count, "a bucket"),
+                      MPI_FLOAT, op, comm),
+        "the simulated ncclAllReduce");
+    if (reduction == PARALLAX_RT_REDUCE_MEAN) {
+      int size = 0;
+      MPI_Comm_size(comm, &size);
+      for (int64_t i = 0; i < count; ++i)
+        bucket[i] *= 1.0f / size;
+    }
+  }
+
+  void unstage(int64_t id, int64_t offset, float *to, int64_t count) override {
+    std::memcpy(to, buckets[id].data() + offset, count * sizeof(float));
+  }
+
+  void waitAllReduce(int64_t) override {}
+
+  void allGather(const void *in, void *out, int64_t bytes) override {
+    run(MPI_Allgather(in, mpiCount(bytes, "an AllGather"), MPI_BYTE, out,
+                      mpiCount(bytes, "an AllGather"), MPI_BYTE, comm),
+        "the simulated ncclAllGather");
+  }
+
+  void broadcast(void *buffer, int64_t bytes, int root) override {
+    run(MPI_Bcast(buffer, mpiCount(bytes, "a broadcast"), MPI_BYTE, root, comm),
+        "the simulated ncclBroadcast");
+  }
+
+  void *allocate(int64_t bytes) override {
+    return std::malloc(std::max<int64_t>(bytes, 1));
+  }
+  void release(void *buffer) override { std::free(buffer); }
+
+  void copy(void *to, const void *from, int64_t bytes) override {
+    if (bytes > 0)
+      std::memmove(to, from, bytes);
+  }
+
+  void sumRows(const rowkernels::RowSum &sum) override {
+    for (int64_t i = 0; i < sum.segments * sum.width; ++i)
+      rowkernels::sumRowsElement(sum, i);
+  }
+
+  void updateRows(const rowkernels::RowUpdate &update) override {
+    for (int64_t i = 0; i < update.gradient.segments * update.gradient.width;
+         ++i)
+      rowkernels::updateRowsElement(update, i);
+  }
+
+  void exchange(const std::vector<Transfer> &sends,
+                const std::vector<Transfer> &receives) override {
+    // One tag: MPI keeps each pair's messages in order, as NCCL's groups
+    // match each peer's sends and receives in order.
+    constexpr int kTag = 9001;
+    std::vector<MPI_Request> requests;
+    std::vector<const Transfer *> ownSends, ownReceives;
+    for (const Transfer &t : receives) {
+      if (t.peer == rank) {
+        ownReceives.push_back(&t);
+      } else if (t.bytes > 0) {
+        requests.emplace_back();
+        run(MPI_Irecv(t.data, mpiCount(t.bytes, "rows"), MPI_BYTE, t.peer, kTag,
+                      comm, &requests.back()),
+            "the simulated ncclRecv");
+      }
+    }
+    for (const Transfer &t : sends) {
+      if (t.peer == rank) {
+        ownSends.push_back(&t);
+      } else if (t.bytes > 0) {
+        requests.emplace_back();
+        run(MPI_Isend(t.data, mpiCount(t.bytes, "rows"), MPI_BYTE, t.peer, kTag,
+                      comm, &requests.back()),
+            "the simulated ncclSend");
+      }
+    }
+    if (ownSends.size() != ownReceives.size())
+      die("internal error: a rank's rows to itself do not match");
+    for (size_t i = 0; i < ownSends.size(); ++i)
+      copy(ownReceives[i]->data, ownSends[i]->data, ownSends[i]->bytes);
+    waitFor(static_cast<int>(requests.size()), requests.data(),
+            "the simulated exchange of rows");
+  }
+
+  void reduceSegments(float *buffer,
+                      const std::vector<int64_t> &counts) override {
+    int64_t at = 0;
+    for (size_t r = 0; r < counts.size(); at += counts[r++])
+      if (counts[r] > 0)
+        run(MPI_Reduce(static_cast<int>(r) == rank ? MPI_IN_PLACE : buffer + at,
+                       buffer + at, mpiCount(counts[r], "a partition"),
+                       MPI_FLOAT, MPI_SUM, static_cast<int>(r), comm),
+            "the simulated ncclReduce");
+  }
+
+  void broadcastSegments(float *buffer,
+                         const std::vector<int64_t> &counts) override {
+    int64_t at = 0;
+    for (size_t r = 0; r < counts.size(); at += counts[r++])
+      if (counts[r] > 0)
+        run(MPI_Bcast(buffer + at, mpiCount(counts[r], "a partition"),
+                      MPI_FLOAT, static_cast<int>(r), comm),
+            "the simulated ncclBroadcast");
+  }
+
+  void synchronize(const char *) override {}
+
+private:
+  static void run(int code, const char *what) { checkMPI(code, what); }
+
+  int rank;
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::map<int64_t, std::vector<float>> buckets;
+};
+
+} // namespace
+
+bool parallax::runtime::simulatingGpuComm() {
+  const char *text = std::getenv("PARALLAX_SIMULATE_GPU_COMM");
+  return text && *text && std::strcmp(text, "0") != 0;
+}
+
+std::unique_ptr<DeviceCollectives>
+parallax::runtime::makeSimulatedDeviceCollectives(const World &w) {
+  if (w.rank == 0)
+    note(std::to_string(w.size) +
+         " workers communicate as GPU workers through NCCL would, simulated "
+         "on host memory (PARALLAX_SIMULATE_GPU_COMM)");
+  return std::make_unique<SimulatedDeviceCollectives>(w);
+}
