@@ -10,8 +10,9 @@
 // would refuse (a bad rank or count, a unique id that was not the
 // root's, an unknown type or operation) and counts the calls;
 // PARALLAX_FAKE_CUDA_REPORT set: each rank prints its counts when its
-// communicator is destroyed. PARALLAX_FAKE_NCCL_FAIL=init or allreduce
-// makes that call fail on rank 1, as a broken NCCL set-up or link would.
+// communicator is destroyed. PARALLAX_FAKE_NCCL_FAIL=init, allreduce or
+// send makes that call fail on rank 1, as a broken NCCL set-up or link
+// would.
 //
 //===----------------------------------------------------------------------===//
 
@@ -214,6 +215,8 @@ ncclResult ncclSend(const void *data, size_t count, int type, int peer,
   if (type != ncclUint8 || peer < 0 || peer >= comm->size ||
       (peer == comm->rank && groupDepth == 0))
     return ncclInvalidArgument;
+  if (failing("send", comm->rank))
+    return ncclSystemError;
   ++comm->sends;
   comm->bytesSent += static_cast<long>(count);
   MPI_Request request;
