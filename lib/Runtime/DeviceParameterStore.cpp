@@ -95,13 +95,7 @@ template <typename Key> Segments segmentsBy(int64_t k, Key key) {
 }
 
 /// A push summed on this GPU, waiting for the step's exchange.
-struct DevicePush {
-  rowkernels::Rule rule;
-  std::string name;
-  Partitioning parts;
-  Slots variable;
-  int64_t width;
-  Hyper h;
+struct DevicePush : PushTarget {
   /// Its distinct rows by owner (ascending within each), and their sums
   /// in that order.
   std::vector<std::vector<int64_t>> rowsByOwner;
@@ -110,13 +104,7 @@ struct DevicePush {
 std::vector<DevicePush> pendingDevicePushes;
 
 /// A dense push waiting for the step's exchange: a copy of the gradient.
-struct DeviceDensePush {
-  rowkernels::Rule rule;
-  std::string name;
-  Partitioning parts;
-  Slots variable;
-  int64_t width;
-  Hyper h;
+struct DeviceDensePush : PushTarget {
   DeviceBuffer<float> gradient;
 };
 std::vector<DeviceDensePush> pendingDeviceDensePushes;
@@ -257,12 +245,7 @@ void parallax::runtime::queueDeviceSparsePush(
   };
   Segments segments = segmentsBy(k, ownerAndRow);
   int64_t distinct = static_cast<int64_t>(segments.offsets.size()) - 1;
-  DevicePush push{rule,
-                  name,
-                  parts,
-                  variable,
-                  width,
-                  h,
+  DevicePush push{{rule, name, parts, variable, width, h},
                   std::vector<std::vector<int64_t>>(w.size),
                   DeviceBuffer<float>(distinct * width)};
   for (int64_t s = 0; s < distinct; ++s) {
@@ -281,8 +264,8 @@ void parallax::runtime::queueDeviceDensePush(
     const Slots &variable, int64_t width, const float *gradient,
     const Hyper &h) {
   int64_t count = parts.rows * width;
-  DeviceDensePush push{
-      rule, name, parts, variable, width, h, DeviceBuffer<float>(count)};
+  DeviceDensePush push{{rule, name, parts, variable, width, h},
+                       DeviceBuffer<float>(count)};
   deviceCollectives()->copy(push.gradient.data(), gradient,
                             count * int64_t(sizeof(float)));
   pendingDeviceDensePushes.push_back(std::move(push));
@@ -400,39 +383,31 @@ void parallax::runtime::broadcastDevicePartitions(DeviceCollectives &device,
   device.synchronize("a pull of a whole variable on the GPU");
 }
 
+/// The queued dense pushes' exchange, when there are any; their names.
+static std::vector<std::string> sendDeviceDensePushes() {
+  if (pendingDeviceDensePushes.empty())
+    return {};
+  std::vector<DeviceDensePush> dense = std::move(pendingDeviceDensePushes);
+  pendingDeviceDensePushes.clear();
+  TraceScope trace(
+      "comm", [&] { return "push " + namesOf(dense); }, "dense");
+  exchangeDeviceDensePushes(dense);
+  deviceCollectives()->synchronize(
+      "the parameter store's dense update on the GPU");
+  std::vector<std::string> names;
+  for (const DeviceDensePush &push : dense)
+    names.push_back(push.name);
+  return names;
+}
+
 std::vector<std::string> parallax::runtime::sendDevicePushes() {
-  std::vector<std::string> denseNames;
-  if (!pendingDeviceDensePushes.empty()) {
-    std::vector<DeviceDensePush> dense = std::move(pendingDeviceDensePushes);
-    pendingDeviceDensePushes.clear();
-    TraceScope trace(
-        "comm",
-        [&] {
-          std::string names;
-          for (const DeviceDensePush &push : dense)
-            names += (names.empty() ? "" : ", ") + push.name;
-          return "push " + names;
-        },
-        "dense");
-    exchangeDeviceDensePushes(dense);
-    for (const DeviceDensePush &push : dense)
-      denseNames.push_back(push.name);
-    deviceCollectives()->synchronize(
-        "the parameter store's dense update on the GPU");
-  }
+  std::vector<std::string> denseNames = sendDeviceDensePushes();
   if (pendingDevicePushes.empty())
     return denseNames;
   std::vector<DevicePush> pushes = std::move(pendingDevicePushes);
   pendingDevicePushes.clear();
   TraceScope trace(
-      "comm",
-      [&] {
-        std::string names;
-        for (const DevicePush &push : pushes)
-          names += (names.empty() ? "" : ", ") + push.name;
-        return "push " + names;
-      },
-      "sparse");
+      "comm", [&] { return "push " + namesOf(pushes); }, "sparse");
   const World &w = world();
   if (w.localSize > 1)
     aggregateOnMachine(pushes);

@@ -275,30 +275,24 @@ public:
 
   void reduceSegments(float *buffer,
                       const std::vector<int64_t> &counts) override {
-    checkNccl(nccl.groupStart(), "ncclGroupStart");
-    int64_t at = 0;
-    for (size_t r = 0; r < counts.size(); at += counts[r++])
-      if (counts[r] > 0)
-        checkNccl(nccl.reduce(buffer + at, buffer + at, counts[r], ncclFloat32,
-                              ncclSum, static_cast<int>(r), comm,
-                              driver().stream),
-                  "ncclReduce");
-    checkNccl(nccl.groupEnd(), "ncclGroupEnd");
-    waitForStream("the parameter store's reduction on NCCL");
+    forEachSegment(buffer, counts, "the parameter store's reduction on NCCL",
+                   [&](float *segment, int64_t count, int owner) {
+                     checkNccl(nccl.reduce(segment, segment, count, ncclFloat32,
+                                           ncclSum, owner, comm,
+                                           driver().stream),
+                               "ncclReduce");
+                   });
   }
 
   void broadcastSegments(float *buffer,
                          const std::vector<int64_t> &counts) override {
-    checkNccl(nccl.groupStart(), "ncclGroupStart");
-    int64_t at = 0;
-    for (size_t r = 0; r < counts.size(); at += counts[r++])
-      if (counts[r] > 0)
-        checkNccl(nccl.broadcast(buffer + at, buffer + at,
-                                 counts[r] * sizeof(float), ncclUint8,
-                                 static_cast<int>(r), comm, driver().stream),
-                  "ncclBroadcast");
-    checkNccl(nccl.groupEnd(), "ncclGroupEnd");
-    waitForStream("the parameter store's broadcast on NCCL");
+    forEachSegment(buffer, counts, "the parameter store's broadcast on NCCL",
+                   [&](float *segment, int64_t count, int owner) {
+                     checkNccl(nccl.broadcast(segment, segment,
+                                              count * sizeof(float), ncclUint8,
+                                              owner, comm, driver().stream),
+                               "ncclBroadcast");
+                   });
   }
 
   void sumRows(const rowkernels::RowSum &sum) override { launchSumRows(sum); }
@@ -360,6 +354,20 @@ private:
               "creating an event");
     }
     return buckets[id];
+  }
+
+  /// `call(segment, count, owner)` for each rank's non-empty segment of
+  /// `buffer`, in one NCCL group; returns once the group is done.
+  template <typename Call>
+  void forEachSegment(float *buffer, const std::vector<int64_t> &counts,
+                      const char *what, Call call) {
+    checkNccl(nccl.groupStart(), "ncclGroupStart");
+    int64_t at = 0;
+    for (size_t r = 0; r < counts.size(); at += counts[r++])
+      if (counts[r] > 0)
+        call(buffer + at, counts[r], static_cast<int>(r));
+    checkNccl(nccl.groupEnd(), "ncclGroupEnd");
+    waitForStream(what);
   }
 
   void checkNccl(ncclResult result, const char *what) {

@@ -206,16 +206,6 @@ IdsByRank parallax::runtime::exchangeIds(const IdsByRank &out,
 
 namespace {
 
-/// What a queued push updates on the servers, and how.
-struct PushTarget {
-  rowkernels::Rule rule;
-  std::string name;
-  Partitioning parts;
-  Slots variable;
-  int64_t width;
-  Hyper h;
-};
-
 /// A sparse push waiting for the step's exchange: this rank's distinct
 /// rows, summed.
 struct PendingPush : PushTarget {
@@ -302,15 +292,6 @@ void aggregateOnMachine(std::vector<PendingPush> &pushes,
 }
 
 std::vector<PullRequest> pendingPulls;
-
-/// "a, b, c": the variables of queued pushes or pulls, for the trace.
-template <typename Queued>
-std::string namesOf(const std::vector<Queued> &queue) {
-  std::string names;
-  for (const Queued &item : queue)
-    names += (names.empty() ? "" : ", ") + item.name;
-  return names;
-}
 
 } // namespace
 

@@ -70,6 +70,25 @@ bool streamPartitionsToRoot(
     const float *data, int64_t rows, int64_t width,
     const std::function<bool(const float *, int64_t)> &consume);
 
+/// What a queued push updates on the servers, and how.
+struct PushTarget {
+  rowkernels::Rule rule;
+  std::string name;
+  Partitioning parts;
+  Slots variable;
+  int64_t width;
+  Hyper h;
+};
+
+/// "a, b, c": the variables of queued pushes or pulls, for the trace.
+template <typename Queued>
+std::string namesOf(const std::vector<Queued> &queue) {
+  std::string names;
+  for (const Queued &item : queue)
+    names += (names.empty() ? "" : ", ") + item.name;
+  return names;
+}
+
 /// Sends every rank d, for every variable v, the ids out[d][v] (row counts
 /// first, then one MPI_Ialltoallv, on the main thread's communicators);
 /// returns in[s][v], the ids each rank s sent this one. Collective.

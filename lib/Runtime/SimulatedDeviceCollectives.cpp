@@ -105,26 +105,25 @@ public:
     constexpr int kTag = 9001;
     std::vector<MPI_Request> requests;
     std::vector<const Transfer *> ownSends, ownReceives;
-    for (const Transfer &t : receives) {
+    auto post = [&](const Transfer &t, bool send) {
       if (t.peer == rank) {
-        ownReceives.push_back(&t);
-      } else if (t.bytes > 0) {
-        requests.emplace_back();
-        run(MPI_Irecv(t.data, mpiCount(t.bytes, "rows"), MPI_BYTE, t.peer, kTag,
-                      comm, &requests.back()),
-            "the simulated ncclRecv");
+        (send ? ownSends : ownReceives).push_back(&t);
+        return;
       }
-    }
-    for (const Transfer &t : sends) {
-      if (t.peer == rank) {
-        ownSends.push_back(&t);
-      } else if (t.bytes > 0) {
-        requests.emplace_back();
-        run(MPI_Isend(t.data, mpiCount(t.bytes, "rows"), MPI_BYTE, t.peer, kTag,
-                      comm, &requests.back()),
-            "the simulated ncclSend");
-      }
-    }
+      if (t.bytes == 0)
+        return;
+      requests.emplace_back();
+      int count = mpiCount(t.bytes, "rows");
+      run(send ? MPI_Isend(t.data, count, MPI_BYTE, t.peer, kTag, comm,
+                           &requests.back())
+               : MPI_Irecv(t.data, count, MPI_BYTE, t.peer, kTag, comm,
+                           &requests.back()),
+          send ? "the simulated ncclSend" : "the simulated ncclRecv");
+    };
+    for (const Transfer &t : receives)
+      post(t, /*send=*/false);
+    for (const Transfer &t : sends)
+      post(t, /*send=*/true);
     if (ownSends.size() != ownReceives.size())
       die("internal error: a rank's rows to itself do not match");
     for (size_t i = 0; i < ownSends.size(); ++i)
