@@ -57,8 +57,8 @@ public:
   // kernels and copies queue on the program's stream, after the step's
   // kernels and before those that follow.
 
-  /// `bytes` of device memory for rows, ids or positions (blocks are
-  /// reused by size: the same sizes come back every step).
+  /// At least `bytes` of device memory for rows, ids or positions; a
+  /// released block is reused by a later allocation of its size.
   virtual void *allocate(int64_t bytes) = 0;
   virtual void release(void *buffer) = 0;
 

@@ -271,76 +271,89 @@ void parallax::runtime::queueDeviceDensePush(
   pendingDeviceDensePushes.push_back(std::move(push));
 }
 
-/// Every partition of every dense push in one buffer, owner after owner
-/// (each rank packs the same order); `visit(push, partition, owner, at)`
-/// sees where each lies. Returns the floats of each owner's segment.
-template <typename Visit>
-static std::vector<int64_t>
-forEachDensePiece(std::vector<DeviceDensePush> &pushes, Visit visit) {
-  const World &w = world();
-  std::vector<int64_t> counts(w.size, 0);
-  for (const DeviceDensePush &push : pushes)
-    for (int64_t p = 0; p < push.parts.partitions; ++p)
-      counts[push.parts.ownerOf(p, w.size)] +=
-          (push.parts.end(p) - push.parts.begin(p)) * push.width;
-  std::vector<int64_t> at(w.size, 0);
-  for (int r = 1; r < w.size; ++r)
-    at[r] = at[r - 1] + counts[r - 1];
-  for (DeviceDensePush &push : pushes)
-    for (int64_t p = 0; p < push.parts.partitions; ++p) {
-      int owner = push.parts.ownerOf(p, w.size);
-      visit(push, p, owner, at[owner]);
-      at[owner] += (push.parts.end(p) - push.parts.begin(p)) * push.width;
-    }
-  return counts;
+/// Pieces (an owner and a number of floats each) laid out in one buffer
+/// owner after owner, in the order given within each owner's segment:
+/// the floats of each segment, and where each piece lies.
+struct OwnerLayout {
+  std::vector<int64_t> counts, at;
+};
+
+static OwnerLayout
+layOutByOwner(const std::vector<std::pair<int, int64_t>> &pieces) {
+  OwnerLayout layout{std::vector<int64_t>(world().size, 0), {}};
+  for (auto [owner, floats] : pieces)
+    layout.counts[owner] += floats;
+  std::vector<int64_t> next(layout.counts.size(), 0);
+  for (size_t r = 1; r < next.size(); ++r)
+    next[r] = next[r - 1] + layout.counts[r - 1];
+  for (auto [owner, floats] : pieces) {
+    layout.at.push_back(next[owner]);
+    next[owner] += floats;
+  }
+  return layout;
 }
 
-/// The dense pushes' exchange: partitions reduced onto their owners,
-/// updated there, broadcast back.
+/// One partition of a dense push, and its owner.
+struct DensePiece {
+  DeviceDensePush *push;
+  int64_t firstRow, rows;
+  int owner;
+};
+
+/// The dense pushes' exchange: every partition laid out by owner, reduced
+/// onto its owner, updated there, broadcast back.
 static void exchangeDeviceDensePushes(std::vector<DeviceDensePush> &pushes) {
   const World &w = world();
   DeviceCollectives &device = *deviceCollectives();
+  std::vector<DensePiece> pieces;
+  std::vector<std::pair<int, int64_t>> sizes;
+  for (DeviceDensePush &push : pushes)
+    for (int64_t p = 0; p < push.parts.partitions; ++p) {
+      DensePiece piece{&push, push.parts.begin(p),
+                       push.parts.end(p) - push.parts.begin(p),
+                       push.parts.ownerOf(p, w.size)};
+      pieces.push_back(piece);
+      sizes.emplace_back(piece.owner, piece.rows * push.width);
+    }
+  OwnerLayout layout = layOutByOwner(sizes);
   int64_t total = 0;
-  std::vector<int64_t> counts = forEachDensePiece(
-      pushes, [&](DeviceDensePush &push, int64_t p, int, int64_t) {
-        total += (push.parts.end(p) - push.parts.begin(p)) * push.width;
-      });
+  for (int64_t count : layout.counts)
+    total += count;
   DeviceBuffer<float> buffer(total);
-  auto pieceBytes = [](const DeviceDensePush &push, int64_t p) {
-    return (push.parts.end(p) - push.parts.begin(p)) * rowBytes(push.width);
-  };
-  forEachDensePiece(
-      pushes, [&](DeviceDensePush &push, int64_t p, int, int64_t at) {
-        device.copy(buffer.data() + at,
-                    push.gradient.data() + push.parts.begin(p) * push.width,
-                    pieceBytes(push, p));
-      });
-  device.reduceSegments(buffer.data(), counts);
   float scale = 1.0f / w.size;
-  forEachDensePiece(
-      pushes, [&](DeviceDensePush &push, int64_t p, int owner, int64_t at) {
-        if (owner != w.rank)
-          return;
-        int64_t first = push.parts.begin(p) * push.width;
-        Slots rows = push.variable.offset(first);
-        device.updateRows(
-            {{buffer.data() + at, nullptr, nullptr, nullptr,
-              push.parts.end(p) - push.parts.begin(p), push.width, scale},
-             nullptr,
-             rows.w,
-             rows.state[0],
-             rows.state[1],
-             push.rule,
-             ruleScalars(push.rule, push.h)});
-        device.copy(buffer.data() + at, rows.w, pieceBytes(push, p));
-      });
-  device.broadcastSegments(buffer.data(), counts);
-  forEachDensePiece(
-      pushes, [&](DeviceDensePush &push, int64_t p, int owner, int64_t at) {
-        if (owner != w.rank)
-          device.copy(push.variable.w + push.parts.begin(p) * push.width,
-                      buffer.data() + at, pieceBytes(push, p));
-      });
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const DensePiece &piece = pieces[i];
+    device.copy(buffer.data() + layout.at[i],
+                piece.push->gradient.data() +
+                    piece.firstRow * piece.push->width,
+                piece.rows * rowBytes(piece.push->width));
+  }
+  device.reduceSegments(buffer.data(), layout.counts);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const DensePiece &piece = pieces[i];
+    if (piece.owner != w.rank)
+      continue;
+    const DeviceDensePush &push = *piece.push;
+    Slots rows = push.variable.offset(piece.firstRow * push.width);
+    float *segment = buffer.data() + layout.at[i];
+    device.updateRows(
+        {{segment, nullptr, nullptr, nullptr, piece.rows, push.width, scale},
+         nullptr,
+         rows.w,
+         rows.state[0],
+         rows.state[1],
+         push.rule,
+         ruleScalars(push.rule, push.h)});
+    device.copy(segment, rows.w, piece.rows * rowBytes(push.width));
+  }
+  device.broadcastSegments(buffer.data(), layout.counts);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const DensePiece &piece = pieces[i];
+    if (piece.owner != w.rank)
+      device.copy(piece.push->variable.w + piece.firstRow * piece.push->width,
+                  buffer.data() + layout.at[i],
+                  piece.rows * rowBytes(piece.push->width));
+  }
   for (const DeviceDensePush &push : pushes) {
     accountDense(push.name, push.parts, push.width, /*toOwner=*/true);
     accountDense(push.name, push.parts, push.width, /*toOwner=*/false);
@@ -350,36 +363,23 @@ static void exchangeDeviceDensePushes(std::vector<DeviceDensePush> &pushes) {
 void parallax::runtime::broadcastDevicePartitions(DeviceCollectives &device,
                                                   const Partitioning &parts,
                                                   float *table, int64_t width) {
-  // Partitions are consecutive rows, each owner's not: one broadcast per
-  // partition from its owner, in a buffer laid out owner after owner.
   const World &w = world();
-  std::vector<int64_t> counts(w.size, 0);
+  std::vector<std::pair<int, int64_t>> sizes;
   for (int64_t p = 0; p < parts.partitions; ++p)
-    counts[parts.ownerOf(p, w.size)] += (parts.end(p) - parts.begin(p)) * width;
-  std::vector<int64_t> at(w.size, 0);
-  for (int r = 1; r < w.size; ++r)
-    at[r] = at[r - 1] + counts[r - 1];
-  std::vector<int64_t> starts = at;
+    sizes.emplace_back(parts.ownerOf(p, w.size),
+                       (parts.end(p) - parts.begin(p)) * width);
+  OwnerLayout layout = layOutByOwner(sizes);
   DeviceBuffer<float> buffer(parts.rows * width);
-  auto eachPartition = [&](auto visit) {
-    std::vector<int64_t> next = starts;
-    for (int64_t p = 0; p < parts.partitions; ++p) {
-      int owner = parts.ownerOf(p, w.size);
-      int64_t floats = (parts.end(p) - parts.begin(p)) * width;
-      visit(table + parts.begin(p) * width, buffer.data() + next[owner], owner,
-            floats * int64_t(sizeof(float)));
-      next[owner] += floats;
-    }
-  };
-  eachPartition([&](float *rows, float *packed, int owner, int64_t bytes) {
-    if (owner == w.rank)
-      device.copy(packed, rows, bytes);
-  });
-  device.broadcastSegments(buffer.data(), counts);
-  eachPartition([&](float *rows, float *packed, int owner, int64_t bytes) {
-    if (owner != w.rank)
-      device.copy(rows, packed, bytes);
-  });
+  auto rowsOf = [&](int64_t p) { return table + parts.begin(p) * width; };
+  for (int64_t p = 0; p < parts.partitions; ++p)
+    if (sizes[p].first == w.rank)
+      device.copy(buffer.data() + layout.at[p], rowsOf(p),
+                  sizes[p].second * int64_t(sizeof(float)));
+  device.broadcastSegments(buffer.data(), layout.counts);
+  for (int64_t p = 0; p < parts.partitions; ++p)
+    if (sizes[p].first != w.rank)
+      device.copy(rowsOf(p), buffer.data() + layout.at[p],
+                  sizes[p].second * int64_t(sizeof(float)));
   device.synchronize("a pull of a whole variable on the GPU");
 }
 

@@ -113,10 +113,10 @@ struct PullRequest {
 };
 
 // The parameter store on the GPUs (DeviceParameterStore.cpp): where a GPU
-// program's workers communicate through NCCL (deviceCollectives()), the
-// rows of sparse pushes and pulls stay in device memory: ids are routed
-// on the host (MPI), rows go through NCCL, and the sums and updates are
-// kernels.
+// program's workers communicate through NCCL (deviceCollectives()), every
+// row pushed or pulled stays in device memory: ids are routed on the host
+// (MPI), rows and partitions go through NCCL, and the sums and updates
+// are kernels.
 
 /// Queues a sparse push of `rows` (checked row indices, read on the host)
 /// and their gradient rows `values` (device memory): its repeated rows are
