@@ -49,9 +49,11 @@ public:
     MPI_Op op = reduction == PARALLAX_RT_REDUCE_MAX   ? MPI_MAX
                 : reduction == PARALLAX_RT_REDUCE_MIN ? MPI_MIN
                                                       : MPI_SUM;
-    run(MPI_Allreduce(MPI_IN_PLACE, bucket.data(), mpiCount(count, "a bucket"),
-                      MPI_FLOAT, op, comm),
+    MPI_Request request;
+    run(MPI_Iallreduce(MPI_IN_PLACE, bucket.data(), mpiCount(count, "a bucket"),
+                       MPI_FLOAT, op, comm, &request),
         "the simulated ncclAllReduce");
+    waitFor(request, "the simulated ncclAllReduce");
     if (reduction == PARALLAX_RT_REDUCE_MEAN) {
       int size = 0;
       MPI_Comm_size(comm, &size);
@@ -67,14 +69,20 @@ public:
   void waitAllReduce(int64_t) override {}
 
   void allGather(const void *in, void *out, int64_t bytes) override {
-    run(MPI_Allgather(in, mpiCount(bytes, "an AllGather"), MPI_BYTE, out,
-                      mpiCount(bytes, "an AllGather"), MPI_BYTE, comm),
+    MPI_Request request;
+    run(MPI_Iallgather(in, mpiCount(bytes, "an AllGather"), MPI_BYTE, out,
+                       mpiCount(bytes, "an AllGather"), MPI_BYTE, comm,
+                       &request),
         "the simulated ncclAllGather");
+    waitFor(request, "the simulated ncclAllGather");
   }
 
   void broadcast(void *buffer, int64_t bytes, int root) override {
-    run(MPI_Bcast(buffer, mpiCount(bytes, "a broadcast"), MPI_BYTE, root, comm),
+    MPI_Request request;
+    run(MPI_Ibcast(buffer, mpiCount(bytes, "a broadcast"), MPI_BYTE, root, comm,
+                   &request),
         "the simulated ncclBroadcast");
+    waitFor(request, "the simulated ncclBroadcast");
   }
 
   void *allocate(int64_t bytes) override {
@@ -134,29 +142,44 @@ public:
 
   void reduceSegments(float *buffer,
                       const std::vector<int64_t> &counts) override {
-    int64_t at = 0;
-    for (size_t r = 0; r < counts.size(); at += counts[r++])
-      if (counts[r] > 0)
-        run(MPI_Reduce(static_cast<int>(r) == rank ? MPI_IN_PLACE : buffer + at,
-                       buffer + at, mpiCount(counts[r], "a partition"),
-                       MPI_FLOAT, MPI_SUM, static_cast<int>(r), comm),
-            "the simulated ncclReduce");
+    eachSegment(
+        buffer, counts, "the simulated ncclReduce",
+        [&](float *segment, int count, int owner, MPI_Request *request) {
+          return MPI_Ireduce(owner == rank ? MPI_IN_PLACE : segment, segment,
+                             count, MPI_FLOAT, MPI_SUM, owner, comm, request);
+        });
   }
 
   void broadcastSegments(float *buffer,
                          const std::vector<int64_t> &counts) override {
-    int64_t at = 0;
-    for (size_t r = 0; r < counts.size(); at += counts[r++])
-      if (counts[r] > 0)
-        run(MPI_Bcast(buffer + at, mpiCount(counts[r], "a partition"),
-                      MPI_FLOAT, static_cast<int>(r), comm),
-            "the simulated ncclBroadcast");
+    eachSegment(
+        buffer, counts, "the simulated ncclBroadcast",
+        [&](float *segment, int count, int owner, MPI_Request *request) {
+          return MPI_Ibcast(segment, count, MPI_FLOAT, owner, comm, request);
+        });
   }
 
   void synchronize(const char *) override {}
 
 private:
   static void run(int code, const char *what) { checkMPI(code, what); }
+
+  /// `post(segment, count, owner, request)` for each rank's non-empty
+  /// segment of `buffer`, every rank in the same order; waits for all.
+  template <typename Post>
+  void eachSegment(float *buffer, const std::vector<int64_t> &counts,
+                   const char *what, Post post) {
+    std::vector<MPI_Request> requests;
+    int64_t at = 0;
+    for (size_t r = 0; r < counts.size(); at += counts[r++])
+      if (counts[r] > 0) {
+        requests.emplace_back();
+        run(post(buffer + at, mpiCount(counts[r], "a partition"),
+                 static_cast<int>(r), &requests.back()),
+            what);
+      }
+    waitFor(static_cast<int>(requests.size()), requests.data(), what);
+  }
 
   int rank;
   MPI_Comm comm = MPI_COMM_NULL;
