@@ -7,7 +7,8 @@
 // parameter store's kernels (RowKernels.cu, compiled to PTX at build time
 // and loaded by the CUDA runtime) apply the same rule to each element, so
 // a row updated on a GPU owner equals one updated on a CPU owner. The fake
-// CUDA driver runs the device kernels through these functions too.
+// CUDA driver and PARALLAX_SIMULATE_GPU_COMM run the device kernels
+// through these functions too.
 //
 //===----------------------------------------------------------------------===//
 
