@@ -533,8 +533,9 @@ def compute_sanitizer():
 
 def run_memcheck(bundle, env, work, deadline):
     """compute-sanitizer's memcheck over 2 steps of the CNN with training-
-    mode batch norms, and (when built) of the CNN at 2 workers through
-    NCCL; failures. Skipped where the sanitizer is missing."""
+    mode batch norms, and (when built) of the CNN and of the LM on
+    parameter servers at 2 workers through NCCL; failures. Skipped where
+    the sanitizer is missing."""
     sanitizer = compute_sanitizer()
     target = (bundle / "target").read_text().strip()
     why = ("built for " + target if target != "cuda"
@@ -549,15 +550,19 @@ def run_memcheck(bundle, env, work, deadline):
     runs = [("cnn_train.sgd", memcheck + [
         str(bundle / "programs" / "cnn_train.sgd"), "--data", str(data / "cnn_train" / "train"),
         "--steps", "2", "--init", str(bundle / "models" / "cnn_train.onnx")], {})]
-    nccl = bundle / "programs" / "cnn.sgd.2"
-    if nccl.exists() and shutil.which("mpirun"):
+    # Through NCCL: the CNN's buckets, and the LM's parameter store on the
+    # GPUs (the runtime's row kernels, its device blocks).
+    for model, program in (("cnn", "cnn.sgd.2"), ("lstm_lm", "lstm_lm.adagrad.2.ps")):
+        nccl = bundle / "programs" / program
+        if not nccl.exists() or not shutil.which("mpirun"):
+            continue
         sys.path.insert(0, str(bundle))
         from check_training import mpirun
         variables = rank_modes(work)["nccl"]
-        runs.append(("cnn.sgd.2 nccl", [
+        runs.append((f"{program} nccl", [
             *mpirun(2), variables["PARALLAX_RANK_WRAPPER"], *memcheck, str(nccl),
-            "--data", str(data / "cnn" / "train"), "--steps", "2",
-            "--init", str(bundle / "models" / "cnn.onnx")], variables))
+            "--data", str(data / model / "train"), "--steps", "2",
+            "--init", str(bundle / "models" / f"{model}.onnx")], variables))
     failures = 0
     for name, command, variables in runs:
         status, output = bounded(command, dict(env, **variables), deadline,
