@@ -75,25 +75,6 @@ private:
   T *data_ = nullptr;
 };
 
-/// Positions 0..k-1 in the order of `key` (stable), and the segments of
-/// equal keys: offsets into the positions, one past the end last.
-struct Segments {
-  std::vector<int64_t> positions, offsets;
-};
-
-template <typename Key> Segments segmentsBy(int64_t k, Key key) {
-  Segments s;
-  s.positions.resize(k);
-  std::iota(s.positions.begin(), s.positions.end(), int64_t{0});
-  std::stable_sort(s.positions.begin(), s.positions.end(),
-                   [&](int64_t a, int64_t b) { return key(a) < key(b); });
-  for (int64_t i = 0; i < k; ++i)
-    if (i == 0 || key(s.positions[i]) != key(s.positions[i - 1]))
-      s.offsets.push_back(i);
-  s.offsets.push_back(k);
-  return s;
-}
-
 /// A push summed on this GPU, waiting for the step's exchange.
 struct DevicePush : PushTarget {
   /// Its distinct rows by owner (ascending within each), and their sums
@@ -110,6 +91,30 @@ struct DeviceDensePush : PushTarget {
 std::vector<DeviceDensePush> pendingDeviceDensePushes;
 
 int64_t rowBytes(int64_t width) { return width * int64_t(sizeof(float)); }
+
+/// Sums `push`'s rows `rows` (their values at `source`, row i at i) by row
+/// into a new buffer ordered by owner, then by row, and says which rows it
+/// holds for each owner: one kernel.
+void sumByOwner(DevicePush &push, const std::vector<int64_t> &rows,
+                const float *source) {
+  const World &w = world();
+  auto ownerAndRow = [&](int64_t i) {
+    return std::make_pair(push.parts.ownerOfRow(rows[i], w.size), rows[i]);
+  };
+  Segments segments =
+      segmentsBy(static_cast<int64_t>(rows.size()), ownerAndRow);
+  int64_t distinct = static_cast<int64_t>(segments.offsets.size()) - 1;
+  push.rowsByOwner.assign(w.size, {});
+  for (int64_t s = 0; s < distinct; ++s) {
+    auto [owner, row] = ownerAndRow(segments.positions[segments.offsets[s]]);
+    push.rowsByOwner[owner].push_back(row);
+  }
+  DeviceBuffer<int64_t> positions(segments.positions),
+      offsets(segments.offsets);
+  push.sums = DeviceBuffer<float>(distinct * push.width);
+  deviceCollectives()->sumRows({source, positions.data(), offsets.data(),
+                                push.sums.data(), distinct, push.width, 1.0f});
+}
 
 /// Where each rank's part starts in rows laid out rank after rank.
 std::vector<int64_t> startsOf(const std::vector<std::vector<int64_t>> &parts) {
@@ -209,26 +214,9 @@ void aggregateOnMachine(std::vector<DevicePush> &pushes) {
       push.sums = DeviceBuffer<float>();
       continue;
     }
-    const std::vector<int64_t> &rows = rowsOf[v];
     account(push.name, 0,
-            (static_cast<int64_t>(rows.size()) - mine[v]) * bytesPerRow);
-    auto ownerAndRow = [&](int64_t i) {
-      return std::make_pair(push.parts.ownerOfRow(rows[i], w.size), rows[i]);
-    };
-    Segments segments =
-        segmentsBy(static_cast<int64_t>(rows.size()), ownerAndRow);
-    int64_t distinct = static_cast<int64_t>(segments.offsets.size()) - 1;
-    push.rowsByOwner.assign(w.size, {});
-    for (int64_t s = 0; s < distinct; ++s) {
-      auto [owner, row] = ownerAndRow(segments.positions[segments.offsets[s]]);
-      push.rowsByOwner[owner].push_back(row);
-    }
-    DeviceBuffer<int64_t> positions(segments.positions),
-        segmentStarts(segments.offsets);
-    push.sums = DeviceBuffer<float>(distinct * push.width);
-    deviceCollectives()->sumRows({all[v].data(), positions.data(),
-                                  segmentStarts.data(), push.sums.data(),
-                                  distinct, push.width, 1.0f});
+            (static_cast<int64_t>(rowsOf[v].size()) - mine[v]) * bytesPerRow);
+    sumByOwner(push, rowsOf[v], all[v].data());
   }
 }
 
@@ -238,24 +226,8 @@ void parallax::runtime::queueDeviceSparsePush(
     rowkernels::Rule rule, const char *name, const Partitioning &parts,
     const Slots &variable, int64_t width, const std::vector<int64_t> &rows,
     const float *values, const Hyper &h) {
-  const World &w = world();
-  int64_t k = static_cast<int64_t>(rows.size());
-  auto ownerAndRow = [&](int64_t i) {
-    return std::make_pair(parts.ownerOfRow(rows[i], w.size), rows[i]);
-  };
-  Segments segments = segmentsBy(k, ownerAndRow);
-  int64_t distinct = static_cast<int64_t>(segments.offsets.size()) - 1;
-  DevicePush push{{rule, name, parts, variable, width, h},
-                  std::vector<std::vector<int64_t>>(w.size),
-                  DeviceBuffer<float>(distinct * width)};
-  for (int64_t s = 0; s < distinct; ++s) {
-    auto [owner, row] = ownerAndRow(segments.positions[segments.offsets[s]]);
-    push.rowsByOwner[owner].push_back(row);
-  }
-  DeviceBuffer<int64_t> positions(segments.positions),
-      offsets(segments.offsets);
-  deviceCollectives()->sumRows({values, positions.data(), offsets.data(),
-                                push.sums.data(), distinct, width, 1.0f});
+  DevicePush push{{rule, name, parts, variable, width, h}, {}, {}};
+  sumByOwner(push, rows, values);
   pendingDevicePushes.push_back(std::move(push));
 }
 
@@ -271,71 +243,27 @@ void parallax::runtime::queueDeviceDensePush(
   pendingDeviceDensePushes.push_back(std::move(push));
 }
 
-/// Pieces (an owner and a number of floats each) laid out in one buffer
-/// owner after owner, in the order given within each owner's segment:
-/// the floats of each segment, and where each piece lies.
-struct OwnerLayout {
-  std::vector<int64_t> counts, at;
-};
-
-static OwnerLayout
-layOutByOwner(const std::vector<std::pair<int, int64_t>> &pieces) {
-  OwnerLayout layout{std::vector<int64_t>(world().size, 0), {}};
-  for (auto [owner, floats] : pieces)
-    layout.counts[owner] += floats;
-  std::vector<int64_t> next(layout.counts.size(), 0);
-  for (size_t r = 1; r < next.size(); ++r)
-    next[r] = next[r - 1] + layout.counts[r - 1];
-  for (auto [owner, floats] : pieces) {
-    layout.at.push_back(next[owner]);
-    next[owner] += floats;
-  }
-  return layout;
-}
-
-/// One partition of a dense push, and its owner.
-struct DensePiece {
-  DeviceDensePush *push;
-  int64_t firstRow, rows;
-  int owner;
-};
-
 /// The dense pushes' exchange: every partition laid out by owner, reduced
 /// onto its owner, updated there, broadcast back.
 static void exchangeDeviceDensePushes(std::vector<DeviceDensePush> &pushes) {
   const World &w = world();
   DeviceCollectives &device = *deviceCollectives();
-  std::vector<DensePiece> pieces;
-  std::vector<std::pair<int, int64_t>> sizes;
-  for (DeviceDensePush &push : pushes)
-    for (int64_t p = 0; p < push.parts.partitions; ++p) {
-      DensePiece piece{&push, push.parts.begin(p),
-                       push.parts.end(p) - push.parts.begin(p),
-                       push.parts.ownerOf(p, w.size)};
-      pieces.push_back(piece);
-      sizes.emplace_back(piece.owner, piece.rows * push.width);
-    }
-  OwnerLayout layout = layOutByOwner(sizes);
-  int64_t total = 0;
-  for (int64_t count : layout.counts)
-    total += count;
-  DeviceBuffer<float> buffer(total);
-  float scale = 1.0f / w.size;
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    const DensePiece &piece = pieces[i];
-    device.copy(buffer.data() + layout.at[i],
-                piece.push->gradient.data() +
-                    piece.firstRow * piece.push->width,
-                piece.rows * rowBytes(piece.push->width));
+  DenseLayout layout = layOutByOwner(pushes, w.size);
+  DeviceBuffer<float> buffer(layout.total);
+  for (const DensePiece &piece : layout.pieces) {
+    const DeviceDensePush &push = pushes[piece.variable];
+    device.copy(buffer.data() + piece.at,
+                push.gradient.data() + piece.firstRow * push.width,
+                piece.rows * rowBytes(push.width));
   }
   device.reduceSegments(buffer.data(), layout.counts);
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    const DensePiece &piece = pieces[i];
+  float scale = 1.0f / w.size;
+  for (const DensePiece &piece : layout.pieces) {
     if (piece.owner != w.rank)
       continue;
-    const DeviceDensePush &push = *piece.push;
+    const DeviceDensePush &push = pushes[piece.variable];
     Slots rows = push.variable.offset(piece.firstRow * push.width);
-    float *segment = buffer.data() + layout.at[i];
+    float *segment = buffer.data() + piece.at;
     device.updateRows(
         {{segment, nullptr, nullptr, nullptr, piece.rows, push.width, scale},
          nullptr,
@@ -347,12 +275,11 @@ static void exchangeDeviceDensePushes(std::vector<DeviceDensePush> &pushes) {
     device.copy(segment, rows.w, piece.rows * rowBytes(push.width));
   }
   device.broadcastSegments(buffer.data(), layout.counts);
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    const DensePiece &piece = pieces[i];
+  for (const DensePiece &piece : layout.pieces) {
+    const DeviceDensePush &push = pushes[piece.variable];
     if (piece.owner != w.rank)
-      device.copy(piece.push->variable.w + piece.firstRow * piece.push->width,
-                  buffer.data() + layout.at[i],
-                  piece.rows * rowBytes(piece.push->width));
+      device.copy(push.variable.w + piece.firstRow * push.width,
+                  buffer.data() + piece.at, piece.rows * rowBytes(push.width));
   }
   for (const DeviceDensePush &push : pushes) {
     accountDense(push.name, push.parts, push.width, /*toOwner=*/true);
@@ -363,23 +290,23 @@ static void exchangeDeviceDensePushes(std::vector<DeviceDensePush> &pushes) {
 void parallax::runtime::broadcastDevicePartitions(DeviceCollectives &device,
                                                   const Partitioning &parts,
                                                   float *table, int64_t width) {
+  struct Whole {
+    Partitioning parts;
+    int64_t width;
+  };
   const World &w = world();
-  std::vector<std::pair<int, int64_t>> sizes;
-  for (int64_t p = 0; p < parts.partitions; ++p)
-    sizes.emplace_back(parts.ownerOf(p, w.size),
-                       (parts.end(p) - parts.begin(p)) * width);
-  OwnerLayout layout = layOutByOwner(sizes);
-  DeviceBuffer<float> buffer(parts.rows * width);
-  auto rowsOf = [&](int64_t p) { return table + parts.begin(p) * width; };
-  for (int64_t p = 0; p < parts.partitions; ++p)
-    if (sizes[p].first == w.rank)
-      device.copy(buffer.data() + layout.at[p], rowsOf(p),
-                  sizes[p].second * int64_t(sizeof(float)));
+  DenseLayout layout =
+      layOutByOwner(std::vector<Whole>{{parts, width}}, w.size);
+  DeviceBuffer<float> buffer(layout.total);
+  for (const DensePiece &piece : layout.pieces)
+    if (piece.owner == w.rank)
+      device.copy(buffer.data() + piece.at, table + piece.firstRow * width,
+                  piece.rows * rowBytes(width));
   device.broadcastSegments(buffer.data(), layout.counts);
-  for (int64_t p = 0; p < parts.partitions; ++p)
-    if (sizes[p].first != w.rank)
-      device.copy(rowsOf(p), buffer.data() + layout.at[p],
-                  sizes[p].second * int64_t(sizeof(float)));
+  for (const DensePiece &piece : layout.pieces)
+    if (piece.owner != w.rank)
+      device.copy(table + piece.firstRow * width, buffer.data() + piece.at,
+                  piece.rows * rowBytes(width));
   device.synchronize("a pull of a whole variable on the GPU");
 }
 

@@ -179,29 +179,24 @@ Slots parallax::runtime::slotsOf(const char *name, int64_t rankW, void *w,
 int64_t parallax::runtime::sumRepeatedRows(std::vector<int64_t> &ids,
                                            std::vector<float> &values,
                                            int64_t width) {
-  int64_t k = ids.size();
-  std::vector<int64_t> order(k);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return ids[a] < ids[b]; });
-  std::vector<int64_t> distinct;
-  std::vector<float> summed;
-  distinct.reserve(k);
-  summed.reserve(values.size());
-  for (int64_t i = 0; i < k; ++i) {
-    const float *row = values.data() + order[i] * width;
-    if (!distinct.empty() && distinct.back() == ids[order[i]]) {
-      float *into = summed.data() + summed.size() - width;
+  Segments segments = segmentsBy(static_cast<int64_t>(ids.size()),
+                                 [&](int64_t i) { return ids[i]; });
+  int64_t distinct = static_cast<int64_t>(segments.offsets.size()) - 1;
+  std::vector<int64_t> rows(distinct);
+  std::vector<float> summed(distinct * width);
+  for (int64_t s = 0; s < distinct; ++s) {
+    const int64_t *first = segments.positions.data() + segments.offsets[s];
+    const int64_t *end = segments.positions.data() + segments.offsets[s + 1];
+    rows[s] = ids[*first];
+    float *into = summed.data() + s * width;
+    std::copy_n(values.data() + *first * width, width, into);
+    for (const int64_t *at = first + 1; at != end; ++at)
       for (int64_t j = 0; j < width; ++j)
-        into[j] += row[j];
-      continue;
-    }
-    distinct.push_back(ids[order[i]]);
-    summed.insert(summed.end(), row, row + width);
+        into[j] += values[*at * width + j];
   }
-  ids = std::move(distinct);
+  ids = std::move(rows);
   values = std::move(summed);
-  return ids.size();
+  return distinct;
 }
 
 int64_t parallax::runtime::rowIndex(const std::string &name, int64_t id,
@@ -307,20 +302,15 @@ int64_t parallax_rt_row_segments(const char *name, int64_t rows, int64_t rankI,
     return reinterpret_cast<int64_t *>(
         viewDescriptor(rank, descriptor, sizeof(int64_t)).data);
   };
-  int64_t *positions = written(rankO, order);
-  int64_t *begins = written(rankS, starts);
+  Segments segments = segmentsBy(k, [&](int64_t i) { return row[i]; });
+  int64_t count = static_cast<int64_t>(segments.offsets.size()) - 1;
+  std::copy(segments.positions.begin(), segments.positions.end(),
+            written(rankO, order));
+  std::copy(segments.offsets.begin(), segments.offsets.end(),
+            written(rankS, starts));
   int64_t *distinct = written(rankT, targets);
-  std::iota(positions, positions + k, int64_t{0});
-  std::stable_sort(positions, positions + k,
-                   [&](int64_t a, int64_t b) { return row[a] < row[b]; });
-  int64_t count = 0;
-  for (int64_t i = 0; i < k; ++i) {
-    if (i > 0 && row[positions[i]] == row[positions[i - 1]])
-      continue;
-    begins[count] = i;
-    distinct[count++] = row[positions[i]];
-  }
-  begins[count] = k;
+  for (int64_t s = 0; s < count; ++s)
+    distinct[s] = row[segments.positions[segments.offsets[s]]];
   return count;
 }
 

@@ -9,7 +9,9 @@
 
 #include "RowKernels.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -67,6 +69,27 @@ Slots slotsOf(const char *name, int64_t rankW, void *w, int states,
 /// rows (both resized to u). Returns u.
 int64_t sumRepeatedRows(std::vector<int64_t> &ids, std::vector<float> &values,
                         int64_t width);
+
+/// Positions 0..k-1 in the order of `key(position)` (stable), and the
+/// segments of equal keys: offsets into the positions, one past the end
+/// last. How the lazy updates, on the host and on the GPUs, find each
+/// distinct row's gradient rows.
+struct Segments {
+  std::vector<int64_t> positions, offsets;
+};
+
+template <typename Key> Segments segmentsBy(int64_t k, Key key) {
+  Segments s;
+  s.positions.resize(k);
+  std::iota(s.positions.begin(), s.positions.end(), int64_t{0});
+  std::stable_sort(s.positions.begin(), s.positions.end(),
+                   [&](int64_t a, int64_t b) { return key(a) < key(b); });
+  for (int64_t i = 0; i < k; ++i)
+    if (i == 0 || key(s.positions[i]) != key(s.positions[i - 1]))
+      s.offsets.push_back(i);
+  s.offsets.push_back(k);
+  return s;
+}
 
 /// Row `id` of a variable `name` of `rows` rows, a negative id counted
 /// from the end (as the gather it comes from allows); dies on any other.

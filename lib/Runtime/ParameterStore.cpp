@@ -373,59 +373,43 @@ namespace {
 void exchangeDensePushes(std::vector<PendingDensePush> &pushes,
                          const Channel &channel) {
   const World &w = world();
-  std::vector<int64_t> counts(w.size, 0);
-  for (const PendingDensePush &push : pushes)
-    for (int64_t p = 0; p < push.parts.partitions; ++p)
-      counts[push.parts.ownerOf(p, w.size)] +=
-          (push.parts.end(p) - push.parts.begin(p)) * push.width;
-  std::vector<int64_t> offsets = displacements(counts);
-  int64_t total = offsets.back() + counts.back();
-  // Every rank packs the same (variable, partition) order, segment by
-  // segment; `visit(push, partition, at)` sees where each one lies.
-  auto forEachPiece = [&](auto visit) {
-    std::vector<int64_t> at = offsets;
-    for (PendingDensePush &push : pushes)
-      for (int64_t p = 0; p < push.parts.partitions; ++p) {
-        int owner = push.parts.ownerOf(p, w.size);
-        visit(push, p, owner, at[owner]);
-        at[owner] += (push.parts.end(p) - push.parts.begin(p)) * push.width;
-      }
-  };
+  DenseLayout layout = layOutByOwner(pushes, w.size);
   // Kept from step to step: allocated afresh in the communication thread's
   // malloc arena, a buffer this size would be mapped and page-faulted in
   // again every step (some 250 ms for the LM's 52 MB on this machine). One
   // exchange runs at a time (the thread runs its jobs in order; without
   // it, the main thread runs them).
   static std::vector<float> buffer;
-  if (static_cast<int64_t>(buffer.size()) < total)
-    buffer.resize(total);
-  forEachPiece([&](PendingDensePush &push, int64_t p, int, int64_t at) {
-    std::copy(push.gradient.begin() + push.parts.begin(p) * push.width,
-              push.gradient.begin() + push.parts.end(p) * push.width,
-              buffer.begin() + at);
-  });
-  reduceScatterByMachine(buffer.data(), counts, channel.all, channel.machine,
-                         channel.across, channel.wait);
+  if (static_cast<int64_t>(buffer.size()) < layout.total)
+    buffer.resize(layout.total);
+  for (const DensePiece &piece : layout.pieces) {
+    const PendingDensePush &push = pushes[piece.variable];
+    std::copy_n(push.gradient.begin() + piece.firstRow * push.width,
+                piece.rows * push.width, buffer.begin() + piece.at);
+  }
+  reduceScatterByMachine(buffer.data(), layout.counts, channel.all,
+                         channel.machine, channel.across, channel.wait);
   float scale = 1.0f / w.size;
-  forEachPiece([&](PendingDensePush &push, int64_t p, int owner, int64_t at) {
-    if (owner != w.rank)
-      return;
-    int64_t first = push.parts.begin(p) * push.width;
-    int64_t count = (push.parts.end(p) - push.parts.begin(p)) * push.width;
-    float *sums = buffer.data() + at;
+  for (const DensePiece &piece : layout.pieces) {
+    if (piece.owner != w.rank)
+      continue;
+    const PendingDensePush &push = pushes[piece.variable];
+    int64_t first = piece.firstRow * push.width,
+            count = piece.rows * push.width;
+    float *sums = buffer.data() + piece.at;
     for (int64_t i = 0; i < count; ++i)
       sums[i] *= scale;
     hostKernel(push.rule)(push.variable.offset(first), sums, count, push.h);
     std::copy_n(push.variable.w + first, count, sums);
-  });
-  allgatherByMachine(buffer.data(), counts, channel.all, channel.machine,
+  }
+  allgatherByMachine(buffer.data(), layout.counts, channel.all, channel.machine,
                      channel.across, channel.wait);
-  forEachPiece([&](PendingDensePush &push, int64_t p, int owner, int64_t at) {
-    if (owner != w.rank)
-      std::copy_n(buffer.data() + at,
-                  (push.parts.end(p) - push.parts.begin(p)) * push.width,
-                  push.variable.w + push.parts.begin(p) * push.width);
-  });
+  for (const DensePiece &piece : layout.pieces) {
+    const PendingDensePush &push = pushes[piece.variable];
+    if (piece.owner != w.rank)
+      std::copy_n(buffer.data() + piece.at, piece.rows * push.width,
+                  push.variable.w + piece.firstRow * push.width);
+  }
   for (const PendingDensePush &push : pushes) {
     accountDense(push.name, push.parts, push.width, /*toOwner=*/true);
     accountDense(push.name, push.parts, push.width, /*toOwner=*/false);

@@ -89,6 +89,48 @@ std::string namesOf(const std::vector<Queued> &queue) {
   return names;
 }
 
+/// One partition of a dense variable in an exchange's buffer: its
+/// variable's index, its rows, its owner, and where it lies.
+struct DensePiece {
+  size_t variable;
+  int64_t firstRow, rows;
+  int owner;
+  int64_t at;
+};
+
+/// The partitions of dense variables laid out in one buffer owner after
+/// owner, each owner's in the variables' order (every rank packs the same):
+/// the pieces, the floats of each owner's segment, and all of them.
+struct DenseLayout {
+  std::vector<DensePiece> pieces;
+  std::vector<int64_t> counts;
+  int64_t total = 0;
+};
+
+/// The layout of `variables` (each with `parts` and `width`) among `ranks`.
+template <typename Variable>
+DenseLayout layOutByOwner(const std::vector<Variable> &variables, int ranks) {
+  DenseLayout layout{{}, std::vector<int64_t>(ranks, 0), 0};
+  for (size_t v = 0; v < variables.size(); ++v) {
+    const Partitioning &parts = variables[v].parts;
+    for (int64_t p = 0; p < parts.partitions; ++p) {
+      DensePiece piece{v, parts.begin(p), parts.end(p) - parts.begin(p),
+                       parts.ownerOf(p, ranks), 0};
+      layout.counts[piece.owner] += piece.rows * variables[v].width;
+      layout.pieces.push_back(piece);
+    }
+  }
+  std::vector<int64_t> next(ranks, 0);
+  for (int r = 1; r < ranks; ++r)
+    next[r] = next[r - 1] + layout.counts[r - 1];
+  for (DensePiece &piece : layout.pieces) {
+    piece.at = next[piece.owner];
+    next[piece.owner] += piece.rows * variables[piece.variable].width;
+  }
+  layout.total = next.empty() ? 0 : next.back();
+  return layout;
+}
+
 /// Sends every rank d, for every variable v, the ids out[d][v] (row counts
 /// first, then one MPI_Ialltoallv, on the main thread's communicators);
 /// returns in[s][v], the ids each rank s sent this one. Collective.

@@ -130,6 +130,19 @@ PARALLAX_ROWS_FUNCTION void updateRowsElement(const RowUpdate &a, int64_t i) {
             segmentSum(a.gradient, s, j));
 }
 
+#ifndef __CUDA__
+/// The kernels' elements one after the other, for hosts that stand in for
+/// a GPU (the fake driver, PARALLAX_SIMULATE_GPU_COMM).
+inline void sumRowsOnHost(const RowSum &a) {
+  for (int64_t i = 0; i < a.segments * a.width; ++i)
+    sumRowsElement(a, i);
+}
+inline void updateRowsOnHost(const RowUpdate &a) {
+  for (int64_t i = 0; i < a.gradient.segments * a.gradient.width; ++i)
+    updateRowsElement(a, i);
+}
+#endif
+
 // The kernels take these by value: the host (GCC or clang, x86-64 or
 // AArch64) and NVPTX must lay them out alike.
 static_assert(sizeof(RowSum) == 56 && sizeof(RuleScalars) == 40 &&

@@ -96,14 +96,11 @@ public:
   }
 
   void sumRows(const rowkernels::RowSum &sum) override {
-    for (int64_t i = 0; i < sum.segments * sum.width; ++i)
-      rowkernels::sumRowsElement(sum, i);
+    rowkernels::sumRowsOnHost(sum);
   }
 
   void updateRows(const rowkernels::RowUpdate &update) override {
-    for (int64_t i = 0; i < update.gradient.segments * update.gradient.width;
-         ++i)
-      rowkernels::updateRowsElement(update, i);
+    rowkernels::updateRowsOnHost(update);
   }
 
   void exchange(const std::vector<Transfer> &sends,

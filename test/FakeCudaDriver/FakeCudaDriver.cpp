@@ -266,16 +266,10 @@ CUresult cuLaunchKernel(void *function, unsigned gridX, unsigned gridY,
   // The runtime's kernels run here, element by element, as their PTX would.
   namespace rk = parallax::runtime::rowkernels;
   const std::string &name = *static_cast<std::string *>(function);
-  if (name == rk::kSumRowsKernel) {
-    const auto &sum = *static_cast<const rk::RowSum *>(parameters[0]);
-    for (int64_t i = 0; i < sum.segments * sum.width; ++i)
-      rk::sumRowsElement(sum, i);
-  } else if (name == rk::kUpdateRowsKernel) {
-    const auto &update = *static_cast<const rk::RowUpdate *>(parameters[0]);
-    for (int64_t i = 0; i < update.gradient.segments * update.gradient.width;
-         ++i)
-      rk::updateRowsElement(update, i);
-  }
+  if (name == rk::kSumRowsKernel)
+    rk::sumRowsOnHost(*static_cast<const rk::RowSum *>(parameters[0]));
+  else if (name == rk::kUpdateRowsKernel)
+    rk::updateRowsOnHost(*static_cast<const rk::RowUpdate *>(parameters[0]));
   return CUDA_SUCCESS;
 }
 
