@@ -84,6 +84,7 @@ constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
   X(cuMemsetD16Async, "cuMemsetD16Async", CUresult,                            \
     (CUdeviceptr, unsigned short, size_t, CUstream))                           \
   X(cuMemAllocHost, "cuMemAllocHost_v2", CUresult, (void **, size_t))          \
+  X(cuMemFreeHost, "cuMemFreeHost", CUresult, (void *))                        \
   X(cuMemHostRegister, "cuMemHostRegister_v2", CUresult,                       \
     (void *, size_t, unsigned))                                                \
   X(cuMemHostUnregister, "cuMemHostUnregister", CUresult, (void *))

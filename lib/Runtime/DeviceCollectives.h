@@ -62,10 +62,14 @@ public:
   virtual void *allocate(int64_t bytes) = 0;
   virtual void release(void *buffer) = 0;
 
-  /// Queues a copy between host and device memory or within either (the
-  /// pointers say which); host memory at `from` may be reused once it
-  /// returns.
+  /// Queues a copy within device memory.
   virtual void copy(void *to, const void *from, int64_t bytes) = 0;
+
+  /// Queues a copy of host memory to the device without waiting for the
+  /// work queued before (a GPU copies pageable memory only once its stream
+  /// is idle): through page-locked memory kept until the copy is done.
+  /// `from` may be reused once it returns.
+  virtual void upload(void *to, const void *from, int64_t bytes) = 0;
 
   /// Queues rowkernels::RowSum's kernel, or RowUpdate's.
   virtual void sumRows(const rowkernels::RowSum &sum) = 0;

@@ -51,7 +51,7 @@ public:
   explicit DeviceBuffer(const std::vector<T> &values)
       : DeviceBuffer(static_cast<int64_t>(values.size())) {
     if (data_)
-      device().copy(data_, values.data(), values.size() * sizeof(T));
+      device().upload(data_, values.data(), values.size() * sizeof(T));
   }
   DeviceBuffer(DeviceBuffer &&other) noexcept : data_(other.data_) {
     other.data_ = nullptr;
@@ -73,6 +73,29 @@ public:
 
 private:
   T *data_ = nullptr;
+};
+
+/// The index arrays of a round of kernels (positions, offsets, rows),
+/// copied to the device in one upload.
+class DeviceIndices {
+public:
+  /// Adds `values`; returns their handle for `at`.
+  size_t add(const std::vector<int64_t> &values) {
+    starts.push_back(host.size());
+    host.insert(host.end(), values.begin(), values.end());
+    return starts.size() - 1;
+  }
+  /// Queues the copy of everything added.
+  void upload() { device = DeviceBuffer<int64_t>(host); }
+  /// Where the values added as `handle` are on the device, once uploaded.
+  const int64_t *at(size_t handle) const {
+    return device.data() + starts[handle];
+  }
+
+private:
+  std::vector<int64_t> host;
+  std::vector<size_t> starts;
+  DeviceBuffer<int64_t> device;
 };
 
 /// A push summed on this GPU, waiting for the step's exchange.
@@ -109,11 +132,14 @@ void sumByOwner(DevicePush &push, const std::vector<int64_t> &rows,
     auto [owner, row] = ownerAndRow(segments.positions[segments.offsets[s]]);
     push.rowsByOwner[owner].push_back(row);
   }
-  DeviceBuffer<int64_t> positions(segments.positions),
-      offsets(segments.offsets);
+  DeviceIndices indices;
+  size_t positions = indices.add(segments.positions),
+         offsets = indices.add(segments.offsets);
+  indices.upload();
   push.sums = DeviceBuffer<float>(distinct * push.width);
-  deviceCollectives()->sumRows({source, positions.data(), offsets.data(),
-                                push.sums.data(), distinct, push.width, 1.0f});
+  deviceCollectives()->sumRows({source, indices.at(positions),
+                                indices.at(offsets), push.sums.data(), distinct,
+                                push.width, 1.0f});
 }
 
 /// Where each rank's part starts in rows laid out rank after rank.
@@ -368,7 +394,14 @@ std::vector<std::string> parallax::runtime::sendDevicePushes() {
   }
   deviceCollectives()->exchange(sends, receives);
 
-  float scale = 1.0f / w.size;
+  // Each variable's received rows by row, the indices of every update
+  // uploaded at once.
+  struct Update {
+    int64_t distinct;
+    size_t positions, offsets, targets;
+  };
+  std::vector<Update> updates;
+  DeviceIndices indices;
   for (size_t v = 0; v < variables; ++v) {
     DevicePush &push = pushes[v];
     std::vector<int64_t> rows;
@@ -388,12 +421,19 @@ std::vector<std::string> parallax::runtime::sendDevicePushes() {
     std::vector<int64_t> targets(distinct);
     for (int64_t s = 0; s < distinct; ++s)
       targets[s] = rows[segments.positions[segments.offsets[s]]];
-    DeviceBuffer<int64_t> positions(segments.positions),
-        offsets(segments.offsets), targetRows(targets);
+    updates.push_back({distinct, indices.add(segments.positions),
+                       indices.add(segments.offsets), indices.add(targets)});
+  }
+  indices.upload();
+  float scale = 1.0f / w.size;
+  for (size_t v = 0; v < variables; ++v) {
+    const DevicePush &push = pushes[v];
+    const Update &update = updates[v];
     deviceCollectives()->updateRows(
-        {{received[v].data(), positions.data(), offsets.data(), nullptr,
-          distinct, push.width, scale},
-         targetRows.data(),
+        {{received[v].data(), indices.at(update.positions),
+          indices.at(update.offsets), nullptr, update.distinct, push.width,
+          scale},
+         indices.at(update.targets),
          push.variable.w,
          push.variable.state[0],
          push.variable.state[1],
@@ -423,43 +463,25 @@ void parallax::runtime::completeDevicePulls(
   }
   IdsByRank asked = exchangeIds(asks, "a pull");
 
-  // Owners gather the rows asked of them; NCCL takes them back.
-  std::vector<DeviceBuffer<float>> replies(variables), fetched(variables);
-  std::vector<Transfer> sends, receives;
+  // For each variable, the rows this rank gathers for the others (their
+  // asks rank after rank) and where each row it asked for arrives (its
+  // owner's replies rank after rank); every index uploaded at once.
+  struct Plan {
+    std::vector<int64_t> replyStarts, fetchStarts;
+    size_t gather, from;
+  };
+  std::vector<Plan> plans(variables);
+  DeviceIndices indices;
   for (size_t v = 0; v < variables; ++v) {
     const PullRequest &pull = pulls[v];
+    Plan &plan = plans[v];
     std::vector<std::vector<int64_t>> askedOfMe(w.size), askedByMe(w.size);
-    std::vector<int64_t> gather;
+    std::vector<int64_t> gather, arrivedAt(distinct[v].size());
+    int64_t next = 0, sent = 0, receivedBytes = 0;
     for (int r = 0; r < w.size; ++r) {
       askedOfMe[r] = asked[r][v];
       askedByMe[r] = asks[r][v];
       gather.insert(gather.end(), asked[r][v].begin(), asked[r][v].end());
-    }
-    std::vector<int64_t> replyStarts = startsOf(askedOfMe),
-                         fetchStarts = startsOf(askedByMe);
-    replies[v] = DeviceBuffer<float>(replyStarts.back() * pull.width);
-    fetched[v] = DeviceBuffer<float>(fetchStarts.back() * pull.width);
-    DeviceBuffer<int64_t> gatherRows(gather);
-    deviceCollectives()->sumRows({pull.table, gatherRows.data(), nullptr,
-                                  replies[v].data(), replyStarts.back(),
-                                  pull.width, 1.0f});
-    for (int r = 0; r < w.size; ++r) {
-      sends.push_back(
-          {r, replies[v].data() + replyStarts[r] * pull.width,
-           (replyStarts[r + 1] - replyStarts[r]) * rowBytes(pull.width)});
-      receives.push_back(
-          {r, fetched[v].data() + fetchStarts[r] * pull.width,
-           (fetchStarts[r + 1] - fetchStarts[r]) * rowBytes(pull.width)});
-    }
-  }
-  deviceCollectives()->exchange(sends, receives);
-
-  // Each requested row from where it arrived.
-  for (size_t v = 0; v < variables; ++v) {
-    const PullRequest &pull = pulls[v];
-    std::vector<int64_t> arrivedAt(distinct[v].size());
-    int64_t next = 0, sent = 0, receivedBytes = 0;
-    for (int r = 0; r < w.size; ++r) {
       for (int64_t row : asks[r][v])
         arrivedAt[std::lower_bound(distinct[v].begin(), distinct[v].end(),
                                    row) -
@@ -478,10 +500,42 @@ void parallax::runtime::completeDevicePulls(
           arrivedAt[std::lower_bound(distinct[v].begin(), distinct[v].end(),
                                      pull.requested[i]) -
                     distinct[v].begin()];
-    DeviceBuffer<int64_t> fromRows(from);
-    deviceCollectives()->sumRows({fetched[v].data(), fromRows.data(), nullptr,
-                                  pull.out, static_cast<int64_t>(from.size()),
+    plan.replyStarts = startsOf(askedOfMe);
+    plan.fetchStarts = startsOf(askedByMe);
+    plan.gather = indices.add(gather);
+    plan.from = indices.add(from);
+  }
+  indices.upload();
+
+  // Owners gather the rows asked of them; NCCL takes them back.
+  std::vector<DeviceBuffer<float>> replies(variables), fetched(variables);
+  std::vector<Transfer> sends, receives;
+  for (size_t v = 0; v < variables; ++v) {
+    const PullRequest &pull = pulls[v];
+    const Plan &plan = plans[v];
+    replies[v] = DeviceBuffer<float>(plan.replyStarts.back() * pull.width);
+    fetched[v] = DeviceBuffer<float>(plan.fetchStarts.back() * pull.width);
+    deviceCollectives()->sumRows({pull.table, indices.at(plan.gather), nullptr,
+                                  replies[v].data(), plan.replyStarts.back(),
                                   pull.width, 1.0f});
+    for (int r = 0; r < w.size; ++r) {
+      sends.push_back({r, replies[v].data() + plan.replyStarts[r] * pull.width,
+                       (plan.replyStarts[r + 1] - plan.replyStarts[r]) *
+                           rowBytes(pull.width)});
+      receives.push_back({r,
+                          fetched[v].data() + plan.fetchStarts[r] * pull.width,
+                          (plan.fetchStarts[r + 1] - plan.fetchStarts[r]) *
+                              rowBytes(pull.width)});
+    }
+  }
+  deviceCollectives()->exchange(sends, receives);
+
+  // Each requested row from where it arrived.
+  for (size_t v = 0; v < variables; ++v) {
+    const PullRequest &pull = pulls[v];
+    deviceCollectives()->sumRows(
+        {fetched[v].data(), indices.at(plans[v].from), nullptr, pull.out,
+         static_cast<int64_t>(pull.requested.size()), pull.width, 1.0f});
   }
   deviceCollectives()->synchronize("the parameter store's pull on the GPU");
 }

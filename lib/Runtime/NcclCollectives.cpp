@@ -147,6 +147,11 @@ public:
     check(cuda.cuStreamSynchronize(commStream), "the communication stream");
     checkNccl(nccl.commDestroy(comm), "ncclCommDestroy");
     cuda.cuEventDestroy(done);
+    cuda.cuStreamSynchronize(cuda.stream); // the uploads' staging memory
+    for (Staging &staging : stagings) {
+      cuda.cuMemFreeHost(staging.host);
+      cuda.cuEventDestroy(staging.copied);
+    }
     for (auto &[bytes, block] : freeBlocks)
       cuda.cuMemFree(block);
     for (Bucket &b : buckets) {
@@ -273,6 +278,20 @@ public:
             "copying the parameter store's rows or ids");
   }
 
+  void upload(void *to, const void *from, int64_t bytes) override {
+    if (bytes <= 0)
+      return;
+    Driver &cuda = driver();
+    Staging &staging = stagingFor(bytes);
+    std::memcpy(staging.host, from, bytes);
+    check(cuda.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(to),
+                             reinterpret_cast<CUdeviceptr>(staging.host), bytes,
+                             cuda.stream),
+          "copying the parameter store's ids to the GPU");
+    check(cuda.cuEventRecord(staging.copied, cuda.stream),
+          "recording an event");
+  }
+
   void reduceSegments(float *buffer,
                       const std::vector<int64_t> &counts) override {
     forEachSegment(buffer, counts, "the parameter store's reduction on NCCL",
@@ -345,6 +364,40 @@ private:
     /// Gradients copied in; reduced (on the communication stream).
     CUevent staged = nullptr, reduced = nullptr;
   };
+
+  /// Page-locked host memory an upload goes through, free again once its
+  /// copy is done.
+  struct Staging {
+    void *host = nullptr;
+    size_t capacity = 0;
+    CUevent copied = nullptr;
+  };
+
+  /// Staging memory for `bytes` whose last copy is done: one of the pool's,
+  /// or a new one (the pool grows to the copies a step has in flight).
+  Staging &stagingFor(int64_t bytes) {
+    Driver &cuda = driver();
+    for (Staging &staging : stagings) {
+      if (staging.capacity < size_t(bytes))
+        continue;
+      CUresult result = cuda.cuEventQuery(staging.copied);
+      if (result == CUDA_SUCCESS)
+        return staging;
+      if (result != CUDA_ERROR_NOT_READY)
+        check(result, "copying the parameter store's ids to the GPU");
+    }
+    Staging &staging = stagings.emplace_back();
+    staging.capacity = 4096;
+    while (staging.capacity < size_t(bytes))
+      staging.capacity *= 2;
+    check(cuda.cuMemAllocHost(&staging.host, staging.capacity),
+          "allocating " + std::to_string(staging.capacity) +
+              " bytes of page-locked host memory for the parameter store's "
+              "ids");
+    check(cuda.cuEventCreate(&staging.copied, CU_EVENT_DISABLE_TIMING),
+          "creating an event");
+    return staging;
+  }
 
   Bucket &bucket(int64_t id) {
     while (static_cast<size_t>(id) >= buckets.size()) {
@@ -423,6 +476,8 @@ private:
   /// released ones by size.
   std::map<CUdeviceptr, int64_t> blockSizes;
   std::multimap<int64_t, CUdeviceptr> freeBlocks;
+  /// The uploads' page-locked memory.
+  std::vector<Staging> stagings;
 };
 
 } // namespace

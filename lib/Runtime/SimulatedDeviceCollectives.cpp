@@ -95,6 +95,10 @@ public:
       std::memmove(to, from, bytes);
   }
 
+  void upload(void *to, const void *from, int64_t bytes) override {
+    copy(to, from, bytes);
+  }
+
   void sumRows(const rowkernels::RowSum &sum) override {
     rowkernels::sumRowsOnHost(sum);
   }

@@ -371,6 +371,12 @@ CUresult cuMemAllocHost_v2(void **pointer, size_t bytes) {
   return CUDA_SUCCESS;
 }
 
+CUresult cuMemFreeHost(void *pointer) {
+  removeBlock(pointer);
+  std::free(pointer);
+  return ready();
+}
+
 CUresult cuMemHostRegister_v2(void *pointer, size_t bytes, unsigned) {
   if (CUresult result = ready())
     return result;
