@@ -84,28 +84,35 @@ std::vector<int> silentRanks(double grace) {
   return silent;
 }
 
+/// The ranks that do not answer a probe: long enough for a peer in a wait
+/// loop to answer, short enough that a stopped job ends soon.
+std::vector<int> probeForSilentRanks() {
+  return silentRanks(std::min(10.0, std::max(1.0, timeoutSeconds / 4)));
+}
+
+/// "rank 1 does not respond (...)", for `silent` not empty.
+std::string silenceText(const std::vector<int> &silent) {
+  std::string text = silent.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < silent.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(silent[i]);
+  text += silent.size() == 1 ? " does" : " do";
+  return text + " not respond (stopped, wedged or cut off from the network); "
+                "ending the job";
+}
+
 [[noreturn]] void reportSilence(const char *what, double waited) {
-  // Long enough for a peer in a wait loop to answer, short enough that a
-  // stopped job ends soon after the deadline.
-  double grace = std::min(10.0, std::max(1.0, timeoutSeconds / 4));
-  std::vector<int> silent = silentRanks(grace);
+  std::vector<int> silent = probeForSilentRanks();
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.0f", waited);
   std::string message = std::string(what) + " made no progress for " + seconds +
                         " s (--comm-timeout " +
                         std::to_string(static_cast<long long>(timeoutSeconds)) +
                         "): ";
-  if (silent.empty()) {
+  if (silent.empty())
     message += "every rank answers, but the operation cannot complete "
                "(the ranks wait for different operations)";
-  } else {
-    message += silent.size() == 1 ? "rank " : "ranks ";
-    for (size_t i = 0; i < silent.size(); ++i)
-      message += (i ? ", " : "") + std::to_string(silent[i]);
-    message += silent.size() == 1 ? " does" : " do";
-    message += " not respond (stopped, wedged or cut off from the network); "
-               "ending the job";
-  }
+  else
+    message += silenceText(silent);
   die(message);
 }
 
@@ -405,6 +412,11 @@ void parallax::runtime::waitUntil(const std::function<bool()> &poll,
     if (timeoutSeconds > 0 && waited > timeoutSeconds + longestStep + extraWait)
       reportSilence(what, waited);
   }
+}
+
+void parallax::runtime::dieNamingSilentRanks(const std::string &failure) {
+  std::vector<int> silent = probeForSilentRanks();
+  die(silent.empty() ? failure : failure + "; " + silenceText(silent));
 }
 
 void parallax::runtime::barrier(MPI_Comm comm, const char *what) {

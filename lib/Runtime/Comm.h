@@ -98,6 +98,10 @@ void waitForCommThread(CommLane lane, uint64_t ticket, const char *what);
 /// moment) until it returns true.
 void waitUntil(const std::function<bool()> &poll, const char *what);
 
+/// Ends the job with `failure` (a library's report of a lost peer), naming
+/// the ranks that do not answer a probe.
+[[noreturn]] void dieNamingSilentRanks(const std::string &failure);
+
 /// A barrier of `comm` through waitFor.
 void barrier(MPI_Comm comm, const char *what);
 

@@ -424,11 +424,14 @@ private:
   }
 
   void checkNccl(ncclResult result, const char *what) {
-    if (result == ncclSuccess || result == ncclInProgress)
-      return;
+    if (result != ncclSuccess && result != ncclInProgress)
+      die(failure(result, what));
+  }
+
+  std::string failure(ncclResult result, const char *what) {
     const char *detail = nccl.getLastError(comm);
-    die(std::string(what) + " failed: " + nccl.getErrorString(result) +
-        (detail && *detail ? std::string(" (") + detail + ")" : ""));
+    return std::string(what) + " failed: " + nccl.getErrorString(result) +
+           (detail && *detail ? std::string(" (") + detail + ")" : "");
   }
 
   /// Polls `event` until the work before it is done: a peer that stops
@@ -448,8 +451,10 @@ private:
                               "above)");
           ncclResult async = ncclSuccess;
           nccl.commGetAsyncError(comm, &async);
+          // NCCL says a connection failed, not whose: the probe names
+          // the ranks that stopped answering.
           if (async != ncclSuccess && async != ncclInProgress)
-            checkNccl(async, what);
+            dieNamingSilentRanks(failure(async, what));
           // Spin briefly, then leave the core to the other ranks.
           if (++polls > 1000)
             std::this_thread::sleep_for(std::chrono::microseconds(50));

@@ -25,7 +25,8 @@
 // fails, as it can where the locked-memory limit is low).
 // PARALLAX_FAKE_CUDA_GPUS: how many GPUs it has (1);
 // PARALLAX_FAKE_CUDA_FREE_MIB: its free memory (16 GiB). FakeNccl.cpp is the
-// NCCL beside it.
+// NCCL beside it; it calls parallaxFakeCudaStall when a collective it
+// fakes never completes (a peer lost), after which no event does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,12 +54,13 @@ constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_NOT_INITIALIZED = 3;
 constexpr CUresult CUDA_ERROR_INVALID_IMAGE = 200;
 constexpr CUresult CUDA_ERROR_INVALID_HANDLE = 400;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr CUresult CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701;
 
 /// What a fat binary starts with (fatbinary.h's FATBIN_MAGIC).
 constexpr uint32_t fatbinMagic = 0xBA55ED50;
 
-std::atomic<bool> initialised{false};
+std::atomic<bool> initialised{false}, stalled{false};
 std::atomic<long> launches{0}, modules{0}, allocations{0}, copies{0},
     products{0}, streams{0}, convolutions{0};
 int context, event;
@@ -289,7 +291,12 @@ CUresult cuEventCreate(void **result, unsigned) {
 }
 CUresult cuEventDestroy_v2(void *) { return ready(); }
 CUresult cuEventSynchronize(void *) { return ready(); }
-CUresult cuEventQuery(void *) { return ready(); }
+CUresult cuEventQuery(void *) {
+  return stalled ? CUDA_ERROR_NOT_READY : ready();
+}
+
+/// From now on, the work queued is never done (FakeNccl.cpp).
+void parallaxFakeCudaStall() { stalled = true; }
 CUresult cuEventRecord(void *, void *) { return ready(); }
 /// Every piece of timed work took a microsecond.
 CUresult cuEventElapsedTime(float *milliseconds, void *, void *) {

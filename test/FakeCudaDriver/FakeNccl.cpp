@@ -12,22 +12,29 @@
 // PARALLAX_FAKE_CUDA_REPORT set: each rank prints its counts when its
 // communicator is destroyed. PARALLAX_FAKE_NCCL_FAIL=init, allreduce or
 // send makes that call fail on rank 1, as a broken NCCL set-up or link
-// would.
+// would. PARALLAX_FAKE_NCCL_FAIL=peer-stops or peer-lost loses rank 1 at
+// the second AllReduce: rank 1 stops (SIGSTOP) and the other ranks' call
+// never completes (the fake driver's events stay not ready); with
+// peer-lost their communicator also reports ncclRemoteError, as NCCL's
+// does once a peer's connection closes.
 //
 //===----------------------------------------------------------------------===//
 
 #include <mpi.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <vector>
 
 namespace {
 
 using ncclResult = int;
 constexpr ncclResult ncclSuccess = 0, ncclSystemError = 2,
-                     ncclInvalidArgument = 4, ncclInvalidUsage = 5;
+                     ncclInvalidArgument = 4, ncclInvalidUsage = 5,
+                     ncclRemoteError = 6;
 constexpr int ncclUint8 = 1, ncclFloat32 = 7;
 constexpr int ncclSum = 0, ncclMax = 2, ncclMin = 3, ncclAvg = 4;
 constexpr char kIdText[] = "parallax fake NCCL unique id";
@@ -41,6 +48,7 @@ struct Comm {
   int rank, size;
   long allReduces = 0, floats = 0, allGathers = 0, broadcasts = 0, reduces = 0,
        sends = 0, receives = 0, bytesSent = 0;
+  ncclResult asyncError = ncclSuccess;
 };
 
 /// Sends and receives between ncclGroupStart and ncclGroupEnd, posted at
@@ -65,6 +73,31 @@ ncclResult postTransfer(int code, MPI_Request request) {
 bool failing(const char *call, int rank) {
   const char *text = std::getenv("PARALLAX_FAKE_NCCL_FAIL");
   return text && !std::strcmp(text, call) && rank == 1;
+}
+
+/// Whether PARALLAX_FAKE_NCCL_FAIL loses rank 1 at this AllReduce: if so,
+/// rank 1 stops here, and the others' call never completes.
+bool losingPeer(Comm &comm) {
+  const char *text = std::getenv("PARALLAX_FAKE_NCCL_FAIL");
+  bool lost = text && !std::strcmp(text, "peer-lost");
+  if (!text || (!lost && std::strcmp(text, "peer-stops")) ||
+      comm.allReduces != 2)
+    return false;
+  if (comm.rank == 1)
+    std::raise(SIGSTOP);
+  // The fake driver is loaded already (the runtime loads it first).
+  void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  auto stall = driver ? reinterpret_cast<void (*)()>(
+                            dlsym(driver, "parallaxFakeCudaStall"))
+                      : nullptr;
+  if (!stall) {
+    std::fprintf(stderr, "fake NCCL: the fake CUDA driver is not loaded\n");
+    std::abort();
+  }
+  stall();
+  if (lost)
+    comm.asyncError = ncclRemoteError;
+  return true;
 }
 
 ncclResult mpiResult(int code) {
@@ -116,8 +149,8 @@ ncclResult ncclCommDestroy(Comm *comm) {
   return ncclSuccess;
 }
 
-ncclResult ncclCommGetAsyncError(Comm *, ncclResult *error) {
-  *error = ncclSuccess;
+ncclResult ncclCommGetAsyncError(Comm *comm, ncclResult *error) {
+  *error = comm->asyncError;
   return ncclSuccess;
 }
 
@@ -129,6 +162,8 @@ const char *ncclGetErrorString(ncclResult result) {
     return "invalid argument (run with NCCL_DEBUG=WARN for details)";
   case ncclInvalidUsage:
     return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+  case ncclRemoteError:
+    return "remote process exited or there was a network error";
   default:
     return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
   }
@@ -144,6 +179,8 @@ ncclResult ncclAllReduce(const void *send, void *receive, size_t count,
     return ncclSystemError;
   ++comm->allReduces;
   comm->floats += count;
+  if (losingPeer(*comm))
+    return ncclSuccess;
   MPI_Op mpiOp = op == ncclMax ? MPI_MAX : op == ncclMin ? MPI_MIN : MPI_SUM;
   int code =
       MPI_Allreduce(send == receive ? MPI_IN_PLACE : send, receive,

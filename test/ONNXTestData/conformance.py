@@ -19,6 +19,8 @@ With --constant-inputs, graph inputs the importer needs at compile time
 first made constants of the test data's values.
 Known failures are listed, each with its reason, in conformance-xfail.txt;
 a failure not listed there, or a listed model that passes, fails the run.
+With --baseline RESULTS (another run's --results, the CPU target's), a
+model that passed there and does not pass here fails the run too.
 Closes with `conformance: N passed, N failed, N skipped`.
 
 Needs Debian's python3-onnx and python3-numpy (run with /usr/bin/python3).
@@ -214,6 +216,9 @@ def main():
     parser.add_argument("--results", type=pathlib.Path,
                         help="write each model's status as JSON (for "
                              "import_all.py --conformance)")
+    parser.add_argument("--baseline", type=pathlib.Path,
+                        help="another run's --results: every model passed "
+                             "there must pass here")
     args = parser.parse_args()
 
     data = pathlib.Path(args.data)
@@ -260,6 +265,13 @@ def main():
         if status == "failed":
             print(f"FAILED {name}: {detail}")
         counts[status] += 1
+    if args.baseline:
+        baseline = json.loads(args.baseline.read_text())
+        for name in sorted(results):
+            if baseline.get(name) == "passed" and results[name][0] != "passed":
+                print(f"FAILED {name}: passes in {args.baseline} and is "
+                      f"{results[name][0]} here: {results[name][1]}")
+                counts["failed"] += 1
     if args.write_xfail:
         lines = [f"{n}: {results[n][1]}" for n in sorted(results) if results[n][0] == "failed"]
         args.write_xfail.write_text("\n".join(lines) + "\n")
