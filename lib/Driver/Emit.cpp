@@ -133,11 +133,12 @@ std::string mlir::parallax::unreplaceableOutput(StringRef path, EmitKind kind) {
 
 void mlir::parallax::optimizeLLVMModule(llvm::Module &module,
                                         llvm::TargetMachine &machine,
-                                        unsigned optLevel, bool unrollLoops) {
+                                        unsigned optLevel, bool unrollLoops,
+                                        bool vectorize) {
   llvm::PipelineTuningOptions tuning;
   tuning.LoopUnrolling = unrollLoops;
-  tuning.LoopVectorization = optLevel > 1;
-  tuning.SLPVectorization = optLevel > 1;
+  tuning.LoopVectorization = vectorize && optLevel > 1;
+  tuning.SLPVectorization = vectorize && optLevel > 1;
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager sccs;
@@ -263,7 +264,7 @@ std::string mlir::parallax::emitProgram(ModuleOp module, StringRef path,
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());
   optimizeLLVMModule(*llvmModule, *machine, options.optLevel,
-                     options.unrollLoops);
+                     options.unrollLoops, options.vectorize);
 
   if (kind == EmitKind::LLVM) {
     llvmModule->print(output->os(), nullptr);

@@ -261,9 +261,11 @@ parallax::EmitOptions emitOptions(const char *argv0) {
                                      argv0, reinterpret_cast<void *>(&fail))
                                : std::string(runtimeLib);
   options.libraries = parallax::runtimeDependencies();
-  if (target == Target::CUDA)
+  if (target == Target::CUDA) {
     options.gpuRuntimeLibrary =
         parallax::cudaRuntimeLibrary(options.runtimeLibrary);
+    options.vectorize = false;
+  }
   return options;
 }
 

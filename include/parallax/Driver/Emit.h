@@ -37,6 +37,11 @@ struct EmitOptions {
   /// Let LLVM unroll loops (off: fully unrolling a short innermost loop
   /// makes LLVM vectorize the loop around it with gathers and scatters).
   bool unrollLoops = false;
+  /// Let LLVM vectorize loops and straight-line code. Off where the host
+  /// code only launches kernels (--target cuda): there the SLP vectorizer
+  /// finds nothing to gain and is quadratic in the long chains of stores
+  /// of a large model's kernel arguments (minutes for MobileNetV3).
+  bool vectorize = true;
   /// The runtime archive executables link (libParallaxRuntime.a).
   std::string runtimeLibrary;
   /// The CUDA driver side of the runtime (libParallaxCudaRuntime.a), for
@@ -76,9 +81,9 @@ std::string checkCUDAToolkit(llvm::StringRef toolkit);
 std::string unreplaceableOutput(llvm::StringRef path, EmitKind kind);
 
 /// LLVM's default pipeline at `optLevel`, with loop unrolling only on
-/// request.
+/// request and vectorization (from -O2) unless refused.
 void optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine,
-                        unsigned optLevel, bool unrollLoops);
+                        unsigned optLevel, bool unrollLoops, bool vectorize);
 
 /// Links `object` with the runtime and its libraries into `output` with
 /// the system's C++ compiler driver (the runtime needs libstdc++). Returns
