@@ -212,6 +212,7 @@ static void addKernelToNVVMPasses(OpPassManager &pm,
   // what it reads or writes itself (runtime calls, host loads).
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   pm.addNestedPass<func::FuncOp>(createParallaxGPUUnchainManagedAllocs());
+  pm.addNestedPass<func::FuncOp>(createParallaxGPUStreamOrderedCalls());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;

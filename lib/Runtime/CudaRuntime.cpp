@@ -544,6 +544,7 @@ extern "C" void parallax_rt_cuda_matmul_f32(int64_t rankA, void *a,
                 &one, C.data, C.leading, C.batchStride, C.batch);
   if (status)
     fail(1, std::string("cublasSgemm failed: ") + blas.statusName(status));
-  // The host code after the call (optimizer updates) reads C.
-  check(driver().cuStreamSynchronize(driver().stream), "a matrix product");
+  // Queued on the program's stream: the stream orders what reads C, and
+  // the host waits for it before it reads C itself
+  // (--parallax-gpu-stream-ordered-calls).
 }

@@ -317,9 +317,9 @@ const Plan &planFor(Direction direction, const Convolution &conv) {
   return plan;
 }
 
-/// Runs one convolution call: the plan of its shape, the workspace, the
-/// call on the program's stream, then a wait (the host code after it may
-/// read the result).
+/// Queues one convolution on the program's stream: the plan of its shape,
+/// the workspace, the call (the stream orders what reads the result, and
+/// the host waits before it reads it itself).
 void convolve(Direction direction, const char *what, const Convolution &conv) {
   if (!conv.error.empty())
     fail(1, std::string(what) + " of " + conv.error);
@@ -360,7 +360,6 @@ void convolve(Direction direction, const char *what, const Convolution &conv) {
   }
   checkCudnn(dnn, status,
              std::string("cuDNN's convolution ") + nameOf(direction));
-  check(cuda.cuStreamSynchronize(cuda.stream), "a convolution");
 }
 
 } // namespace

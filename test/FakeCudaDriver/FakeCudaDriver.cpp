@@ -19,8 +19,9 @@
 // (scripts/gpu-check.sh). PARALLAX_FAKE_CUDA_REPORT set: the counts are
 // printed to stderr at exit, with the copies from the host by the memory
 // they read (page-locked or pageable, which a GPU copies asynchronously
-// or not) and the stream they were queued on, and the most device memory
-// allocated at any time. PARALLAX_FAKE_CUDA_NO_PIN
+// or not) and the stream they were queued on, the most device memory
+// allocated at any time, and the host's waits for a stream.
+// PARALLAX_FAKE_CUDA_NO_PIN
 // set: host memory cannot be page-locked in place (cuMemHostRegister
 // fails, as it can where the locked-memory limit is low).
 // PARALLAX_FAKE_CUDA_GPUS: how many GPUs it has (1);
@@ -62,7 +63,7 @@ constexpr uint32_t fatbinMagic = 0xBA55ED50;
 
 std::atomic<bool> initialised{false}, stalled{false};
 std::atomic<long> launches{0}, modules{0}, allocations{0}, copies{0},
-    products{0}, streams{0}, convolutions{0};
+    products{0}, streams{0}, convolutions{0}, streamWaits{0};
 int context, event;
 
 /// Where memory came from, by its first byte and size: device (and
@@ -128,6 +129,10 @@ struct Report {
                  "fake CUDA driver: at most %.2f MiB of device memory "
                  "allocated\n",
                  peakDeviceBytes / double(1 << 20));
+    std::fprintf(stderr,
+                 "fake CUDA driver: the host waited for a stream %ld times "
+                 "(cuStreamSynchronize)\n",
+                 streamWaits.load());
   }
 } report;
 
@@ -283,7 +288,10 @@ CUresult cuStreamCreate(void **result, unsigned) {
     firstStream = *result;
   return CUDA_SUCCESS;
 }
-CUresult cuStreamSynchronize(void *) { return ready(); }
+CUresult cuStreamSynchronize(void *) {
+  ++streamWaits;
+  return ready();
+}
 CUresult cuStreamWaitEvent(void *, void *, unsigned) { return ready(); }
 CUresult cuEventCreate(void **result, unsigned) {
   *result = &event;

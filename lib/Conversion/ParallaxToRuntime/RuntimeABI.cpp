@@ -142,6 +142,28 @@ bool abi::retainsArgument(Function function, unsigned index) {
   return index < entry.parameters.size() && entry.parameters[index].retained;
 }
 
+bool abi::queuesOnStream(Function function) {
+  switch (function) {
+  case Function::cuda_matmul_f32:
+  case Function::cuda_conv2d_f32:
+  case Function::cuda_conv2d_filter_grad_f32:
+  case Function::cuda_conv2d_input_grad_f32:
+  case Function::cuda_conv3d_f32:
+  case Function::cuda_conv3d_filter_grad_f32:
+  case Function::cuda_conv3d_input_grad_f32:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::optional<Function> abi::bySymbol(StringRef name) {
+  for (unsigned i = 0; i < entries().size(); ++i)
+    if (symbol(static_cast<Function>(i)) == name)
+      return static_cast<Function>(i);
+  return std::nullopt;
+}
+
 #define PARALLAX_ABI_FAMILY(lookup, prefix)                                    \
   std::optional<Function> abi::lookup(Type element) {                          \
     PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_ABI_FAMILY_CASE_##prefix)              \

@@ -331,6 +331,33 @@ def ParallaxGPUUnchainManagedAllocs
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def ParallaxGPUStreamOrderedCalls
+    : Pass<"parallax-gpu-stream-ordered-calls", "::mlir::func::FuncOp"> {
+  let summary = "Queue the runtime's library calls on the stream without "
+                "waiting for it";
+  let description = [{
+    `gpu-async-region` makes the host wait for the stream before every
+    call, as a call may read or write device memory on the host. The
+    runtime's cuBLAS products and cuDNN convolutions
+    (`abi::queuesOnStream`) only queue work on the program's stream, so
+    the host need not wait for them, and the stream orders the kernels
+    after them. Each run of such calls (with ops free of memory effects,
+    or that only allocate, between them) joins the stream's token chain:
+    the wait before the run is dropped (or, where there was none, a
+    token is made with `gpu.wait async`, the program's stream); where the
+    next kernels start a new chain right after the run, they continue
+    this one instead; otherwise the host waits for the token just after
+    the run, before whatever reads or writes memory on the host.
+
+    Precondition: `gpu-async-region` has run, and every `gpu.wait async`
+    without dependencies gives the program's one stream (the runtime's
+    `mgpuStreamCreate`). Postcondition: no host wait between the
+    kernels before such a call and the call, or between it and the
+    kernels after it.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def ParallaxGPULaunchesToLoops
     : Pass<"parallax-gpu-launches-to-loops", "::mlir::func::FuncOp"> {
   let summary = "Run gpu.launch bodies as host loops (--target cuda-sim)";

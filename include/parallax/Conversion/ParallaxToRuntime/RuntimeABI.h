@@ -40,6 +40,15 @@ FunctionType type(Function function, MLIRContext *context);
 /// is done with it, not just until the call returns.
 bool retainsArgument(Function function, unsigned index);
 
+/// Whether a --target cuda program's call of `function` only queues work
+/// on the program's stream and returns (cuBLAS's products, cuDNN's
+/// convolutions): the host need not wait for the stream before it, and
+/// the stream orders what reads its results.
+bool queuesOnStream(Function function);
+
+/// The entry point whose symbol is `name`, if one is.
+std::optional<Function> bySymbol(StringRef name);
+
 /// The typed families, by element type (std::nullopt: no .npy dtype).
 std::optional<Function> readInput(Type element);
 std::optional<Function> writeOutput(Type element);
