@@ -22,11 +22,16 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -75,6 +80,23 @@ bool failing(const char *call, int rank) {
   return text && !std::strcmp(text, call) && rank == 1;
 }
 
+/// Returns once process `pid` of this machine is stopped (state T in
+/// /proc/PID/stat), or at once where it cannot be seen.
+void waitUntilStopped(int pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  for (;;) {
+    std::ifstream stat(path);
+    std::string text;
+    if (!std::getline(stat, text))
+      return;
+    size_t name = text.rfind(')');
+    if (name == std::string::npos || name + 2 >= text.size() ||
+        text[name + 2] == 'T')
+      return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 /// Whether PARALLAX_FAKE_NCCL_FAIL loses rank 1 at this AllReduce: if so,
 /// rank 1 stops here, and the others' call never completes.
 bool losingPeer(Comm &comm) {
@@ -83,13 +105,24 @@ bool losingPeer(Comm &comm) {
   if (!text || (!lost && std::strcmp(text, "peer-stops")) ||
       comm.allReduces != 2)
     return false;
-  if (comm.rank == 1)
+  // Rank 0 goes on only once rank 1 has stopped, so that rank 1 can never
+  // answer the probe that rank 0's runtime sends.
+  constexpr int kStoppingTag = 4712;
+  if (comm.rank == 1) {
+    int pid = getpid();
+    MPI_Send(&pid, 1, MPI_INT, 0, kStoppingTag, comm.mpi);
     std::raise(SIGSTOP);
+  } else if (comm.rank == 0) {
+    int pid = 0;
+    MPI_Recv(&pid, 1, MPI_INT, 1, kStoppingTag, comm.mpi, MPI_STATUS_IGNORE);
+    waitUntilStopped(pid);
+  }
   // The fake driver is loaded already (the runtime loads it first).
   void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  auto stall = driver ? reinterpret_cast<void (*)()>(
-                            dlsym(driver, "parallaxFakeCudaStall"))
-                      : nullptr;
+  auto stall =
+      driver
+          ? reinterpret_cast<void (*)()>(dlsym(driver, "parallaxFakeCudaStall"))
+          : nullptr;
   if (!stall) {
     std::fprintf(stderr, "fake NCCL: the fake CUDA driver is not loaded\n");
     std::abort();
