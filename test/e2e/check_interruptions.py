@@ -17,6 +17,7 @@ Neither depends on timing for its verdict: the invariant holds at any
 kill point, and a stopped rank stays stopped however slow the machine.
 """
 import argparse
+import glob
 import json
 import os
 import random
@@ -63,6 +64,7 @@ def kill_during_save(args):
         time.sleep(rng.uniform(0.05, 0.4))
         process.send_signal(signal.SIGKILL)
         process.wait()
+        forget_openmp_registration(process.pid)
         parent = os.path.dirname(checkpoint)
         leftovers = [n for n in os.listdir(parent)
                      if n.startswith("ckpt.partial.") or n.startswith("ckpt.old.")]
@@ -88,6 +90,18 @@ def kill_during_save(args):
           file=sys.stderr)
     print("kill-during-save: ok")
     return 0
+
+
+def forget_openmp_registration(pid):
+    """Removes the registration LLVM's OpenMP runtime left in /dev/shm for
+    killed process `pid`. Killed between creating it and sizing it, it is
+    empty, and a later process given the same pid dies of SIGBUS reading
+    it at start-up."""
+    for path in glob.glob(f"/dev/shm/__KMP_REGISTERED_LIB_{pid}_*"):
+        try:
+            os.remove(path)
+        except OSError:
+            pass
 
 
 def rank_pid(program, rank):
@@ -146,6 +160,7 @@ def stopped_peer(args):
         pid = rank_pid(args.program, 1)
         if pid:
             os.kill(pid, signal.SIGKILL)
+            forget_openmp_registration(pid)
     sys.stderr.write(output)
     print(f"ended {took:.1f} s after the stop (timeout {args.timeout} s)",
           file=sys.stderr)
