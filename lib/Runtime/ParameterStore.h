@@ -7,6 +7,7 @@
 #ifndef PARALLAX_LIB_RUNTIME_PARAMETERSTORE_H
 #define PARALLAX_LIB_RUNTIME_PARAMETERSTORE_H
 
+#include "Comm.h"
 #include "Optimizers.h"
 #include "Partitions.h"
 
@@ -120,9 +121,7 @@ DenseLayout layOutByOwner(const std::vector<Variable> &variables, int ranks) {
       layout.pieces.push_back(piece);
     }
   }
-  std::vector<int64_t> next(ranks, 0);
-  for (int r = 1; r < ranks; ++r)
-    next[r] = next[r - 1] + layout.counts[r - 1];
+  std::vector<int64_t> next = displacements(layout.counts);
   for (DensePiece &piece : layout.pieces) {
     piece.at = next[piece.owner];
     next[piece.owner] += piece.rows * variables[piece.variable].width;

@@ -102,8 +102,8 @@ void waitUntilStopped(int pid) {
 bool losingPeer(Comm &comm) {
   const char *text = std::getenv("PARALLAX_FAKE_NCCL_FAIL");
   bool lost = text && !std::strcmp(text, "peer-lost");
-  if (!text || (!lost && std::strcmp(text, "peer-stops")) ||
-      comm.allReduces != 2)
+  bool stops = text && !std::strcmp(text, "peer-stops");
+  if (!(lost || stops) || comm.allReduces != 2)
     return false;
   // Rank 0 goes on only once rank 1 has stopped, so that rank 1 can never
   // answer the probe that rank 0's runtime sends.
