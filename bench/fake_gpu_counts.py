@@ -4,7 +4,8 @@ without one: each model built twice (two values of one parallax-compile
 flag, by default --gpu-convolutions=cudnn and =im2col), run for 2 and 4
 steps on test/FakeCudaDriver (PARALLAX_FAKE_CUDA_REPORT=1), and the
 difference halved: kernel launches, cuDNN convolutions and cuBLAS products
-per step, the most device memory allocated at once, and the compile time.
+per step, the most device memory allocated at once (and how much of it
+is managed memory, which the host can reach), and the compile time.
 No kernel runs, so there is no step time: scripts/gpu-check.sh measures
 that on a GPU.
 
@@ -32,7 +33,8 @@ def counts(program, data, steps, env):
                             env=env, capture_output=True, text=True, check=True).stderr
     number = lambda pattern: float(re.search(pattern, report).group(1))
     return (number(r"(\d+) launches"), number(r"(\d+) cuDNN"), number(r"(\d+) cuBLAS"),
-            number(r"at most ([0-9.]+) MiB"))
+            number(r"at most ([0-9.]+) MiB of device"),
+            number(r"at most ([0-9.]+) MiB of it managed"))
 
 
 def main():
@@ -40,15 +42,15 @@ def main():
     parser.add_argument("--models", nargs="+", default=MODELS)
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--flag", default="--gpu-convolutions")
-    parser.add_argument("--values", nargs=2, default=["cudnn", "im2col"])
+    parser.add_argument("--values", nargs="+", default=["cudnn", "im2col"])
     parser.add_argument("--build", default=str(ROOT / "build"))
     args = parser.parse_args()
     build = pathlib.Path(args.build)
     env = {"LD_LIBRARY_PATH": str(build / "test" / "fake-cuda-driver"),
            "PARALLAX_FAKE_CUDA_REPORT": "1"}
     print(f"| model | {args.flag} | launches | cuDNN calls | cuBLAS products | "
-          f"device memory (MiB) | compile (s) |")
-    print("|---|---|--:|--:|--:|--:|--:|")
+          f"device memory (MiB) | of it managed (MiB) | compile (s) |")
+    print("|---|---|--:|--:|--:|--:|--:|--:|")
     with tempfile.TemporaryDirectory() as work:
         for model in args.models:
             directory = pathlib.Path(model)
@@ -69,7 +71,7 @@ def main():
                 two, four = counts(program, data, 2, env), counts(program, data, 4, env)
                 step = [(b - a) / 2 for a, b in zip(two[:3], four[:3])]
                 print(f"| {model} | {value} | {step[0]:.0f} | {step[1]:.0f} | {step[2]:.0f} | "
-                      f"{four[3]:.2f} | {seconds:.1f} |", flush=True)
+                      f"{four[3]:.2f} | {four[4]:.2f} | {seconds:.1f} |", flush=True)
     return 0
 
 

@@ -54,10 +54,7 @@ public:
 
   void *allocateDevice(size_t bytes) override {
     // Device memory, not managed: what the copies from the host write.
-    void *pointer = mgpuMemAlloc(bytes, nullptr, /*hostShared=*/false);
-    std::lock_guard<std::mutex> lock(cuda.mutex);
-    cuda.managedBytes += bytes;
-    return pointer;
+    return mgpuMemAlloc(bytes, nullptr, /*hostShared=*/false);
   }
 
   Event createEvent() override {

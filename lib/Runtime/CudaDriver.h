@@ -98,19 +98,20 @@ struct Driver {
   CUstream stream = nullptr;
   std::mutex mutex;
   std::map<CUfunction, std::string> kernelNames;
-  /// Freed managed blocks by size, for the next allocation of that size:
-  /// a step frees and allocates the same buffers every step, and the
-  /// driver's free would wait for the whole device. Reuse is safe on the
-  /// one stream: the block's next kernels queue after its last ones, and
-  /// the host touches buffers only after waiting for the stream.
-  std::multimap<uint64_t, void *> freeManaged;
-  std::map<void *, uint64_t> managedSizes;
-  /// Managed memory this program has taken from the driver (blocks in
-  /// freeManaged included), and the most it may take: a share of the
-  /// device memory free at start-up. Managed memory past the GPU's free
-  /// memory is not refused by the driver but can hang the GPU.
-  uint64_t managedBytes = 0, managedLimit = 0;
-  std::string managedLimitReason;
+  /// Freed blocks by size and kind (managed or not), for the next
+  /// allocation of that size and kind: a step frees and allocates the same
+  /// buffers every step, and the driver's free would wait for the whole
+  /// device. Reuse is safe on the one stream: the block's next kernels
+  /// queue after its last ones, and the host touches managed buffers only
+  /// after waiting for the stream.
+  std::multimap<std::pair<uint64_t, bool>, void *> freeBlocks;
+  std::map<void *, std::pair<uint64_t, bool>> blockKinds;
+  /// Device and managed memory this program has taken from the driver
+  /// (blocks in freeBlocks included), and the most it may take: a share of
+  /// the device memory free at start-up. Managed memory past the GPU's
+  /// free memory is not refused by the driver but can hang the GPU.
+  uint64_t allocatedBytes = 0, memoryLimit = 0;
+  std::string memoryLimitReason;
   char deviceName[256] = "an NVIDIA GPU";
   /// Under --profile: device work bracketed by two timing events, read at
   /// the step's end (flushTimings), and the events to reuse.

@@ -119,8 +119,8 @@ launcherValue(std::initializer_list<const char *> variables) {
   return std::nullopt;
 }
 
-/// Sets the most managed memory the program may take: 90% of the device
-/// memory free now (the rest for cuBLAS's workspace, NCCL and the
+/// Sets the most device and managed memory the program may take: 90% of the
+/// device memory free now (the rest for cuBLAS's workspace, NCCL and the
 /// kernels), divided among the ranks of this machine that share the GPU.
 void limitManagedMemory(Driver &cuda, int gpus) {
   size_t free = 0, total = 0;
@@ -129,8 +129,8 @@ void limitManagedMemory(Driver &cuda, int gpus) {
       1, launcherValue({"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
              .value_or(1));
   int sharing = (ranks + gpus - 1) / gpus;
-  cuda.managedLimit = static_cast<uint64_t>(free * 0.9) / sharing;
-  cuda.managedLimitReason =
+  cuda.memoryLimit = static_cast<uint64_t>(free * 0.9) / sharing;
+  cuda.memoryLimitReason =
       "90% of the " + mebibytes(free) + " free on " + cuda.deviceName +
       " when the program started" +
       (sharing > 1 ? ", divided among the " + std::to_string(sharing) +
@@ -323,30 +323,27 @@ void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/, bool hostShared) {
   if (bytes == 0)
     return nullptr;
   Driver &cuda = driver();
-  if (hostShared) {
+  uint64_t allocated = 0;
+  {
     std::lock_guard<std::mutex> lock(cuda.mutex);
-    auto cached = cuda.freeManaged.find(bytes);
-    if (cached != cuda.freeManaged.end()) {
+    auto cached = cuda.freeBlocks.find({bytes, hostShared});
+    if (cached != cuda.freeBlocks.end()) {
       void *block = cached->second;
-      cuda.freeManaged.erase(cached);
+      cuda.freeBlocks.erase(cached);
       return block;
     }
+    allocated = cuda.allocatedBytes + bytes;
   }
-  bool overLimit = false;
-  if (hostShared) {
-    std::lock_guard<std::mutex> lock(cuda.mutex);
-    overLimit = cuda.managedBytes + bytes > cuda.managedLimit;
-  }
-  if (overLimit)
+  if (allocated > cuda.memoryLimit)
     fail(1, "allocating " + std::to_string(bytes) +
                 " bytes of GPU memory would take the program's memory on the "
                 "GPU to " +
-                mebibytes(cuda.managedBytes + bytes) + ", past the " +
-                mebibytes(cuda.managedLimit) + " it may use (" +
-                cuda.managedLimitReason +
-                "): its buffers are managed memory, which the GPU can take "
-                "past its free memory only by hanging; train with a smaller "
-                "batch, or fewer ranks per GPU");
+                mebibytes(allocated) + ", past the " +
+                mebibytes(cuda.memoryLimit) + " it may use (" +
+                cuda.memoryLimitReason +
+                "): its buffers are device and managed memory, and the GPU "
+                "can take managed memory past its free memory only by "
+                "hanging; train with a smaller batch, or fewer ranks per GPU");
   CUdeviceptr pointer = 0;
   CUresult result =
       hostShared ? cuda.cuMemAllocManaged(&pointer, bytes, CU_MEM_ATTACH_GLOBAL)
@@ -358,11 +355,9 @@ void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/, bool hostShared) {
                 " bytes of GPU memory failed: " + describe(result) + " (" +
                 mebibytes(free) + " free of " + mebibytes(total) + ")");
   }
-  if (hostShared) {
-    std::lock_guard<std::mutex> lock(cuda.mutex);
-    cuda.managedSizes[reinterpret_cast<void *>(pointer)] = bytes;
-    cuda.managedBytes += bytes;
-  }
+  std::lock_guard<std::mutex> lock(cuda.mutex);
+  cuda.blockKinds[reinterpret_cast<void *>(pointer)] = {bytes, hostShared};
+  cuda.allocatedBytes += bytes;
   return reinterpret_cast<void *>(pointer);
 }
 
@@ -372,9 +367,9 @@ void mgpuMemFree(void *pointer, CUstream /*stream*/) {
   Driver &cuda = driver();
   {
     std::lock_guard<std::mutex> lock(cuda.mutex);
-    auto managed = cuda.managedSizes.find(pointer);
-    if (managed != cuda.managedSizes.end()) {
-      cuda.freeManaged.emplace(managed->second, pointer);
+    auto block = cuda.blockKinds.find(pointer);
+    if (block != cuda.blockKinds.end()) {
+      cuda.freeBlocks.emplace(block->second, pointer);
       return;
     }
   }

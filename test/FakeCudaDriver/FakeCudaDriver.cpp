@@ -13,7 +13,8 @@
 // everything around them is exercised as on a GPU: the driver is loaded
 // and the module with it from the program's global constructor, launches
 // and products are checked against the limits an NVIDIA GPU and cuBLAS
-// enforce, memory is allocated, copied, set and freed. A test runs a
+// enforce, memory is allocated, copied, set and freed, and device memory
+// (not managed) is out of the host code's reach (a touch faults). A test runs a
 // --target cuda program with this library first on LD_LIBRARY_PATH to
 // check the program's host side end to end; numbers are checked on a GPU
 // (scripts/gpu-check.sh). PARALLAX_FAKE_CUDA_REPORT set: the counts are
@@ -42,6 +43,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -72,8 +75,51 @@ int context, event;
 enum class Memory { Device, Pinned, Pageable };
 std::mutex memoryMutex;
 std::map<uintptr_t, std::pair<size_t, Memory>> blocks;
-/// Device memory allocated now, and the most at any time.
-size_t deviceBytes = 0, peakDeviceBytes = 0;
+/// Device memory allocated now, and the most at any time; the same of
+/// managed memory alone.
+size_t deviceBytes = 0, peakDeviceBytes = 0, managedBytes = 0,
+       peakManagedBytes = 0;
+
+/// Device memory proper (cuMemAlloc, not managed), by first byte and
+/// size, is mapped without access, as a GPU's memory is out of the host's
+/// reach: host code that touches it faults here as it would with a GPU.
+/// The fake's own work on it (copies, sets, the runtime's kernels, cuDNN's
+/// convolutions, the fake NCCL's transfers) opens all of it while any
+/// such work runs (`openings` counts them).
+std::map<uintptr_t, size_t> sealedBlocks;
+int openings = 0;
+
+size_t mappedBytes(size_t bytes) {
+  size_t page = size_t(sysconf(_SC_PAGESIZE));
+  return (bytes + page - 1) / page * page;
+}
+
+/// Opens or closes every sealed block; memoryMutex held.
+void setDeviceAccess(bool open) {
+  for (auto [address, bytes] : sealedBlocks)
+    mprotect(reinterpret_cast<void *>(address), mappedBytes(bytes),
+             open ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
+void openDevice() {
+  std::lock_guard<std::mutex> lock(memoryMutex);
+  if (openings++ == 0)
+    setDeviceAccess(true);
+}
+
+void closeDevice() {
+  std::lock_guard<std::mutex> lock(memoryMutex);
+  if (--openings == 0)
+    setDeviceAccess(false);
+}
+
+/// Device memory open for the fake's work in this scope.
+struct DeviceAccess {
+  DeviceAccess() { openDevice(); }
+  ~DeviceAccess() { closeDevice(); }
+  DeviceAccess(const DeviceAccess &) = delete;
+  DeviceAccess &operator=(const DeviceAccess &) = delete;
+};
 
 Memory memoryAt(const void *pointer) {
   auto address = reinterpret_cast<uintptr_t>(pointer);
@@ -86,21 +132,31 @@ Memory memoryAt(const void *pointer) {
                                                       : Memory::Pageable;
 }
 
-void addBlock(const void *pointer, size_t bytes, Memory memory) {
+void addBlock(const void *pointer, size_t bytes, Memory memory,
+              bool managed = false) {
   std::lock_guard<std::mutex> lock(memoryMutex);
   blocks[reinterpret_cast<uintptr_t>(pointer)] = {bytes, memory};
   if (memory == Memory::Device)
     peakDeviceBytes = std::max(peakDeviceBytes, deviceBytes += bytes);
+  if (managed)
+    peakManagedBytes = std::max(peakManagedBytes, managedBytes += bytes);
 }
 
-void removeBlock(const void *pointer) {
+/// Forgets the block at `pointer`; whether it was sealed device memory.
+bool removeBlock(const void *pointer) {
+  auto address = reinterpret_cast<uintptr_t>(pointer);
   std::lock_guard<std::mutex> lock(memoryMutex);
-  auto block = blocks.find(reinterpret_cast<uintptr_t>(pointer));
+  auto block = blocks.find(address);
   if (block == blocks.end())
-    return;
-  if (block->second.second == Memory::Device)
+    return false;
+  bool sealed = sealedBlocks.erase(address) > 0;
+  if (block->second.second == Memory::Device) {
     deviceBytes -= block->second.first;
+    if (!sealed)
+      managedBytes -= block->second.first;
+  }
   blocks.erase(block);
+  return sealed;
 }
 
 /// Copies to the device from the host: from page-locked memory, from
@@ -127,8 +183,9 @@ struct Report {
                  sideStreamCopies.load());
     std::fprintf(stderr,
                  "fake CUDA driver: at most %.2f MiB of device memory "
-                 "allocated\n",
-                 peakDeviceBytes / double(1 << 20));
+                 "allocated, at most %.2f MiB of it managed\n",
+                 peakDeviceBytes / double(1 << 20),
+                 peakManagedBytes / double(1 << 20));
     std::fprintf(stderr,
                  "fake CUDA driver: the host waited for a stream %ld times "
                  "(cuStreamSynchronize)\n",
@@ -271,6 +328,7 @@ CUresult cuLaunchKernel(void *function, unsigned gridX, unsigned gridY,
     return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   ++launches;
   // The runtime's kernels run here, element by element, as their PTX would.
+  DeviceAccess access;
   namespace rk = parallax::runtime::rowkernels;
   const std::string &name = *static_cast<std::string *>(function);
   if (name == rk::kSumRowsKernel)
@@ -312,31 +370,63 @@ CUresult cuEventElapsedTime(float *milliseconds, void *, void *) {
   return ready();
 }
 
-/// Device memory is host memory here (zeroed: kernels do not run, and the
-/// host side must not depend on what they would have written).
-CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
+/// Device memory is host memory here, zeroed (kernels do not run, and
+/// the host side must not depend on what they would have written).
+/// Managed memory is open to the host; device memory proper is sealed.
+CUresult allocate(CUdeviceptr *pointer, size_t bytes, bool managed) {
   if (CUresult result = ready())
     return result;
   if (!bytes)
     return CUDA_ERROR_INVALID_VALUE;
-  void *block = std::calloc(1, bytes);
+  void *block = nullptr;
+  if (managed) {
+    block = std::calloc(1, bytes);
+  } else {
+    std::lock_guard<std::mutex> lock(memoryMutex);
+    block = mmap(nullptr, mappedBytes(bytes),
+                 openings ? PROT_READ | PROT_WRITE : PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (block == MAP_FAILED)
+      block = nullptr;
+    else
+      sealedBlocks[reinterpret_cast<uintptr_t>(block)] = bytes;
+  }
   if (!block)
-    return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_ERROR_OUT_OF_MEMORY;
   ++allocations;
-  addBlock(block, bytes, Memory::Device);
+  addBlock(block, bytes, Memory::Device, managed);
   *pointer = reinterpret_cast<CUdeviceptr>(block);
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes, unsigned) {
-  return cuMemAlloc_v2(pointer, bytes);
+CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
+  return allocate(pointer, bytes, /*managed=*/false);
 }
 
-CUresult cuMemFree_v2(CUdeviceptr pointer) {
-  removeBlock(reinterpret_cast<void *>(pointer));
-  std::free(reinterpret_cast<void *>(pointer));
+CUresult cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes, unsigned) {
+  return allocate(pointer, bytes, /*managed=*/true);
+}
+
+CUresult cuMemFree_v2(CUdeviceptr address) {
+  auto *pointer = reinterpret_cast<void *>(address);
+  size_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(memoryMutex);
+    auto sealed = sealedBlocks.find(address);
+    if (sealed != sealedBlocks.end())
+      bytes = sealed->second;
+  }
+  if (removeBlock(pointer))
+    munmap(pointer, mappedBytes(bytes));
+  else
+    std::free(pointer);
   return ready();
 }
+
+/// Device memory open to the fake NCCL's transfers until the matching
+/// close.
+void parallaxFakeCudaOpenDevice() { openDevice(); }
+void parallaxFakeCudaCloseDevice() { closeDevice(); }
 
 /// 16 GiB free, or PARALLAX_FAKE_CUDA_FREE_MIB (fractions allowed).
 CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
@@ -356,6 +446,7 @@ CUresult cuMemcpyAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes,
     if (stream && stream != firstStream)
       ++sideStreamCopies;
   }
+  DeviceAccess access;
   std::memmove(target, source, bytes);
   ++copies;
   return ready();
@@ -363,6 +454,7 @@ CUresult cuMemcpyAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes,
 
 CUresult cuMemsetD32Async(CUdeviceptr to, unsigned value, size_t count,
                           void *) {
+  DeviceAccess access;
   auto *words = reinterpret_cast<uint32_t *>(to);
   for (size_t i = 0; i < count; ++i)
     words[i] = value;
@@ -371,6 +463,7 @@ CUresult cuMemsetD32Async(CUdeviceptr to, unsigned value, size_t count,
 
 CUresult cuMemsetD16Async(CUdeviceptr to, unsigned short value, size_t count,
                           void *) {
+  DeviceAccess access;
   auto *halves = reinterpret_cast<uint16_t *>(to);
   for (size_t i = 0; i < count; ++i)
     halves[i] = value;
@@ -674,6 +767,7 @@ int convolve(Pass pass, void *handle, const float *alpha,
   if (conv.mathType != 3) // CUDNN_FMA_MATH: the runtime never allows TF32
     return CUDNN_STATUS_NOT_SUPPORTED;
   ++convolutions;
+  DeviceAccess access;
   const int *xs = xd.sizes, *ws = wd.sizes, *ys = yd.sizes;
   int n = xs[0], c = xs[1], m = ws[0], cg = ws[1], mg = m / conv.groups;
   auto count = [](const int *sizes) {

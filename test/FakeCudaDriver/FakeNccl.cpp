@@ -97,6 +97,29 @@ void waitUntilStopped(int pid) {
   }
 }
 
+/// A function of the fake CUDA driver, or null where it is not loaded
+/// (the runtime loads it before NCCL).
+void (*driverFunction(const char *name))() {
+  void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  return driver ? reinterpret_cast<void (*)()>(dlsym(driver, name)) : nullptr;
+}
+
+/// The fake driver maps device memory without access from the host; the
+/// transfers here read and write it, so they open it while they run.
+void setDeviceAccess(bool open) {
+  static void (*openDevice)() = driverFunction("parallaxFakeCudaOpenDevice");
+  static void (*closeDevice)() = driverFunction("parallaxFakeCudaCloseDevice");
+  if (void (*change)() = open ? openDevice : closeDevice)
+    change();
+}
+
+struct DeviceAccess {
+  DeviceAccess() { setDeviceAccess(true); }
+  ~DeviceAccess() { setDeviceAccess(false); }
+  DeviceAccess(const DeviceAccess &) = delete;
+  DeviceAccess &operator=(const DeviceAccess &) = delete;
+};
+
 /// Whether PARALLAX_FAKE_NCCL_FAIL loses rank 1 at this AllReduce: if so,
 /// rank 1 stops here, and the others' call never completes.
 bool losingPeer(Comm &comm) {
@@ -117,12 +140,7 @@ bool losingPeer(Comm &comm) {
     MPI_Recv(&pid, 1, MPI_INT, 1, kStoppingTag, comm.mpi, MPI_STATUS_IGNORE);
     waitUntilStopped(pid);
   }
-  // The fake driver is loaded already (the runtime loads it first).
-  void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  auto stall =
-      driver
-          ? reinterpret_cast<void (*)()>(dlsym(driver, "parallaxFakeCudaStall"))
-          : nullptr;
+  auto stall = driverFunction("parallaxFakeCudaStall");
   if (!stall) {
     std::fprintf(stderr, "fake NCCL: the fake CUDA driver is not loaded\n");
     std::abort();
@@ -215,6 +233,7 @@ ncclResult ncclAllReduce(const void *send, void *receive, size_t count,
   if (losingPeer(*comm))
     return ncclSuccess;
   MPI_Op mpiOp = op == ncclMax ? MPI_MAX : op == ncclMin ? MPI_MIN : MPI_SUM;
+  DeviceAccess access;
   int code =
       MPI_Allreduce(send == receive ? MPI_IN_PLACE : send, receive,
                     static_cast<int>(count), MPI_FLOAT, mpiOp, comm->mpi);
@@ -231,6 +250,7 @@ ncclResult ncclAllGather(const void *send, void *receive, size_t count,
   if (type != ncclUint8)
     return ncclInvalidArgument;
   ++comm->allGathers;
+  DeviceAccess access;
   return mpiResult(MPI_Allgather(send, static_cast<int>(count), MPI_BYTE,
                                  receive, static_cast<int>(count), MPI_BYTE,
                                  comm->mpi));
@@ -241,6 +261,7 @@ ncclResult ncclBroadcast(const void *send, void *receive, size_t count,
   if (type != ncclUint8 || root < 0 || root >= comm->size)
     return ncclInvalidArgument;
   ++comm->broadcasts;
+  DeviceAccess access;
   if (comm->rank == root && send != receive)
     std::memmove(receive, send, count);
   return mpiResult(
@@ -255,13 +276,17 @@ ncclResult ncclReduce(const void *send, void *receive, size_t count, int type,
     return ncclInvalidArgument;
   ++comm->reduces;
   bool inPlace = comm->rank == root && send == receive;
+  DeviceAccess access;
   return mpiResult(MPI_Reduce(inPlace ? MPI_IN_PLACE : send, receive,
                               static_cast<int>(count), MPI_FLOAT, MPI_SUM, root,
                               comm->mpi));
 }
 
+// Device memory stays open from a group's start to its end: the
+// transfers posted in it complete at the end.
 ncclResult ncclGroupStart() {
-  ++groupDepth;
+  if (groupDepth++ == 0)
+    setDeviceAccess(true);
   return ncclSuccess;
 }
 
@@ -272,8 +297,10 @@ ncclResult ncclGroupEnd() {
     return ncclSuccess;
   std::vector<MPI_Request> requests;
   requests.swap(grouped);
-  return mpiResult(MPI_Waitall(static_cast<int>(requests.size()),
-                               requests.data(), MPI_STATUSES_IGNORE));
+  int code = MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
+                         MPI_STATUSES_IGNORE);
+  setDeviceAccess(false);
+  return mpiResult(code);
 }
 
 // NCCL needs a send and its receive in one group where they could wait
@@ -289,6 +316,7 @@ ncclResult ncclSend(const void *data, size_t count, int type, int peer,
     return ncclSystemError;
   ++comm->sends;
   comm->bytesSent += static_cast<long>(count);
+  DeviceAccess access;
   MPI_Request request;
   int code = MPI_Isend(data, static_cast<int>(count), MPI_BYTE, peer,
                        kSendRecvTag, comm->mpi, &request);
@@ -301,6 +329,7 @@ ncclResult ncclRecv(void *data, size_t count, int type, int peer, Comm *comm,
       (peer == comm->rank && groupDepth == 0))
     return ncclInvalidArgument;
   ++comm->receives;
+  DeviceAccess access;
   MPI_Request request;
   int code = MPI_Irecv(data, static_cast<int>(count), MPI_BYTE, peer,
                        kSendRecvTag, comm->mpi, &request);

@@ -1,10 +1,16 @@
-//===- DeviceMemory.cpp - Buffers that kernels and the runtime reach ------===//
+//===- DeviceMemory.cpp - Buffers in device or managed memory -------------===//
 //
 // Part of the Parallax project.
 //
 //===----------------------------------------------------------------------===//
 
 #include "parallax/Codegen/GPU/Passes.h"
+#include "parallax/Conversion/ParallaxToRuntime/RuntimeABI.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_PARALLAXGPUDEVICEMEMORY
@@ -14,6 +20,46 @@ namespace mlir::parallax {
 using namespace mlir;
 
 namespace {
+
+/// Whether `op` reads or writes the buffers it is given on the device:
+/// inside a kernel, or a runtime call that queues library work on the
+/// stream (cuBLAS, cuDNN).
+bool usesOnDevice(Operation *op) {
+  if (op->getParentOfType<gpu::LaunchOp>())
+    return true;
+  auto call = dyn_cast<func::CallOp>(op);
+  if (!call)
+    return false;
+  std::optional<parallax::abi::Function> function =
+      parallax::abi::bySymbol(call.getCallee());
+  return function && parallax::abi::queuesOnStream(*function);
+}
+
+/// Whether only the device reaches the memory of `buffer`: every use, and
+/// every use of a view of it, is on the device, its deallocation, or
+/// reads no element (its sizes). Anything else (a host load or copy, a
+/// call the host runs, a pointer taken, a value returned or carried by a
+/// loop) may touch it from the host.
+bool onlyTheDeviceReaches(Value buffer) {
+  SmallVector<Value> views{buffer};
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (OpOperand &use : view.getUses()) {
+      Operation *user = use.getOwner();
+      if (usesOnDevice(user) || isa<memref::DeallocOp, memref::DimOp>(user))
+        continue;
+      auto viewLike = dyn_cast<ViewLikeOpInterface>(user);
+      if ((isa<memref::TransposeOp>(user) ||
+           (viewLike && viewLike.getViewSource() == view)) &&
+          user->getNumResults() == 1) {
+        views.push_back(user->getResult(0));
+        continue;
+      }
+      return false;
+    }
+  }
+  return true;
+}
 
 struct DeviceMemoryPass
     : parallax::impl::ParallaxGPUDeviceMemoryBase<DeviceMemoryPass> {
@@ -27,11 +73,12 @@ struct DeviceMemoryPass
     for (Operation *op : ops) {
       OpBuilder builder(op);
       if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
-        auto shared = gpu::AllocOp::create(
+        bool deviceOnly = onlyTheDeviceReaches(alloc.getMemref());
+        auto allocated = gpu::AllocOp::create(
             builder, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
             /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
-            alloc.getSymbolOperands(), /*hostShared=*/true);
-        alloc.replaceAllUsesWith(shared.getMemref());
+            alloc.getSymbolOperands(), /*hostShared=*/!deviceOnly);
+        alloc.replaceAllUsesWith(allocated.getMemref());
       } else {
         // Synchronous: gpu-async-region orders it on the stream.
         gpu::DeallocOp::create(builder, op->getLoc(), /*asyncToken=*/Type(),

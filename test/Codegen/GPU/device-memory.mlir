@@ -1,22 +1,63 @@
-// RUN: parallax-opt %s --pass-pipeline='builtin.module(func.func(parallax-gpu-device-memory))' | FileCheck %s
+// RUN: parallax-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(parallax-gpu-device-memory))' | FileCheck %s
 
-// The step's buffers are managed memory that kernels and the runtime both
-// reach; gpu-async-region orders their deallocation on the stream later.
-// CHECK-LABEL: func.func @buffers
+// A buffer only kernels reach is device memory; gpu-async-region orders
+// its deallocation on the stream later.
+// CHECK-LABEL: func.func @kernels_only
 // CHECK-NOT: memref.alloc
-// CHECK: %[[B:.*]] = gpu.alloc  host_shared (%arg0) : memref<?x4xf32>
+// CHECK: %[[B:.*]] = gpu.alloc  (%arg0) : memref<?x4xf32>
+// CHECK: memref.dim %[[B]]
 // CHECK: gpu.launch
 // CHECK: gpu.dealloc  %[[B]] : memref<?x4xf32>
 // CHECK-NOT: memref.dealloc
-func.func @buffers(%n: index) {
+func.func @kernels_only(%n: index) -> index {
   %one = arith.constant 1 : index
+  %zero = arith.constant 0 : index
   %x = arith.constant 1.0 : f32
   %b = memref.alloc(%n) : memref<?x4xf32>
+  %rows = memref.dim %b, %zero : memref<?x4xf32>
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %one, %gy = %one, %gz = %one)
              threads(%tx, %ty, %tz) in (%sx = %one, %sy = %one, %sz = %one) {
     memref.store %x, %b[%tx, %tx] : memref<?x4xf32>
     gpu.terminator
   }
   memref.dealloc %b : memref<?x4xf32>
-  return
+  return %rows : index
 }
+
+// -----
+
+// Views of a buffer handed to cuBLAS and cuDNN, which queue on the stream,
+// keep it on the device; a buffer the host reads, or hands to a runtime
+// call the host runs (an AllReduce, which may run on the host), or
+// returns, is managed memory.
+// CHECK-LABEL: func.func @host_and_library
+// CHECK: %[[LIBRARY:.*]] = gpu.alloc  () : memref<4x4xf32>
+// CHECK: %[[READ:.*]] = gpu.alloc  host_shared () : memref<4xf32>
+// CHECK: %[[REDUCED:.*]] = gpu.alloc  host_shared () : memref<16xf32>
+// CHECK: %[[RETURNED:.*]] = gpu.alloc  host_shared () : memref<2xf32>
+// CHECK: memref.transpose %[[LIBRARY]]
+// CHECK: call @parallax_rt_cuda_matmul_f32
+// CHECK: memref.load %[[READ]]
+// CHECK: call @parallax_rt_allreduce_add_f32
+// CHECK: return %{{.*}}, %[[RETURNED]]
+func.func private @parallax_rt_cuda_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>)
+func.func private @parallax_rt_allreduce_add_f32(i64, !llvm.ptr, memref<*xf32>, memref<*xf32>)
+func.func @host_and_library(%name: !llvm.ptr) -> (f32, memref<2xf32>) {
+  %zero = arith.constant 0 : index
+  %id = arith.constant 0 : i64
+  %library = memref.alloc() : memref<4x4xf32>
+  %read = memref.alloc() : memref<4xf32>
+  %reduced = memref.alloc() : memref<16xf32>
+  %returned = memref.alloc() : memref<2xf32>
+  %t = memref.transpose %library (i, j) -> (j, i) : memref<4x4xf32> to memref<4x4xf32, strided<[1, 4]>>
+  %c = memref.cast %t : memref<4x4xf32, strided<[1, 4]>> to memref<*xf32>
+  call @parallax_rt_cuda_matmul_f32(%c, %c, %c) : (memref<*xf32>, memref<*xf32>, memref<*xf32>) -> ()
+  %v = memref.load %read[%zero] : memref<4xf32>
+  %r = memref.cast %reduced : memref<16xf32> to memref<*xf32>
+  call @parallax_rt_allreduce_add_f32(%id, %name, %r, %r) : (i64, !llvm.ptr, memref<*xf32>, memref<*xf32>) -> ()
+  memref.dealloc %library : memref<4x4xf32>
+  memref.dealloc %read : memref<4xf32>
+  memref.dealloc %reduced : memref<16xf32>
+  return %v, %returned : f32, memref<2xf32>
+}
+

@@ -271,22 +271,27 @@ def ParallaxGPUGlobalsToBuffers
 
 def ParallaxGPUDeviceMemory
     : Pass<"parallax-gpu-device-memory", "::mlir::func::FuncOp"> {
-  let summary = "Allocate the host functions' buffers where kernels and the "
-                "runtime both reach them";
+  let summary = "Allocate the host functions' buffers in device memory, or "
+                "in managed memory where the host reaches them";
   let description = [{
     `memref.alloc` and `memref.dealloc` of host functions become
-    `gpu.alloc host_shared` and `gpu.dealloc`: CUDA managed memory, which
-    kernels read and write on the device and the runtime's host code
-    (sparse updates, the collectives, the data loader, checkpoints) reads
-    and writes after the launches it follows have finished. The runtime
-    keeps freed blocks for the next allocation of the same size, so a
-    step allocates nothing from the driver after the first.
+    `gpu.alloc` and `gpu.dealloc`. A buffer that only the device reaches
+    (every use, through views, is in a kernel, a runtime call that queues
+    library work on the stream such as cuBLAS's products and cuDNN's
+    convolutions, its deallocation or `memref.dim`) is device memory.
+    Any other buffer is `host_shared`: CUDA managed memory, which kernels
+    read and write on the device and the runtime's host code (sparse
+    updates, the collectives, the loss, checkpoints) reads and writes
+    after the launches it follows have finished. The runtime keeps freed
+    blocks of both kinds for the next allocation of the same size and
+    kind, so a step allocates nothing from the driver after the first.
 
     Precondition: the deallocation pipeline has run (every buffer's
-    `memref.dealloc` is explicit). Postcondition: no `memref.alloc` or
-    `memref.dealloc` is left outside kernels; the deallocations are
-    synchronous `gpu.dealloc`s, for `gpu-async-region` to order on the
-    program's stream.
+    `memref.dealloc` is explicit), and kernels are still `gpu.launch`
+    regions (not outlined). Postcondition: no `memref.alloc` or
+    `memref.dealloc` is left outside kernels; the host touches no device
+    buffer; the deallocations are synchronous `gpu.dealloc`s, for
+    `gpu-async-region` to order on the program's stream.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
