@@ -127,8 +127,9 @@ extern "C" void parallax_rt_allreduce_add_f32(int64_t id, const char *name,
   } else {
     if (bucket.buffer.size() < static_cast<size_t>(bucket.used + count))
       bucket.buffer.resize(bucket.used + count);
-    std::memcpy(bucket.buffer.data() + bucket.used, gradient,
-                count * sizeof(float));
+    // A copy from device memory in a GPU program whose ranks share a GPU.
+    copyBuffer(bucket.buffer.data() + bucket.used, gradient,
+               count * sizeof(float));
   }
   bucket.entries.push_back(
       {name, contiguousF32(name, "allreduce result", rankOut, out), bucket.used,
@@ -214,12 +215,12 @@ extern "C" void parallax_rt_allreduce_wait(int64_t id) {
       bucket.reduction == PARALLAX_RT_REDUCE_MEAN ? 1.0f / w.size : 1.0f;
   if (!deviceComm)
     for (const BucketEntry &entry : bucket.entries) {
-      const float *from = bucket.buffer.data() + entry.offset;
-      if (scale == 1.0f)
-        std::memcpy(entry.out, from, entry.count * sizeof(float));
-      else
+      float *from = bucket.buffer.data() + entry.offset;
+      if (scale != 1.0f)
         for (int64_t i = 0; i < entry.count; ++i)
-          entry.out[i] = from[i] * scale;
+          from[i] *= scale;
+      // To device memory in a GPU program whose ranks share a GPU.
+      copyBuffer(entry.out, from, entry.count * sizeof(float));
     }
   bucket.entries.clear();
   bucket.used = 0;

@@ -22,8 +22,9 @@ using namespace mlir;
 namespace {
 
 /// Whether `op` reads or writes the buffers it is given on the device:
-/// inside a kernel, or a runtime call that queues library work on the
-/// stream (cuBLAS, cuDNN).
+/// inside a kernel, a runtime call that queues library work on the stream
+/// (cuBLAS, cuDNN), or one that moves them by device copies (the
+/// AllReduce).
 bool usesOnDevice(Operation *op) {
   if (op->getParentOfType<gpu::LaunchOp>())
     return true;
@@ -32,7 +33,8 @@ bool usesOnDevice(Operation *op) {
     return false;
   std::optional<parallax::abi::Function> function =
       parallax::abi::bySymbol(call.getCallee());
-  return function && parallax::abi::queuesOnStream(*function);
+  return function && (parallax::abi::queuesOnStream(*function) ||
+                      parallax::abi::copiesOperandsOnDevice(*function));
 }
 
 /// Whether only the device reaches the memory of `buffer`: every use, and

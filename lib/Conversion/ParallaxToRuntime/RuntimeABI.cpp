@@ -157,6 +157,10 @@ bool abi::queuesOnStream(Function function) {
   }
 }
 
+bool abi::copiesOperandsOnDevice(Function function) {
+  return function == Function::allreduce_add_f32;
+}
+
 std::optional<Function> abi::bySymbol(StringRef name) {
   for (unsigned i = 0; i < entries().size(); ++i)
     if (symbol(static_cast<Function>(i)) == name)

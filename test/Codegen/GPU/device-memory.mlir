@@ -27,27 +27,31 @@ func.func @kernels_only(%n: index) -> index {
 // -----
 
 // Views of a buffer handed to cuBLAS and cuDNN, which queue on the stream,
-// keep it on the device; a buffer the host reads, or hands to a runtime
-// call the host runs (an AllReduce, which may run on the host), or
-// returns, is managed memory.
+// keep it on the device, and so does the AllReduce, whose runtime moves
+// gradients by device copies; a buffer the host reads, or hands to a
+// call the host runs, or returns, is managed memory.
 // CHECK-LABEL: func.func @host_and_library
 // CHECK: %[[LIBRARY:.*]] = gpu.alloc  () : memref<4x4xf32>
 // CHECK: %[[READ:.*]] = gpu.alloc  host_shared () : memref<4xf32>
-// CHECK: %[[REDUCED:.*]] = gpu.alloc  host_shared () : memref<16xf32>
+// CHECK: %[[REDUCED:.*]] = gpu.alloc  () : memref<16xf32>
+// CHECK: %[[HOST:.*]] = gpu.alloc  host_shared () : memref<8xf32>
 // CHECK: %[[RETURNED:.*]] = gpu.alloc  host_shared () : memref<2xf32>
 // CHECK: memref.transpose %[[LIBRARY]]
 // CHECK: call @parallax_rt_cuda_matmul_f32
 // CHECK: memref.load %[[READ]]
 // CHECK: call @parallax_rt_allreduce_add_f32
+// CHECK: call @host(%[[HOST]])
 // CHECK: return %{{.*}}, %[[RETURNED]]
 func.func private @parallax_rt_cuda_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>)
 func.func private @parallax_rt_allreduce_add_f32(i64, !llvm.ptr, memref<*xf32>, memref<*xf32>)
+func.func private @host(memref<8xf32>)
 func.func @host_and_library(%name: !llvm.ptr) -> (f32, memref<2xf32>) {
   %zero = arith.constant 0 : index
   %id = arith.constant 0 : i64
   %library = memref.alloc() : memref<4x4xf32>
   %read = memref.alloc() : memref<4xf32>
   %reduced = memref.alloc() : memref<16xf32>
+  %host = memref.alloc() : memref<8xf32>
   %returned = memref.alloc() : memref<2xf32>
   %t = memref.transpose %library (i, j) -> (j, i) : memref<4x4xf32> to memref<4x4xf32, strided<[1, 4]>>
   %c = memref.cast %t : memref<4x4xf32, strided<[1, 4]>> to memref<*xf32>
@@ -55,9 +59,10 @@ func.func @host_and_library(%name: !llvm.ptr) -> (f32, memref<2xf32>) {
   %v = memref.load %read[%zero] : memref<4xf32>
   %r = memref.cast %reduced : memref<16xf32> to memref<*xf32>
   call @parallax_rt_allreduce_add_f32(%id, %name, %r, %r) : (i64, !llvm.ptr, memref<*xf32>, memref<*xf32>) -> ()
+  call @host(%host) : (memref<8xf32>) -> ()
   memref.dealloc %library : memref<4x4xf32>
   memref.dealloc %read : memref<4xf32>
   memref.dealloc %reduced : memref<16xf32>
+  memref.dealloc %host : memref<8xf32>
   return %v, %returned : f32, memref<2xf32>
 }
-

@@ -46,6 +46,12 @@ bool retainsArgument(Function function, unsigned index);
 /// the stream orders what reads its results.
 bool queuesOnStream(Function function);
 
+/// Whether a --target cuda program's runtime moves the buffers it hands
+/// `function` only by device copies and device collectives, never by
+/// host loads and stores (the AllReduce's gradients and results): they
+/// may be device memory.
+bool copiesOperandsOnDevice(Function function);
+
 /// The entry point whose symbol is `name`, if one is.
 std::optional<Function> bySymbol(StringRef name);
 
