@@ -278,10 +278,11 @@ def ParallaxGPUDeviceMemory
     `gpu.alloc` and `gpu.dealloc`. A buffer that only the device reaches
     (every use, through views, is in a kernel, a runtime call that queues
     library work on the stream such as cuBLAS's products and cuDNN's
-    convolutions, its deallocation or `memref.dim`) is device memory.
-    Any other buffer is `host_shared`: CUDA managed memory, which kernels
-    read and write on the device and the runtime's host code (sparse
-    updates, the collectives, the loss, checkpoints) reads and writes
+    convolutions, a runtime call that moves its operands by device
+    copies such as the AllReduce's, its deallocation or `memref.dim`) is
+    device memory. Any other buffer is `host_shared`: CUDA managed
+    memory, which kernels read and write on the device and the runtime's
+    host code (sparse updates, the loss, checkpoints) reads and writes
     after the launches it follows have finished. The runtime keeps freed
     blocks of both kinds for the next allocation of the same size and
     kind, so a step allocates nothing from the driver after the first.
