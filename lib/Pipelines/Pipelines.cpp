@@ -268,6 +268,7 @@ void mlir::parallax::buildGPUCodegenPipeline(OpPassManager &pm,
   }
   pm.addNestedPass<func::FuncOp>(createParallaxGPUMapToLaunches(mapping));
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createParallaxGPUMergeSingleBlockLaunches());
   pm.addPass(createParallaxGPUGlobalsToBuffers());
   if (options.simulate) {
     pm.addNestedPass<func::FuncOp>(createParallaxGPULaunchesToLoops());

@@ -218,6 +218,44 @@ def ParallaxGPUMapToLaunches
   ];
 }
 
+def ParallaxGPUMergeSingleBlockLaunches
+    : Pass<"parallax-gpu-merge-single-block-launches",
+           "::mlir::func::FuncOp"> {
+  let summary = "Run consecutive one-block kernels as one, a barrier "
+                "between their bodies";
+  let description = [{
+    Per-channel values (a batch norm's means, variances, running averages
+    and their gradients' sums) come as chains of tiny kernels of one
+    block each: five to ten launches per normalisation, each costing the
+    GPU a launch's latency for a few dozen elements. A run of `gpu.launch`
+    ops of one block (a 1x1x1 grid, a 1-d block of constant size), with
+    nothing between them that touches memory (only ops without memory
+    effects and allocations), becomes one launch at the last one's place:
+    the bodies in order, a `gpu.barrier` between each two (within a block
+    a barrier makes each body's global writes visible to the next), the
+    block as large as the largest, and a body whose block was smaller run
+    by its threads only.
+
+    A run stops where the merged kernel's parameters (the values its
+    bodies use from the host, a memref's whole descriptor) would pass
+    4096 bytes: PTX 8.0 allows 4352. Bodies with shuffles or barriers of
+    their own (warp and block reductions), workgroup or private memory
+    are left alone, and so are launches with async tokens.
+
+    Precondition: kernels are `gpu.launch` regions on the host, before
+    `gpu-async-region` (`parallax-gpu-map-to-launches` made them).
+    Postcondition: no two mergeable one-block launches follow each other
+    with only such ops between them; every merged body's barriers are at
+    the top level of the launch's body (cuda-sim runs them as host loops,
+    `parallax-gpu-launches-to-loops`).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def ParallaxGPUDeviceChecks : Pass<"parallax-gpu-device-checks"> {
   let summary = "Report failed run-time checks from inside kernels";
   let description = [{
