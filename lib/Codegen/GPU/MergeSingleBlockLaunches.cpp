@@ -7,8 +7,8 @@
 #include "parallax/Codegen/GPU/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_PARALLAXGPUMERGESINGLEBLOCKLAUNCHES
