@@ -4,10 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostEffects.h"
 #include "parallax/Codegen/GPU/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::parallax {
@@ -45,15 +45,8 @@ std::optional<int64_t> mergeableBlockSize(gpu::LaunchOp launch) {
 /// Whether the host may run `op` before a launch that preceded it: it
 /// touches no memory (or only allocates).
 bool independentOfLaunch(Operation *op) {
-  if (op->hasTrait<OpTrait::IsTerminator>() || op->getNumRegions() != 0)
-    return false;
-  if (isMemoryEffectFree(op))
-    return true;
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-  return effects && effects.hasEffect<MemoryEffects::Allocate>() &&
-         !effects.hasEffect<MemoryEffects::Read>() &&
-         !effects.hasEffect<MemoryEffects::Write>() &&
-         !effects.hasEffect<MemoryEffects::Free>();
+  return !op->hasTrait<OpTrait::IsTerminator>() && op->getNumRegions() == 0 &&
+         parallax::touchesNoMemory(op);
 }
 
 /// The most kernel parameter bytes a merged launch may take: PTX 8.0

@@ -4,12 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostEffects.h"
 #include "parallax/Codegen/GPU/Passes.h"
 #include "parallax/Conversion/ParallaxToRuntime/RuntimeABI.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::parallax {
 #define GEN_PASS_DEF_PARALLAXGPUSTREAMORDEREDCALLS
@@ -32,15 +32,8 @@ bool queuesOnStream(Operation *op) {
 /// Whether the host may run `op` while the stream works: it touches no
 /// memory (or only allocates).
 bool independentOfStream(Operation *op) {
-  if (op->hasTrait<OpTrait::IsTerminator>() || isa<gpu::WaitOp>(op))
-    return false;
-  if (isMemoryEffectFree(op))
-    return true;
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-  return effects && effects.hasEffect<MemoryEffects::Allocate>() &&
-         !effects.hasEffect<MemoryEffects::Read>() &&
-         !effects.hasEffect<MemoryEffects::Write>() &&
-         !effects.hasEffect<MemoryEffects::Free>();
+  return !op->hasTrait<OpTrait::IsTerminator>() && !isa<gpu::WaitOp>(op) &&
+         parallax::touchesNoMemory(op);
 }
 
 /// A host wait for one token: `gpu.wait [%t]`.
