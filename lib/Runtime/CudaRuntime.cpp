@@ -122,7 +122,7 @@ launcherValue(std::initializer_list<const char *> variables) {
 /// Sets the most device and managed memory the program may take: 90% of the
 /// device memory free now (the rest for cuBLAS's workspace, NCCL and the
 /// kernels), divided among the ranks of this machine that share the GPU.
-void limitManagedMemory(Driver &cuda, int gpus) {
+void limitMemory(Driver &cuda, int gpus) {
   size_t free = 0, total = 0;
   check(cuda.cuMemGetInfo(&free, &total), "reading the GPU's free memory");
   int ranks = std::max(
@@ -176,7 +176,7 @@ bool loadDriver(Driver &cuda) {
   check(cuda.cuStreamCreate(&cuda.stream, CU_STREAM_NON_BLOCKING),
         "creating the program's stream");
   cuda.cuDeviceGetName(cuda.deviceName, sizeof cuda.deviceName, device);
-  limitManagedMemory(cuda, count);
+  limitMemory(cuda, count);
   parallax::runtime::setDevice(cuda.deviceName);
   parallax::runtime::setDeviceProfiler(flushTimings);
   driverReady = true;
