@@ -142,21 +142,23 @@ void addBlock(const void *pointer, size_t bytes, Memory memory,
     peakManagedBytes = std::max(peakManagedBytes, managedBytes += bytes);
 }
 
-/// Forgets the block at `pointer`; whether it was sealed device memory.
-bool removeBlock(const void *pointer) {
+/// Forgets the block at `pointer`; the bytes it maps if it was sealed
+/// device memory, else 0.
+size_t removeBlock(const void *pointer) {
   auto address = reinterpret_cast<uintptr_t>(pointer);
   std::lock_guard<std::mutex> lock(memoryMutex);
   auto block = blocks.find(address);
   if (block == blocks.end())
-    return false;
+    return 0;
+  size_t bytes = block->second.first;
   bool sealed = sealedBlocks.erase(address) > 0;
   if (block->second.second == Memory::Device) {
-    deviceBytes -= block->second.first;
+    deviceBytes -= bytes;
     if (!sealed)
-      managedBytes -= block->second.first;
+      managedBytes -= bytes;
   }
   blocks.erase(block);
-  return sealed;
+  return sealed ? mappedBytes(bytes) : 0;
 }
 
 /// Copies to the device from the host: from page-locked memory, from
@@ -409,15 +411,8 @@ CUresult cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes, unsigned) {
 
 CUresult cuMemFree_v2(CUdeviceptr address) {
   auto *pointer = reinterpret_cast<void *>(address);
-  size_t bytes = 0;
-  {
-    std::lock_guard<std::mutex> lock(memoryMutex);
-    auto sealed = sealedBlocks.find(address);
-    if (sealed != sealedBlocks.end())
-      bytes = sealed->second;
-  }
-  if (removeBlock(pointer))
-    munmap(pointer, mappedBytes(bytes));
+  if (size_t mapped = removeBlock(pointer))
+    munmap(pointer, mapped);
   else
     std::free(pointer);
   return ready();
