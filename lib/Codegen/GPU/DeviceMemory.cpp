@@ -4,10 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostEffects.h"
 #include "parallax/Codegen/GPU/Passes.h"
-#include "parallax/Conversion/ParallaxToRuntime/RuntimeABI.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -28,11 +27,8 @@ namespace {
 bool usesOnDevice(Operation *op) {
   if (op->getParentOfType<gpu::LaunchOp>())
     return true;
-  auto call = dyn_cast<func::CallOp>(op);
-  if (!call)
-    return false;
   std::optional<parallax::abi::Function> function =
-      parallax::abi::bySymbol(call.getCallee());
+      parallax::calledRuntimeFunction(op);
   return function && (parallax::abi::queuesOnStream(*function) ||
                       parallax::abi::copiesOperandsOnDevice(*function));
 }

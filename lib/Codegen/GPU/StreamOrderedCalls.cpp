@@ -21,11 +21,8 @@ using namespace mlir;
 namespace {
 
 bool queuesOnStream(Operation *op) {
-  auto call = dyn_cast<func::CallOp>(op);
-  if (!call)
-    return false;
   std::optional<parallax::abi::Function> function =
-      parallax::abi::bySymbol(call.getCallee());
+      parallax::calledRuntimeFunction(op);
   return function && parallax::abi::queuesOnStream(*function);
 }
 
