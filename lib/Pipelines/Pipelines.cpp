@@ -275,7 +275,7 @@ void mlir::parallax::buildGPUCodegenPipeline(OpPassManager &pm,
     addCPUBufferToLLVMPasses(pm);
   } else {
     pm.addPass(createParallaxGPUDeviceChecks());
-    pm.addNestedPass<func::FuncOp>(createParallaxGPUDeviceMemory());
+    pm.addPass(createParallaxGPUDeviceMemory());
     addKernelToNVVMPasses(pm, options);
     addHostToLLVMPasses(pm);
   }

@@ -255,14 +255,20 @@ void parallax::runtime::readVariableFiles(
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
       die(flag + ": cannot open '" + path + "': " + std::strerror(errno));
-    for (auto [first, last] : heldRanges(v))
-      for (int64_t done = first; done < last;) {
-        ssize_t n = pread(fd, v.data + done, last - done, offsets[i] + done);
-        if (n <= 0)
-          die(flag + ": cannot read '" + path +
-              "': " + (n < 0 ? std::strerror(errno) : "the file got shorter"));
-        done += n;
-      }
+    for (auto [first, last] : heldRanges(v)) {
+      int64_t at = offsets[i] + first;
+      fillBuffer(v.data + first, last - first, [&](char *to, int64_t bytes) {
+        for (int64_t done = 0; done < bytes;) {
+          ssize_t n = pread(fd, to + done, bytes - done, at);
+          if (n <= 0)
+            die(flag + ": cannot read '" + path + "': " +
+                (n < 0 ? std::strerror(errno) : "the file got shorter"));
+          done += n;
+          at += n;
+        }
+        return true;
+      });
+    }
     close(fd);
   }
 }
@@ -328,19 +334,21 @@ void parallax::runtime::saveCheckpoint(const std::string &saveDir, int64_t step,
         [&](const ByteSink &append) {
           if (!append(npyHeader(v.dtype, v.shape)))
             return false;
-          auto piece = [&](const float *data, int64_t floats) {
+          auto piece = [&](const char *data, int64_t bytes) {
             // Peers waiting for this rank see it is alive.
             serveProbes();
-            return append(std::string_view(reinterpret_cast<const char *>(data),
-                                           floats * sizeof(float)));
+            return append(std::string_view(data, bytes));
           };
+          // Device memory goes through the host in chunks.
           if (!v.partitions)
-            return piece(reinterpret_cast<const float *>(v.data),
-                         v.bytes / int64_t(sizeof(float)));
-          return streamPartitionsToRoot(v.name.c_str(), v.partitions,
-                                        v.firstServer,
-                                        reinterpret_cast<const float *>(v.data),
-                                        rowsOf(v), widthOf(v), piece);
+            return drainBuffer(v.data, v.bytes, piece);
+          return streamPartitionsToRoot(
+              v.name.c_str(), v.partitions, v.firstServer,
+              reinterpret_cast<const float *>(v.data), rowsOf(v), widthOf(v),
+              [&](const float *data, int64_t floats) {
+                return piece(reinterpret_cast<const char *>(data),
+                             floats * int64_t(sizeof(float)));
+              });
         },
         error);
     if (!written)

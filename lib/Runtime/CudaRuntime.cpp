@@ -196,6 +196,18 @@ bool loadDriver(Driver &cuda) {
               "copying GPU memory");
         check(cuda.cuStreamSynchronize(cuda.stream), "copying GPU memory");
       });
+  // The blocks of the program's buffers that are device memory: the host
+  // reaches them only by copies.
+  parallax::runtime::setDeviceMemoryQuery([](const void *data) {
+    Driver &cuda = driverState();
+    std::lock_guard<std::mutex> lock(cuda.mutex);
+    auto block = cuda.blockKinds.upper_bound(const_cast<void *>(data));
+    if (block == cuda.blockKinds.begin())
+      return false;
+    --block;
+    auto [bytes, hostShared] = block->second;
+    return !hostShared && data < static_cast<char *>(block->first) + bytes;
+  });
   return true;
 }
 

@@ -63,14 +63,20 @@ void readExternal(const std::string &model, const onnx::TensorProto &init,
     die("'" + path.string() + "' is truncated: it has " +
         std::to_string(status.st_size) + " bytes, " + where + " needs " +
         std::to_string(bytes) + " from offset " + std::to_string(offset));
-  for (auto [first, last] : heldRanges(v))
-    for (int64_t done = first; done < last;) {
-      ssize_t n = ::pread(fd, out + done, last - done, offset + done);
-      if (n <= 0)
-        die("cannot read '" + path.string() + "' (" + where +
-            "): " + (n < 0 ? std::strerror(errno) : "unexpected end of file"));
-      done += n;
-    }
+  for (auto [first, last] : heldRanges(v)) {
+    int64_t at = offset + first;
+    fillBuffer(out + first, last - first, [&](char *to, int64_t bytes) {
+      for (int64_t done = 0; done < bytes;) {
+        ssize_t n = ::pread(fd, to + done, bytes - done, at);
+        if (n <= 0)
+          die("cannot read '" + path.string() + "' (" + where + "): " +
+              (n < 0 ? std::strerror(errno) : "unexpected end of file"));
+        done += n;
+        at += n;
+      }
+      return true;
+    });
+  }
   ::close(fd);
 }
 
@@ -101,7 +107,7 @@ void load(const std::string &model, const onnx::TensorProto &init,
     from = reinterpret_cast<const char *>(init.float_data().data());
   }
   for (auto [first, last] : heldRanges(v))
-    std::memcpy(v.data + first, from + first, last - first);
+    copyBuffer(v.data + first, from + first, last - first);
 }
 } // namespace
 

@@ -306,6 +306,61 @@ void parallax::runtime::copyBuffer(void *to, const void *from, size_t bytes) {
     bufferCopy(to, from, bytes);
 }
 
+static parallax::runtime::DeviceMemoryQuery deviceMemoryQuery = nullptr;
+
+void parallax::runtime::setDeviceMemoryQuery(DeviceMemoryQuery query) {
+  deviceMemoryQuery = query;
+}
+
+bool parallax::runtime::isDeviceMemory(const void *data) {
+  return deviceMemoryQuery && deviceMemoryQuery(data);
+}
+
+/// The host chunks device memory goes through: large enough that the
+/// driver's per-copy cost vanishes, small beside any table.
+constexpr int64_t kStagingChunkBytes = int64_t(16) << 20;
+
+bool parallax::runtime::fillBuffer(
+    char *at, int64_t bytes,
+    const std::function<bool(char *, int64_t)> &produce) {
+  if (!isDeviceMemory(at))
+    return produce(at, bytes);
+  std::vector<char> chunk(std::min(bytes, kStagingChunkBytes));
+  for (int64_t done = 0; done < bytes;) {
+    int64_t piece = std::min<int64_t>(bytes - done, chunk.size());
+    if (!produce(chunk.data(), piece))
+      return false;
+    copyBuffer(at + done, chunk.data(), piece);
+    done += piece;
+  }
+  return true;
+}
+
+bool parallax::runtime::drainBuffer(
+    const char *at, int64_t bytes,
+    const std::function<bool(const char *, int64_t)> &consume) {
+  if (!isDeviceMemory(at))
+    return consume(at, bytes);
+  std::vector<char> chunk(std::min(bytes, kStagingChunkBytes));
+  for (int64_t done = 0; done < bytes;) {
+    int64_t piece = std::min<int64_t>(bytes - done, chunk.size());
+    copyBuffer(chunk.data(), at + done, piece);
+    if (!consume(chunk.data(), piece))
+      return false;
+    done += piece;
+  }
+  return true;
+}
+
+void parallax::runtime::writeBuffer(char *at, int64_t bytes,
+                                    const std::function<void(char *)> &write) {
+  if (!isDeviceMemory(at))
+    return write(at);
+  std::vector<char> staged(bytes);
+  write(staged.data());
+  copyBuffer(at, staged.data(), bytes);
+}
+
 [[noreturn]] void parallax::runtime::die(const std::string &message) {
   std::fprintf(stderr, "%s: error: %s%s\n", programName, messagePrefix.c_str(),
                message.c_str());
@@ -469,8 +524,10 @@ static void readSegmentedInput(SegmentGroup &group, const std::string &name,
         "' starts must hold as many");
   checkInputValues(name, path, array, /*examples=*/false, /*finite=*/false,
                    /*batch=*/0);
-  copySegment(d.data, capacity, array.data.data(), {0, count},
-              dtypeSize(array.dtype));
+  writeBuffer(d.data, capacity * dtypeSize(array.dtype), [&](char *to) {
+    copySegment(to, capacity, array.data.data(), {0, count},
+                dtypeSize(array.dtype));
+  });
   group.read = count;
   group.readFrom = path;
   if (group.count)
@@ -499,7 +556,7 @@ static void readInput(const char *name, const char *dtype, int64_t rank,
         name + "' must have shape " + shapeString(d.sizes));
   checkInputValues(name, path, array, /*examples=*/false, /*finite=*/false,
                    /*batch=*/0);
-  std::memcpy(d.data, array.data.data(), array.data.size());
+  copyBuffer(d.data, array.data.data(), array.data.size());
 }
 
 static void writeOutput(const char *name, const char *dtype, int64_t rank,
@@ -512,7 +569,8 @@ static void writeOutput(const char *name, const char *dtype, int64_t rank,
   int64_t count = 1;
   for (int64_t s : d.sizes)
     count *= s;
-  array.data.assign(d.data, d.data + count * elementSize);
+  array.data.resize(count * elementSize);
+  copyBuffer(array.data.data(), d.data, array.data.size());
   std::string error;
   std::string file = encodeFileName(name) + ".npy";
   if (!writeNpy(outputDir + "/" + file, array, error))

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,6 +94,28 @@ void checkInputValues(const std::string &name, const std::string &path,
 using BufferCopy = void (*)(void *to, const void *from, size_t bytes);
 void setBufferCopy(BufferCopy copy);
 void copyBuffer(void *to, const void *from, size_t bytes);
+
+/// Whether `data` is device memory of a GPU program (cuMemAlloc), which
+/// host code must not load or store: the runtime reaches it only by
+/// copyBuffer and the helpers below. Always false in a CPU program.
+using DeviceMemoryQuery = bool (*)(const void *data);
+void setDeviceMemoryQuery(DeviceMemoryQuery query);
+bool isDeviceMemory(const void *data);
+
+/// Host access to `bytes` of a buffer of generated code at `at`, which
+/// may be device memory: fillBuffer hands `produce` consecutive pieces of
+/// it to write (in place, or host chunks then copied there), drainBuffer
+/// hands `consume` consecutive pieces to read (in place, or host chunks
+/// copied from there). Each stops at, and returns, the first false.
+bool fillBuffer(char *at, int64_t bytes,
+                const std::function<bool(char *, int64_t)> &produce);
+bool drainBuffer(const char *at, int64_t bytes,
+                 const std::function<bool(const char *, int64_t)> &consume);
+
+/// Has `write` write all `bytes` at `at` at once: in place, or in a host
+/// buffer then copied to device memory.
+void writeBuffer(char *at, int64_t bytes,
+                 const std::function<void(char *)> &write);
 
 /// The GPU a GPU program's step runs on ("NVIDIA H200"), set when its
 /// driver loads (before main()); null in a CPU program.

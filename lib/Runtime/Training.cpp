@@ -547,6 +547,10 @@ extern "C" void parallax_rt_register_variable(const char *name, int32_t isState,
   v.isState = isState != 0;
   v.partitions = partitions;
   v.firstServer = firstServer;
+  // The parameter store reads and writes its rows on the host.
+  if (v.partitions > 0 && isDeviceMemory(v.data))
+    die("internal error: parameter-server variable '" + v.name +
+        "' is in device memory, which the host cannot reach");
   variables.push_back(std::move(v));
 }
 
@@ -722,7 +726,8 @@ extern "C" void parallax_rt_load_batch(int64_t step) {
     if (!prefetcher)
       for (Input &input : inputs) {
         if (input.bags >= 0)
-          loadBags(input, slice, input.data);
+          writeBuffer(input.data, input.bytes,
+                      [&](char *to) { loadBags(input, slice, to); });
         else
           copyBuffer(input.data, input.file.data.data() + slice * input.bytes,
                      input.bytes);

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parallax/Codegen/GPU/Passes.h"
+#include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -29,8 +30,10 @@ Value viewOfSlot(OpBuilder &b, Location loc, LLVM::GlobalOp slot,
   Value pointer = LLVM::LoadOp::create(b, loc, ptr, address);
   Value descriptor =
       MemRefDescriptor::fromStaticShape(b, loc, converter, type, pointer);
-  return UnrealizedConversionCastOp::create(b, loc, type, descriptor)
-      .getResult(0);
+  auto view = UnrealizedConversionCastOp::create(b, loc, type, descriptor);
+  view->setAttr(parallax::ParallaxDialect::getGlobalBufferSlotAttrName(),
+                slot.getSymNameAttr());
+  return view.getResult(0);
 }
 
 struct GlobalsToBuffersPass
@@ -76,6 +79,8 @@ struct GlobalsToBuffersPass
       auto buffer = memref::AllocOp::create(
           init, loc, type,
           init.getI64IntegerAttr(global.getAlignment().value_or(64)));
+      buffer->setAttr(parallax::ParallaxDialect::getGlobalBufferSlotAttrName(),
+                      slot.getSymNameAttr());
       if (global.getInitialValue() && !global.isUninitialized())
         memref::CopyOp::create(
             init, loc,

@@ -158,7 +158,19 @@ bool abi::queuesOnStream(Function function) {
 }
 
 bool abi::copiesOperandsOnDevice(Function function) {
-  return function == Function::allreduce_add_f32;
+  switch (function) {
+  case Function::allreduce_add_f32:
+  case Function::register_variable:
+#define PARALLAX_ABI_COPIED(suffix, ...)                                       \
+  case Function::register_input_##suffix:                                      \
+  case Function::read_input_##suffix:                                          \
+  case Function::write_output_##suffix:
+    PARALLAX_RT_FOR_EACH_DTYPE(PARALLAX_ABI_COPIED)
+#undef PARALLAX_ABI_COPIED
+    return true;
+  default:
+    return false;
+  }
 }
 
 std::optional<Function> abi::bySymbol(StringRef name) {

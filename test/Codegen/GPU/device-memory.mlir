@@ -1,4 +1,4 @@
-// RUN: parallax-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(parallax-gpu-device-memory))' | FileCheck %s
+// RUN: parallax-opt %s --split-input-file --pass-pipeline='builtin.module(parallax-gpu-device-memory)' | FileCheck %s
 
 // A buffer only kernels reach is device memory; gpu-async-region orders
 // its deallocation on the stream later.
@@ -65,4 +65,27 @@ func.func @host_and_library(%name: !llvm.ptr) -> (f32, memref<2xf32>) {
   memref.dealloc %reduced : memref<16xf32>
   memref.dealloc %host : memref<8xf32>
   return %v, %returned : f32, memref<2xf32>
+}
+
+// -----
+
+// The deallocation's alias checks compare addresses (stored into its
+// helper's list of base pointers): that reads no element. An address
+// turned back into a pointer could be loaded through: managed memory.
+// CHECK-LABEL: func.func @addresses
+// CHECK: %[[COMPARED:.*]] = gpu.alloc  () : memref<4xf32>
+// CHECK: %[[ESCAPED:.*]] = gpu.alloc  host_shared () : memref<4xf32>
+func.func @addresses(%list: memref<2xindex>) -> !llvm.ptr {
+  %zero = arith.constant 0 : index
+  %compared = memref.alloc() : memref<4xf32>
+  %escaped = memref.alloc() : memref<4xf32>
+  %a = memref.extract_aligned_pointer_as_index %compared : memref<4xf32> -> index
+  memref.store %a, %list[%zero] : memref<2xindex>
+  %b = memref.extract_aligned_pointer_as_index %escaped : memref<4xf32> -> index
+  %same = arith.cmpi eq, %a, %b : index
+  %i = arith.index_cast %b : index to i64
+  %p = llvm.inttoptr %i : i64 to !llvm.ptr
+  memref.dealloc %compared : memref<4xf32>
+  memref.dealloc %escaped : memref<4xf32>
+  return %p : !llvm.ptr
 }

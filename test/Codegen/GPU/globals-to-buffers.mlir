@@ -19,7 +19,7 @@ memref.global "private" constant @c : memref<3xf32> = dense<[1.0, 2.0, 3.0]>
 // CHECK: %[[D1:.*]] = llvm.insertvalue %[[P]], %[[D0]][1]
 // CHECK: llvm.insertvalue %{{.*}}[3, 1]
 // CHECK: %[[DESC:.*]] = llvm.insertvalue %{{.*}}[4, 1]
-// CHECK: %[[W:.*]] = builtin.unrealized_conversion_cast %[[DESC]] : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<2x3xf32>
+// CHECK: %[[W:.*]] = builtin.unrealized_conversion_cast %[[DESC]] : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<2x3xf32> {parallax.global_buffer_slot = "w.buffer"}
 // CHECK: memref.load %[[W]]
 func.func @step(%i: index) -> f32 {
   %w = memref.get_global @w : memref<2x3xf32>
@@ -28,13 +28,13 @@ func.func @step(%i: index) -> f32 {
 }
 
 // CHECK-LABEL: func.func @main
-// CHECK: %[[WB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x3xf32>
+// CHECK: %[[WB:.*]] = memref.alloc() {alignment = 64 : i64, parallax.global_buffer_slot = "w.buffer"} : memref<2x3xf32>
 // CHECK: %[[WP:.*]] = memref.extract_aligned_pointer_as_index %[[WB]]
 // CHECK: %[[WI:.*]] = arith.index_cast %[[WP]] : index to i64
 // CHECK: %[[WPTR:.*]] = llvm.inttoptr %[[WI]] : i64 to !llvm.ptr
 // CHECK: %[[WSLOT:.*]] = llvm.mlir.addressof @w.buffer
 // CHECK: llvm.store %[[WPTR]], %[[WSLOT]]
-// CHECK: %[[CB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3xf32>
+// CHECK: %[[CB:.*]] = memref.alloc() {alignment = 64 : i64, parallax.global_buffer_slot = "c.buffer"} : memref<3xf32>
 // CHECK: %[[CG:.*]] = memref.get_global @c : memref<3xf32>
 // CHECK: memref.copy %[[CG]], %[[CB]]
 // CHECK: llvm.store

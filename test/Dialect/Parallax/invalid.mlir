@@ -507,3 +507,11 @@ func.func @library_call_mismatch(%x: tensor<4xf32>, %init: tensor<4xf32>) -> ten
   %y = parallax.library_call @takes_one_scalar(%x) outs(%init) scalars = [1, 2] : (tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+func.func @slot_not_a_string() {
+  // expected-error @+1 {{'parallax.global_buffer_slot' must be a string on an op of one result}}
+  %b = memref.alloc() {parallax.global_buffer_slot = 1 : i64} : memref<4xf32>
+  return
+}

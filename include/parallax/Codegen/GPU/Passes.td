@@ -290,10 +290,13 @@ def ParallaxGPUGlobalsToBuffers
     variables, whose weights the runtime loads) are deleted.
 
     With `parallax-gpu-device-memory` after it, the buffers are device
-    (managed) memory: variables, their state and the constants live on
-    the GPU for the whole run, the kernels and the optimizer's kernels
-    read and write them there, and the runtime (initial weights, `--save`,
-    checkpoints) reaches them through the driver. For `--target cuda-sim`
+    memory (managed where a host call reaches them): variables, their
+    state and the constants live on the GPU for the whole run, the
+    kernels and the optimizer's kernels read and write them there, and
+    the runtime (initial weights, `--save`, checkpoints) reaches them by
+    copies through the driver. It marks the buffer and every view it
+    loads from the slot with the slot's name
+    (`parallax.global_buffer_slot`), for that pass to see all its uses. For `--target cuda-sim`
     the buffers are host memory, so the same rewriting is exercised by
     the CPU tests.
 
@@ -308,31 +311,48 @@ def ParallaxGPUGlobalsToBuffers
 }
 
 def ParallaxGPUDeviceMemory
-    : Pass<"parallax-gpu-device-memory", "::mlir::func::FuncOp"> {
+    : Pass<"parallax-gpu-device-memory", "::mlir::ModuleOp"> {
   let summary = "Allocate the host functions' buffers in device memory, or "
                 "in managed memory where the host reaches them";
   let description = [{
     `memref.alloc` and `memref.dealloc` of host functions become
     `gpu.alloc` and `gpu.dealloc`. A buffer that only the device reaches
-    (every use, through views, is in a kernel, a runtime call that queues
-    library work on the stream such as cuBLAS's products and cuDNN's
-    convolutions, a runtime call that moves its operands by device
-    copies such as the AllReduce's, its deallocation or `memref.dim`) is
-    device memory. Any other buffer is `host_shared`: CUDA managed
-    memory, which kernels read and write on the device and the runtime's
-    host code (sparse updates, the loss, checkpoints) reads and writes
-    after the launches it follows have finished. The runtime keeps freed
+    is device memory: every use, through views and through the
+    parameters of the program's functions it is passed to, is in a
+    kernel, a runtime call that queues library work on the stream such
+    as cuBLAS's products and cuDNN's convolutions, a runtime call that
+    reaches its operands only by copies through the driver (the
+    AllReduce's; the registration of variables and training inputs, and
+    an inference program's inputs and outputs), its deallocation or
+    `memref.dim`. A global's buffer
+    (`parallax-gpu-globals-to-buffers`) counts the uses of the views
+    every function loads from its pointer slot; filled with the global's
+    initial value, it is filled on the device (a memset for a splat of
+    32-bit elements, the optimizer's zeroed state, whose global is then
+    deleted; a copy from the host otherwise). So the variables, their
+    optimizer state and the constants are device memory unless a host
+    call reaches them (a parameter server's pulls and pushes).
+
+    Any other buffer is `host_shared`: CUDA managed memory, which kernels
+    read and write on the device and the runtime's host code (the loss,
+    a sparse update's ids, the parameter store) reads and writes after
+    the launches it follows have finished. The runtime keeps freed
     blocks of both kinds for the next allocation of the same size and
     kind, so a step allocates nothing from the driver after the first.
 
     Precondition: the deallocation pipeline has run (every buffer's
-    `memref.dealloc` is explicit), and kernels are still `gpu.launch`
-    regions (not outlined). Postcondition: no `memref.alloc` or
-    `memref.dealloc` is left outside kernels; the host touches no device
-    buffer; the deallocations are synchronous `gpu.dealloc`s, for
-    `gpu-async-region` to order on the program's stream.
+    `memref.dealloc` is explicit), kernels are still `gpu.launch`
+    regions (not outlined), and the globals are buffers. Postcondition:
+    no `memref.alloc` or `memref.dealloc` is left outside kernels; the
+    host touches no device buffer; the deallocations are synchronous
+    `gpu.dealloc`s and the fills synchronous `gpu.memset`s and
+    `gpu.memcpy`s, for `gpu-async-region` to order on the program's
+    stream.
   }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+  ];
 }
 
 def ParallaxGPUMergeKernelModules

@@ -46,10 +46,12 @@ bool retainsArgument(Function function, unsigned index);
 /// the stream orders what reads its results.
 bool queuesOnStream(Function function);
 
-/// Whether a --target cuda program's runtime moves the buffers it hands
-/// `function` only by device copies and device collectives, never by
-/// host loads and stores (the AllReduce's gradients and results): they
-/// may be device memory.
+/// Whether a --target cuda program's runtime reaches the buffers it hands
+/// `function` only by copies through the driver and device collectives,
+/// never by host loads and stores, then or later (the AllReduce's
+/// gradients and results; registered variables and training inputs,
+/// which checkpoints and the data loader copy; an inference program's
+/// inputs and outputs): they may be device memory.
 bool copiesOperandsOnDevice(Function function);
 
 /// The entry point whose symbol is `name`, if one is.

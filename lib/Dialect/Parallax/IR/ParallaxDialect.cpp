@@ -110,6 +110,12 @@ LogicalResult ParallaxDialect::verifyOperationAttribute(Operation *op,
                                 "initial value of its own";
     return success();
   }
+  if (attr.getName() == getGlobalBufferSlotAttrName()) {
+    if (!isa<StringAttr>(attr.getValue()) || op->getNumResults() != 1)
+      return op->emitError() << "'" << getGlobalBufferSlotAttrName()
+                             << "' must be a string on an op of one result";
+    return success();
+  }
   if (attr.getName() != getWorldAttrName())
     return op->emitError() << "unknown Parallax dialect attribute '"
                            << attr.getName().getValue() << "'";

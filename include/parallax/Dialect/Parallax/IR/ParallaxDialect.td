@@ -88,7 +88,11 @@ def Parallax_Dialect : Dialect {
     // LLVM arguments, once its memrefs are expanded into descriptors, that
     // are pointers to a buffer no other argument reaches (the conversion to
     // LLVM drops `llvm.noalias` on memref arguments).
-    "::mlir::DenseI64ArrayAttr":$noalias_pointers
+    "::mlir::DenseI64ArrayAttr":$noalias_pointers,
+    // On a global's buffer and on each view of it loaded from its pointer
+    // slot (parallax-gpu-globals-to-buffers): the slot's name, so that
+    // parallax-gpu-device-memory sees every use of the buffer.
+    "::mlir::StringAttr":$global_buffer_slot
   );
 
   let extraClassDeclaration = [{
@@ -125,6 +129,9 @@ def Parallax_Dialect : Dialect {
     }
     static constexpr ::llvm::StringLiteral getNoaliasPointersAttrName() {
       return NoaliasPointersAttrHelper::getNameStr();
+    }
+    static constexpr ::llvm::StringLiteral getGlobalBufferSlotAttrName() {
+      return GlobalBufferSlotAttrHelper::getNameStr();
     }
 
     /// "node 'NAME'" for an op imported from ONNX node NAME (its NameLoc),
