@@ -276,6 +276,7 @@ void mlir::parallax::buildGPUCodegenPipeline(OpPassManager &pm,
   } else {
     pm.addPass(createParallaxGPUDeviceChecks());
     pm.addPass(createParallaxGPUDeviceMemory());
+    pm.addPass(createParallaxGPUDeclareMemoryNeed());
     addKernelToNVVMPasses(pm, options);
     addHostToLLVMPasses(pm);
   }

@@ -111,6 +111,8 @@ struct Driver {
   /// the device memory free at start-up. Managed memory past the GPU's
   /// free memory is not refused by the driver but can hang the GPU.
   uint64_t allocatedBytes = 0, memoryLimit = 0;
+  /// What the program's buffers need in all (parallax_rt_cuda_memory_need).
+  uint64_t memoryNeed = 0;
   std::string memoryLimitReason;
   char deviceName[256] = "an NVIDIA GPU";
   /// Under --profile: device work bracketed by two timing events, read at

@@ -108,6 +108,16 @@ std::string mebibytes(uint64_t bytes) {
   return text;
 }
 
+/// What the program said its buffers need, for a failed allocation's
+/// message.
+std::string needNote(const Driver &cuda) {
+  return cuda.memoryNeed
+             ? " (the program's buffers need " + mebibytes(cuda.memoryNeed) +
+                   " in all, the convolutions' workspace and "
+                   "the data loader's on top)"
+             : std::string();
+}
+
 /// The integer in the first of `variables` the environment sets (what the
 /// launcher says about this rank), or nullopt: the driver loads before
 /// MPI starts, so it asks the launcher's variables.
@@ -331,6 +341,20 @@ void mgpuEventRecord(CUevent event, CUstream stream) {
   check(driver().cuEventRecord(event, streamOf(stream)), "recording an event");
 }
 
+void parallax_rt_cuda_memory_need(int64_t bytes) {
+  Driver &cuda = driver();
+  cuda.memoryNeed = static_cast<uint64_t>(bytes);
+  if (cuda.memoryNeed > cuda.memoryLimit)
+    fail(1, "this program's buffers need " + mebibytes(cuda.memoryNeed) +
+                " of GPU memory (its variables, their optimizer state, "
+                "constants and inputs, and a step's buffers at their most), "
+                "more than the " +
+                mebibytes(cuda.memoryLimit) + " it may use (" +
+                cuda.memoryLimitReason +
+                "); compile it with a smaller batch, or run fewer ranks per "
+                "GPU");
+}
+
 void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/, bool hostShared) {
   if (bytes == 0)
     return nullptr;
@@ -355,7 +379,8 @@ void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/, bool hostShared) {
                 cuda.memoryLimitReason +
                 "): its buffers are device and managed memory, and the GPU "
                 "can take managed memory past its free memory only by "
-                "hanging; train with a smaller batch, or fewer ranks per GPU");
+                "hanging; train with a smaller batch, or fewer ranks per GPU" +
+                needNote(cuda));
   CUdeviceptr pointer = 0;
   CUresult result =
       hostShared ? cuda.cuMemAllocManaged(&pointer, bytes, CU_MEM_ATTACH_GLOBAL)
@@ -365,7 +390,8 @@ void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/, bool hostShared) {
     cuda.cuMemGetInfo(&free, &total);
     fail(1, "allocating " + std::to_string(bytes) +
                 " bytes of GPU memory failed: " + describe(result) + " (" +
-                mebibytes(free) + " free of " + mebibytes(total) + ")");
+                mebibytes(free) + " free of " + mebibytes(total) + ")" +
+                needNote(cuda));
   }
   std::lock_guard<std::mutex> lock(cuda.mutex);
   cuda.blockKinds[reinterpret_cast<void *>(pointer)] = {bytes, hostShared};

@@ -355,6 +355,35 @@ def ParallaxGPUDeviceMemory
   ];
 }
 
+def ParallaxGPUDeclareMemoryNeed
+    : Pass<"parallax-gpu-declare-memory-need", "::mlir::ModuleOp"> {
+  let summary = "Tell the runtime, first thing, how much GPU memory the "
+                "program's buffers take";
+  let description = [{
+    Counts the bytes the program's `gpu.alloc`s take from the driver:
+    `main` is followed in order, into the functions it calls (the
+    training step), each loop or branch body once. The runtime keeps
+    freed blocks for the next allocation of the same size and kind
+    (device or managed), so what it takes is, for each size and kind,
+    the most blocks live at once, times the size: the variables, their
+    state, the constants and inputs (live for the whole run) and a step's
+    buffers at their most. A call of the runtime's
+    `parallax_rt_cuda_memory_need` with that count becomes `main`'s first
+    operation: a program that cannot fit stops before its first
+    allocation, saying how much it needs and how much it may use.
+    Allocations of dynamic size (bags of varying length) are not
+    counted.
+
+    Precondition: `parallax-gpu-device-memory` has run (the buffers are
+    synchronous `gpu.alloc`s and `gpu.dealloc`s), in a module with the
+    program's `main`. Postcondition: `main` starts with the call.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+  ];
+}
+
 def ParallaxGPUMergeKernelModules
     : Pass<"parallax-gpu-merge-kernel-modules", "::mlir::ModuleOp"> {
   let summary = "Put every outlined kernel into one gpu.module";
