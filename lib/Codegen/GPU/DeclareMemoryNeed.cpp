@@ -121,7 +121,14 @@ struct DeclareMemoryNeedPass
     SymbolTable symbols(module);
     Simulation simulation(symbols);
     simulation.run(main.getBody());
-    OpBuilder builder = OpBuilder::atBlockBegin(&main.getBody().front());
+    // Before main's first allocation (after its command line is parsed).
+    Block &entry = main.getBody().front();
+    OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+    for (Operation &op : entry)
+      if (isa<gpu::AllocOp>(op)) {
+        builder.setInsertionPoint(&op);
+        break;
+      }
     Value bytes = arith::ConstantIntOp::create(builder, main.getLoc(),
                                                simulation.need(), 64);
     parallax::callRuntime(builder, module, main.getLoc(),

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostEffects.h"
 #include "parallax/Codegen/GPU/Passes.h"
 #include "parallax/Dialect/Parallax/IR/ParallaxDialect.h"
 
@@ -36,6 +37,23 @@ Value viewOfSlot(OpBuilder &b, Location loc, LLVM::GlobalOp slot,
   return view.getResult(0);
 }
 
+/// The op after main's call of the runtime's command-line parsing
+/// (training or inference), where the globals' buffers are allocated: so
+/// `--help` and a bad argument are answered before the program takes its
+/// memory. Null (allocate first) when main reads a global before it.
+Operation *commandLineParsed(func::FuncOp main) {
+  for (Operation &op : main.getBody().front()) {
+    if (isa<memref::GetGlobalOp>(op))
+      return nullptr;
+    std::optional<parallax::abi::Function> function =
+        parallax::calledRuntimeFunction(&op);
+    if (function && (*function == parallax::abi::Function::train_init ||
+                     *function == parallax::abi::Function::init))
+      return op.getNextNode();
+  }
+  return nullptr;
+}
+
 struct GlobalsToBuffersPass
     : parallax::impl::ParallaxGPUGlobalsToBuffersBase<GlobalsToBuffersPass> {
   void runOnOperation() override {
@@ -52,6 +70,8 @@ struct GlobalsToBuffersPass
     MLIRContext *ctx = &getContext();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     OpBuilder init = OpBuilder::atBlockBegin(&main.getBody().front());
+    if (Operation *parsed = commandLineParsed(main))
+      init.setInsertionPoint(parsed);
     SymbolTable symbols(module);
     llvm::StringMap<std::pair<LLVM::GlobalOp, MemRefType>> slots;
     for (memref::GlobalOp global : globals) {

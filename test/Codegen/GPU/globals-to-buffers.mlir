@@ -48,6 +48,25 @@ func.func @main() -> i32 {
 
 // -----
 
+// After the runtime parses the command line (--help and a bad argument
+// answered before the program takes its memory), when main reads no
+// global before that.
+memref.global "private" @v : memref<4xf32> = uninitialized
+func.func private @parallax_rt_train_init(i32, !llvm.ptr)
+
+// CHECK-LABEL: func.func @main
+// CHECK-NOT: memref.alloc
+// CHECK: call @parallax_rt_train_init
+// CHECK-NEXT: memref.alloc() {{.*}} : memref<4xf32>
+func.func @main(%argc: i32, %argv: !llvm.ptr) -> i32 {
+  call @parallax_rt_train_init(%argc, %argv) : (i32, !llvm.ptr) -> ()
+  %v = memref.get_global @v : memref<4xf32>
+  %z = arith.constant 0 : i32
+  return %z : i32
+}
+
+// -----
+
 // expected-error @+1 {{parallax-gpu-globals-to-buffers needs the program's main}}
 module {
   memref.global "private" @w : memref<2xf32> = uninitialized

@@ -283,8 +283,10 @@ def ParallaxGPUGlobalsToBuffers
   let description = [{
     Every `memref.global` (the variables and their optimizer state, the
     constants) becomes a buffer that the program's `main` allocates
-    (`memref.alloc`) before anything else, filled from the global's
-    initial value if it has one; a pointer slot (`llvm.mlir.global`)
+    (`memref.alloc`) right after the runtime has parsed its command line
+    (so `--help` and a bad argument are answered before the program
+    takes its memory; first thing, if `main` reads a global before),
+    filled from the global's initial value if it has one; a pointer slot (`llvm.mlir.global`)
     holds it, and every `memref.get_global` becomes a load of the slot
     viewed as the same memref. Globals without an initial value (the
     variables, whose weights the runtime loads) are deleted.
@@ -368,15 +370,16 @@ def ParallaxGPUDeclareMemoryNeed
     the most blocks live at once, times the size: the variables, their
     state, the constants and inputs (live for the whole run) and a step's
     buffers at their most. A call of the runtime's
-    `parallax_rt_cuda_memory_need` with that count becomes `main`'s first
-    operation: a program that cannot fit stops before its first
-    allocation, saying how much it needs and how much it may use.
+    `parallax_rt_cuda_memory_need` with that count goes before `main`'s
+    first allocation: a program that cannot fit stops before it takes
+    any memory, saying how much it needs and how much it may use.
     Allocations of dynamic size (bags of varying length) are not
     counted.
 
     Precondition: `parallax-gpu-device-memory` has run (the buffers are
     synchronous `gpu.alloc`s and `gpu.dealloc`s), in a module with the
-    program's `main`. Postcondition: `main` starts with the call.
+    program's `main`. Postcondition: the call comes before every
+    `gpu.alloc` of `main`'s entry block.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
