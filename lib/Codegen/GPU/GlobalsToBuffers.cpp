@@ -43,7 +43,9 @@ Value viewOfSlot(OpBuilder &b, Location loc, LLVM::GlobalOp slot,
 /// memory. Null (allocate first) when main reads a global before it.
 Operation *commandLineParsed(func::FuncOp main) {
   for (Operation &op : main.getBody().front()) {
-    if (isa<memref::GetGlobalOp>(op))
+    if (op.walk([](memref::GetGlobalOp) {
+            return WalkResult::interrupt();
+          }).wasInterrupted())
       return nullptr;
     std::optional<parallax::abi::Function> function =
         parallax::calledRuntimeFunction(&op);
