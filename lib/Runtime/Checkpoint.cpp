@@ -255,20 +255,12 @@ void parallax::runtime::readVariableFiles(
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
       die(flag + ": cannot open '" + path + "': " + std::strerror(errno));
-    for (auto [first, last] : heldRanges(v)) {
-      int64_t at = offsets[i] + first;
-      fillBuffer(v.data + first, last - first, [&](char *to, int64_t bytes) {
-        for (int64_t done = 0; done < bytes;) {
-          ssize_t n = pread(fd, to + done, bytes - done, at);
-          if (n <= 0)
+    for (auto [first, last] : heldRanges(v))
+      readFileInto(
+          fd, offsets[i] + first, v.data + first, last - first, [&](int error) {
             die(flag + ": cannot read '" + path + "': " +
-                (n < 0 ? std::strerror(errno) : "the file got shorter"));
-          done += n;
-          at += n;
-        }
-        return true;
-      });
-    }
+                (error ? std::strerror(error) : "the file got shorter"));
+          });
     close(fd);
   }
 }

@@ -63,20 +63,11 @@ void readExternal(const std::string &model, const onnx::TensorProto &init,
     die("'" + path.string() + "' is truncated: it has " +
         std::to_string(status.st_size) + " bytes, " + where + " needs " +
         std::to_string(bytes) + " from offset " + std::to_string(offset));
-  for (auto [first, last] : heldRanges(v)) {
-    int64_t at = offset + first;
-    fillBuffer(out + first, last - first, [&](char *to, int64_t bytes) {
-      for (int64_t done = 0; done < bytes;) {
-        ssize_t n = ::pread(fd, to + done, bytes - done, at);
-        if (n <= 0)
-          die("cannot read '" + path.string() + "' (" + where + "): " +
-              (n < 0 ? std::strerror(errno) : "unexpected end of file"));
-        done += n;
-        at += n;
-      }
-      return true;
+  for (auto [first, last] : heldRanges(v))
+    readFileInto(fd, offset + first, out + first, last - first, [&](int error) {
+      die("cannot read '" + path.string() + "' (" + where +
+          "): " + (error ? std::strerror(error) : "unexpected end of file"));
     });
-  }
   ::close(fd);
 }
 

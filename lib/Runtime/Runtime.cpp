@@ -29,6 +29,7 @@
 #include <map>
 #include <string>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace parallax::runtime;
 
@@ -350,6 +351,23 @@ bool parallax::runtime::drainBuffer(
     done += piece;
   }
   return true;
+}
+
+void parallax::runtime::readFileInto(
+    int fd, int64_t offset, char *at, int64_t bytes,
+    const std::function<void(int error)> &fail) {
+  fillBuffer(at, bytes, [&](char *to, int64_t piece) {
+    for (int64_t done = 0; done < piece;) {
+      ssize_t n = ::pread(fd, to + done, piece - done, offset);
+      if (n <= 0) {
+        fail(n < 0 ? errno : 0);
+        return false;
+      }
+      done += n;
+      offset += n;
+    }
+    return true;
+  });
 }
 
 void parallax::runtime::writeBuffer(char *at, int64_t bytes,

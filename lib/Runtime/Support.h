@@ -112,6 +112,12 @@ bool fillBuffer(char *at, int64_t bytes,
 bool drainBuffer(const char *at, int64_t bytes,
                  const std::function<bool(const char *, int64_t)> &consume);
 
+/// Reads `bytes` of the open file `fd` from `offset` into `at` (host or
+/// device memory, through fillBuffer); a failed or short read calls
+/// `fail` with errno, 0 where the file ended first.
+void readFileInto(int fd, int64_t offset, char *at, int64_t bytes,
+                  const std::function<void(int error)> &fail);
+
 /// Has `write` write all `bytes` at `at` at once: in place, or in a host
 /// buffer then copied to device memory.
 void writeBuffer(char *at, int64_t bytes,

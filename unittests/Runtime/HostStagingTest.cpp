@@ -16,8 +16,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <unistd.h>
 #include <vector>
 
 using namespace parallax::runtime;
@@ -130,6 +132,32 @@ TEST_F(HostStagingTest, HostMemoryIsReachedInPlace) {
   });
   EXPECT_EQ(calls, 3);
   EXPECT_EQ(copies, 0);
+}
+
+TEST_F(HostStagingTest, FileRangesReadIntoDeviceMemory) {
+  std::vector<char> data(kBytes);
+  for (int64_t i = 0; i < kBytes; ++i)
+    data[i] = static_cast<char>(i % 241);
+  char path[] = "/tmp/parallax-host-staging-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, data.data(), kBytes), kBytes);
+  int failures = 0;
+  auto fail = [&](int error) {
+    EXPECT_EQ(error, 0); // the file ended, no I/O error
+    ++failures;
+  };
+  // From offset 100: every byte but the first 100 and the last 200.
+  readFileInto(fd, 100, memory.data(), kBytes - 300, fail);
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(copiedIntoDevice, kBytes - 300);
+  for (int64_t i = 0; i < kBytes - 300; i += 4093)
+    ASSERT_EQ(memory[i], data[i + 100]) << "byte " << i;
+  // Past the end of the file: one failure, saying it ended.
+  readFileInto(fd, 100, memory.data(), kBytes, fail);
+  EXPECT_EQ(failures, 1);
+  close(fd);
+  unlink(path);
 }
 
 TEST_F(HostStagingTest, WriteBufferStagesAllAtOnce) {
