@@ -4,7 +4,8 @@ without one: each model built twice (two values of one parallax-compile
 flag, by default --gpu-convolutions=cudnn and =im2col), run for 2 and 4
 steps on test/FakeCudaDriver (PARALLAX_FAKE_CUDA_REPORT=1), and the
 difference halved: kernel launches, cuDNN convolutions and cuBLAS products
-per step, the most device memory allocated at once (and how much of it
+per step, the host's waits for the stream per step (each one drains the
+GPU's queue), the most device memory allocated at once (and how much of it
 is managed memory, which the host can reach), and the compile time.
 No kernel runs, so there is no step time: scripts/gpu-check.sh measures
 that on a GPU.
@@ -34,7 +35,8 @@ def counts(program, data, steps, env):
     number = lambda pattern: float(re.search(pattern, report).group(1))
     return (number(r"(\d+) launches"), number(r"(\d+) cuDNN"), number(r"(\d+) cuBLAS"),
             number(r"at most ([0-9.]+) MiB of device"),
-            number(r"at most ([0-9.]+) MiB of it managed"))
+            number(r"at most ([0-9.]+) MiB of it managed"),
+            number(r"waited for a stream (\d+) times"))
 
 
 def main():
@@ -49,8 +51,8 @@ def main():
     env = {"LD_LIBRARY_PATH": str(build / "test" / "fake-cuda-driver"),
            "PARALLAX_FAKE_CUDA_REPORT": "1"}
     print(f"| model | {args.flag} | launches | cuDNN calls | cuBLAS products | "
-          f"device memory (MiB) | of it managed (MiB) | compile (s) |")
-    print("|---|---|--:|--:|--:|--:|--:|--:|")
+          f"host waits | device memory (MiB) | of it managed (MiB) | compile (s) |")
+    print("|---|---|--:|--:|--:|--:|--:|--:|--:|")
     with tempfile.TemporaryDirectory() as work:
         for model in args.models:
             directory = pathlib.Path(model)
@@ -69,9 +71,9 @@ def main():
                                check=True, capture_output=True)
                 seconds = time.monotonic() - start
                 two, four = counts(program, data, 2, env), counts(program, data, 4, env)
-                step = [(b - a) / 2 for a, b in zip(two[:3], four[:3])]
+                step = [(b - a) / 2 for a, b in zip(two, four)]
                 print(f"| {model} | {value} | {step[0]:.0f} | {step[1]:.0f} | {step[2]:.0f} | "
-                      f"{four[3]:.2f} | {four[4]:.2f} | {seconds:.1f} |", flush=True)
+                      f"{step[5]:.0f} | {four[3]:.2f} | {four[4]:.2f} | {seconds:.1f} |", flush=True)
     return 0
 
 

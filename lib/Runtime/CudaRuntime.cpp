@@ -196,7 +196,11 @@ bool loadDriver(Driver &cuda) {
   // Batches go to the GPU on a side stream during the step before theirs.
   parallax::runtime::setStagingDeviceFactory(
       parallax::runtime::cuda::makeCudaStagingDevice);
-  // One worker's "AllReduce" is a copy between two device buffers.
+  // The runtime's copies of buffers (one worker's "AllReduce" between two
+  // device buffers; to and from the host for checkpoints, inputs and host
+  // buckets) on the program's stream, after the kernels that wrote them.
+  // The host waits only where it may touch one end: device memory is
+  // reached by later work on the same stream alone.
   parallax::runtime::setBufferCopy(
       [](void *to, const void *from, size_t bytes) {
         Driver &cuda = driverState();
@@ -204,7 +208,9 @@ bool loadDriver(Driver &cuda) {
                                  reinterpret_cast<CUdeviceptr>(from), bytes,
                                  cuda.stream),
               "copying GPU memory");
-        check(cuda.cuStreamSynchronize(cuda.stream), "copying GPU memory");
+        if (!parallax::runtime::isDeviceMemory(to) ||
+            !parallax::runtime::isDeviceMemory(from))
+          check(cuda.cuStreamSynchronize(cuda.stream), "copying GPU memory");
       });
   // The blocks of the program's buffers that are device memory: the host
   // reaches them only by copies.

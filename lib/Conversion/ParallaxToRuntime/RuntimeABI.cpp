@@ -151,6 +151,11 @@ bool abi::queuesOnStream(Function function) {
   case Function::cuda_conv3d_f32:
   case Function::cuda_conv3d_filter_grad_f32:
   case Function::cuda_conv3d_input_grad_f32:
+  // A GPU program's AllReduce reaches the gradients and results only by
+  // copies on the program's stream (a host bucket's copy waits for it).
+  case Function::allreduce_add_f32:
+  case Function::allreduce_start:
+  case Function::allreduce_wait:
     return true;
   default:
     return false;

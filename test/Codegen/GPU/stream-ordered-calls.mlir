@@ -82,3 +82,47 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A gradient's AllReduce between the kernel that writes it and the
+// optimizer kernel that reads the result queues on the stream too: the
+// host calls it without waiting (one worker: a device copy; NCCL: after an
+// event; host buckets: their copy waits itself), and the update kernel
+// continues the chain. A call the ABI does not mark, such as a row sort
+// on the host, still waits.
+// CHECK-LABEL: func.func @allreduce
+// CHECK: %[[T0:.*]] = gpu.wait async
+// CHECK: %[[T1:.*]] = gpu.launch_func async [%[[T0]]] @kernels::@kernel
+// CHECK-NOT: gpu.wait
+// CHECK: call @parallax_rt_allreduce_add_f32
+// CHECK-NEXT: call @parallax_rt_allreduce_start
+// CHECK-NEXT: call @parallax_rt_allreduce_wait
+// CHECK-NOT: gpu.wait
+// CHECK: %[[T2:.*]] = gpu.launch_func async [%[[T1]]] @kernels::@kernel
+// CHECK-NEXT: gpu.wait [%[[T2]]]
+// CHECK-NEXT: call @parallax_rt_row_segments
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @kernel(%b: memref<16xf32>) kernel { gpu.return }
+  }
+  func.func private @parallax_rt_allreduce_add_f32(i64, !llvm.ptr, memref<*xf32>, memref<*xf32>)
+  func.func private @parallax_rt_allreduce_start(i64, i32)
+  func.func private @parallax_rt_allreduce_wait(i64)
+  func.func private @parallax_rt_row_segments(!llvm.ptr, i64, memref<*xi64>, memref<*xi64>, memref<*xi64>, memref<*xi64>) -> i64
+  func.func @allreduce(%g: memref<16xf32>, %r: memref<16xf32>, %name: !llvm.ptr, %ids: memref<*xi64>) {
+    %c1 = arith.constant 1 : index
+    %c0_i64 = arith.constant 0 : i64
+    %c1_i32 = arith.constant 1 : i32
+    %c16_i64 = arith.constant 16 : i64
+    gpu.launch_func @kernels::@kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%g : memref<16xf32>)
+    %in = memref.cast %g : memref<16xf32> to memref<*xf32>
+    %out = memref.cast %r : memref<16xf32> to memref<*xf32>
+    call @parallax_rt_allreduce_add_f32(%c0_i64, %name, %in, %out) : (i64, !llvm.ptr, memref<*xf32>, memref<*xf32>) -> ()
+    call @parallax_rt_allreduce_start(%c0_i64, %c1_i32) : (i64, i32) -> ()
+    call @parallax_rt_allreduce_wait(%c0_i64) : (i64) -> ()
+    gpu.launch_func @kernels::@kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%r : memref<16xf32>)
+    %n = call @parallax_rt_row_segments(%name, %c16_i64, %ids, %ids, %ids, %ids) : (!llvm.ptr, i64, memref<*xi64>, memref<*xi64>, memref<*xi64>, memref<*xi64>) -> i64
+    return
+  }
+}

@@ -42,8 +42,10 @@ bool retainsArgument(Function function, unsigned index);
 
 /// Whether a --target cuda program's call of `function` only queues work
 /// on the program's stream and returns (cuBLAS's products, cuDNN's
-/// convolutions): the host need not wait for the stream before it, and
-/// the stream orders what reads its results.
+/// convolutions, the AllReduce's copies and NCCL's reduction), or waits
+/// for the stream itself before the host reads what the stream wrote (an
+/// AllReduce through host memory): the host need not wait for the stream
+/// before it, and the stream orders what reads its results.
 bool queuesOnStream(Function function);
 
 /// Whether a --target cuda program's runtime reaches the buffers it hands
