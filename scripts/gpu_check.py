@@ -34,7 +34,9 @@ loss and every final parameter with PyTorch's (1e-4 relative, 1e-6
 absolute, as test/e2e/training.test), runs the 2-worker programs under
 the machine's mpirun through MPI on host memory and through NCCL
 (run_distributed) against the same references, runs compute-sanitizer's
-memcheck over two of the programs where it is found (run_memcheck), runs
+memcheck over two of the programs where it is found (run_memcheck),
+checks the CNNs again with the step replayed as a CUDA graph
+(PARALLAX_CUDA_GRAPHS=1, run_graphs; timed too in the benchmark), runs
 each conformance program and
 compares its outputs (ONNX's tolerances: rtol 1e-3, atol 1e-7), prints one
 line per check, the GPU and each training step's time, then times the
@@ -74,6 +76,11 @@ ONE_WORKER = ("lstm_lm", "wide_deep")
 # (model, optimizer, program suffix, extra check_training.py flags)
 TRAINING = [(m, o, "", []) for m, o in CHECKED.items()] + \
     [(m, OPTIMIZERS[m], ".one", ["--workers", "1"]) for m in ONE_WORKER]
+# Models whose training step the compiler finds capturable as one CUDA
+# graph: checked again with PARALLAX_CUDA_GRAPHS=1 (the step captured at
+# the third step and replayed from then on) against the same references.
+GRAPHS = ("cnn", "cnn_train", "mobile_cnn_train", "resnet_train",
+          "mobilenet_v2_train")
 # Several workers sharing the one GPU, each with 1/N of the reference
 # batch, launched with mpirun, checked against the one-worker reference:
 # (model, optimizer, workers, strategy). The LM with every variable on
@@ -427,6 +434,7 @@ def run(bundle):
         print(f"{'PASS' if ok else 'FAIL'} training {model} {optimizer}{suffix} "
               f"({elapsed:.1f} s{step}): "
               + (lines[-1] if ok else " | ".join(errors[-4:])), flush=True)
+    failures += run_graphs(bundle, env, work, deadline)
     failures += run_distributed(bundle, env, work, deadline)
     failures += run_memcheck(bundle, env, work, deadline)
     sys.path.insert(0, str(bundle))
@@ -458,6 +466,38 @@ def run(bundle):
     benchmark(bundle, env, work, deadline)
     print(f"gpu check: {failures} failed")
     return 1 if failures else 0
+
+
+def run_graphs(bundle, env, work, deadline):
+    """The GRAPHS models' training checks with the step replayed as a CUDA
+    graph; failures (a program that did not capture its step fails too).
+    Skipped for cuda-sim, whose steps run on the host."""
+    target = (bundle / "target").read_text().strip()
+    if target != "cuda":
+        print("SKIP CUDA graphs: built for " + target, flush=True)
+        return 0
+    failures = 0
+    for model in GRAPHS:
+        optimizer = CHECKED[model]
+        program = bundle / "programs" / f"{model}.{optimizer}"
+        if not program.exists():
+            continue
+        status, output = bounded(
+            [sys.executable, str(bundle / "check_training.py"), model, optimizer,
+             str(work / (model + ".graphs")), "--program", str(program),
+             "--init", str(bundle / "models" / f"{model}.onnx"),
+             *TOLERANCES.get(model, [])],
+            dict(env, PARALLAX_CUDA_GRAPHS="1"), deadline,
+            work / "logs" / f"{program.name}.graphs.log")
+        lines = output.strip().splitlines() or ["no output"]
+        captured = "runs as one CUDA graph" in output
+        ok = status == 0 and captured
+        failures += not ok
+        why = lines[-1] if ok else "the step was not captured" if status == 0 \
+            else " | ".join(lines[-4:])
+        print(f"{'PASS' if ok else 'FAIL'} training {model} {optimizer} "
+              f"as a CUDA graph: {why}", flush=True)
+    return failures
 
 
 def run_distributed(bundle, env, work, deadline):
@@ -595,10 +635,10 @@ def torch_python():
     return None
 
 
-def mean_step_ms(metrics):
-    """Milliseconds per step of a benchmark run's metrics, after 2 warm-up
-    steps."""
-    times = [json.loads(l)["time_s"] for l in metrics.read_text().splitlines()][2:]
+def mean_step_ms(metrics, warm_up=2):
+    """Milliseconds per step of a benchmark run's metrics, after the
+    warm-up steps."""
+    times = [json.loads(l)["time_s"] for l in metrics.read_text().splitlines()][warm_up:]
     return 1e3 * sum(times) / len(times)
 
 
@@ -606,7 +646,7 @@ def benchmark(bundle, env, work, deadline):
     """Parallax's training step against PyTorch's (eager, torch.compile) on
     the same batches; a table of ms per step (ratios, not absolutes, carry
     from one machine to another)."""
-    parallax = {}
+    parallax, graphs = {}, {}
     for model in OPTIMIZERS:
         metrics = work / "bench" / f"{model}.jsonl"
         metrics.parent.mkdir(parents=True, exist_ok=True)
@@ -633,6 +673,24 @@ def benchmark(bundle, env, work, deadline):
             print(f"data loader {model}: {parallax[model]:.3f} ms a step with each batch "
                   f"copied during the step before, {mean_step_ms(unstaged):.3f} ms "
                   f"copied at its step (PARALLAX_GPU_PREFETCH=0)", flush=True)
+        # The same steps replayed as one CUDA graph (PARALLAX_CUDA_GRAPHS=1),
+        # timed after the capture (the third step).
+        graphed = work / "bench" / f"{model}.graphs.jsonl"
+        status, output = bounded(program + ["--steps", str(BENCH_STEPS), "--metrics",
+                                            str(graphed)],
+                                 dict(env, PARALLAX_CUDA_GRAPHS="1"), deadline,
+                                 work / "logs" / f"bench.{model}.graphs.log")
+        if (bundle / "target").read_text().strip() != "cuda":
+            pass
+        elif status == 0 and "runs as one CUDA graph" in output:
+            graphs[model] = mean_step_ms(graphed, warm_up=3)
+            print(f"cuda graphs {model}: {mean_step_ms(metrics, warm_up=3):.3f} ms a "
+                  f"step as launches, {graphs[model]:.3f} ms replayed as one CUDA graph",
+                  flush=True)
+        else:
+            reason = [l for l in output.splitlines() if "PARALLAX_CUDA_GRAPHS" in l]
+            print(f"cuda graphs {model}: " + (reason[0] if reason else
+                                              output.strip()[-300:]), flush=True)
         # The same steps with a thread per output for every reduction, and
         # with im2col kernels instead of cuDNN's convolutions.
         for suffix, what, this, other in (
@@ -688,14 +746,16 @@ def benchmark(bundle, env, work, deadline):
     else:
         print("PyTorch benchmark: no Python with torch and numpy found")
     print(f"training step, batch {BENCH_BATCH}, SGD, ms per step (after 2 warm-up steps):")
-    print(f"{'model':16} {'Parallax':>10} {'PyTorch eager':>14} {'torch.compile':>14} "
-          f"{'eager/Parallax':>15}")
+    print(f"{'model':16} {'Parallax':>10} {'as a graph':>10} {'PyTorch eager':>14} "
+          f"{'torch.compile':>14} {'eager/Parallax':>15}")
     for model in OPTIMIZERS:
         ours, eager = parallax[model], rows[model].get("eager", "-")
         compiled = rows[model].get("torch.compile", "-")
+        graph = graphs.get(model, "-")
         ratio = f"{eager / ours:.2f}x" if all(isinstance(v, float) for v in (ours, eager)) else "-"
         cell = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)[:14]
-        print(f"{model:16} {cell(ours):>10} {cell(eager):>14} {cell(compiled):>14} {ratio:>15}")
+        print(f"{model:16} {cell(ours):>10} {cell(graph):>10} {cell(eager):>14} "
+              f"{cell(compiled):>14} {ratio:>15}")
 
 
 def main():

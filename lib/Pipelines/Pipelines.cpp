@@ -213,6 +213,8 @@ static void addKernelToNVVMPasses(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   pm.addNestedPass<func::FuncOp>(createParallaxGPUUnchainManagedAllocs());
   pm.addNestedPass<func::FuncOp>(createParallaxGPUStreamOrderedCalls());
+  // The runtime may capture the step as one CUDA graph (PARALLAX_CUDA_GRAPHS).
+  pm.addPass(createParallaxGPUStepGraph());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;

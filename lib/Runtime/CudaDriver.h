@@ -33,6 +33,8 @@ using CUmodule = void *;
 using CUfunction = void *;
 using CUstream = void *;
 using CUevent = void *;
+using CUgraph = void *;
+using CUgraphExec = void *;
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr CUresult CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712;
@@ -41,6 +43,7 @@ constexpr unsigned CU_MEMHOSTREGISTER_DEVICEMAP = 0x2;
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 0x1;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
+constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
 
 // Every driver function used, with its exported (versioned) name.
 #define PARALLAX_CUDA_DRIVER(X)                                                \
@@ -87,7 +90,13 @@ constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
   X(cuMemFreeHost, "cuMemFreeHost", CUresult, (void *))                        \
   X(cuMemHostRegister, "cuMemHostRegister_v2", CUresult,                       \
     (void *, size_t, unsigned))                                                \
-  X(cuMemHostUnregister, "cuMemHostUnregister", CUresult, (void *))
+  X(cuMemHostUnregister, "cuMemHostUnregister", CUresult, (void *))            \
+  X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", CUresult,                 \
+    (CUstream, int))                                                           \
+  X(cuStreamEndCapture, "cuStreamEndCapture", CUresult, (CUstream, CUgraph *)) \
+  X(cuGraphInstantiate, "cuGraphInstantiateWithFlags", CUresult,               \
+    (CUgraphExec *, CUgraph, unsigned long long))                              \
+  X(cuGraphLaunch, "cuGraphLaunch", CUresult, (CUgraphExec, CUstream))
 
 struct Driver {
 #define PARALLAX_DECLARE(field, symbol, result, parameters)                    \
@@ -149,6 +158,34 @@ void resolveSymbol(void *handle, const char *library, Field &field,
   if (!field)
     fail(2, std::string(library) + " has no " + symbol);
 }
+
+/// The training step as one CUDA graph (PARALLAX_CUDA_GRAPHS=1;
+/// CudaStepGraph.cpp). Between parallax_rt_cuda_step_graph_begin and _end
+/// the runtime captures the step's stream work once, then replays it:
+/// each function that queues work asks stepGraphSkips first, with what it
+/// queues (`key`: the kernel and its grid, the bytes of a copy, a
+/// product's shape), and queues nothing when it returns true.
+enum class StepWork : uint8_t {
+  Kernel,
+  Copy,
+  Fill,
+  Product,
+  Convolution,
+  Event,
+  Allocation
+};
+bool stepGraphSkips(StepWork work, uint64_t key);
+/// While replaying, the block the captured step's allocation of `bytes`
+/// got (the graph's kernels use it), else null; while capturing, record
+/// with stepGraphAllocated what allocation returned.
+void *stepGraphAllocation(uint64_t bytes, bool hostShared);
+void stepGraphAllocated(void *block, uint64_t bytes, bool hostShared);
+/// Whether `block` belongs to the graph: freeing it keeps it for the
+/// graph's next replay.
+bool stepGraphOwns(void *block);
+/// Whether the host's waits for the stream are the step graph's to do
+/// (between begin and end): nothing has been queued to wait for.
+bool stepGraphDefersWaits();
 
 /// Queue the parameter store's kernels (RowKernels.cu) on the program's
 /// stream, loading them on first use.

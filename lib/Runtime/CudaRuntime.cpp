@@ -204,12 +204,18 @@ bool loadDriver(Driver &cuda) {
   parallax::runtime::setBufferCopy(
       [](void *to, const void *from, size_t bytes) {
         Driver &cuda = driverState();
+        bool onDevice = parallax::runtime::isDeviceMemory(to) &&
+                        parallax::runtime::isDeviceMemory(from);
+        if (!onDevice && stepGraphDefersWaits())
+          fail(1, "internal error: a copy to or from the host inside a "
+                  "training step run as a CUDA graph");
+        if (stepGraphSkips(StepWork::Copy, bytes))
+          return;
         check(cuda.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(to),
                                  reinterpret_cast<CUdeviceptr>(from), bytes,
                                  cuda.stream),
               "copying GPU memory");
-        if (!parallax::runtime::isDeviceMemory(to) ||
-            !parallax::runtime::isDeviceMemory(from))
+        if (!onDevice)
           check(cuda.cuStreamSynchronize(cuda.stream), "copying GPU memory");
       });
   // The blocks of the program's buffers that are device memory: the host
@@ -301,6 +307,11 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
                       intptr_t blockZ, int32_t sharedMemoryBytes,
                       CUstream stream, void **parameters, void **extra,
                       size_t /*parameterCount*/) {
+  if (stepGraphSkips(StepWork::Kernel,
+                     reinterpret_cast<uintptr_t>(function) ^
+                         (uint64_t(gridX) << 20) ^ (uint64_t(gridY) << 36) ^
+                         (uint64_t(gridZ) << 44) ^ (uint64_t(blockX) << 52)))
+    return;
   Driver &cuda = driver();
   DeviceTiming timing("kernel", [&] {
     std::lock_guard<std::mutex> lock(cuda.mutex);
@@ -320,11 +331,16 @@ CUstream mgpuStreamCreate() { return driver().stream; }
 void mgpuStreamDestroy(CUstream) {}
 
 void mgpuStreamSynchronize(CUstream stream) {
+  // Inside a step captured or replayed as a graph: its end waits.
+  if (stepGraphDefersWaits())
+    return;
   check(driver().cuStreamSynchronize(streamOf(stream)),
         "a kernel (an error it printed, if any, is above)");
 }
 
 void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
+  if (stepGraphSkips(StepWork::Event, 0))
+    return;
   check(driver().cuStreamWaitEvent(streamOf(stream), event, 0),
         "waiting for an event");
 }
@@ -339,11 +355,15 @@ CUevent mgpuEventCreate() {
 void mgpuEventDestroy(CUevent event) { driver().cuEventDestroy(event); }
 
 void mgpuEventSynchronize(CUevent event) {
+  if (stepGraphDefersWaits())
+    return;
   check(driver().cuEventSynchronize(event),
         "a kernel (an error it printed, if any, is above)");
 }
 
 void mgpuEventRecord(CUevent event, CUstream stream) {
+  if (stepGraphSkips(StepWork::Event, 1))
+    return;
   check(driver().cuEventRecord(event, streamOf(stream)), "recording an event");
 }
 
@@ -361,9 +381,12 @@ void parallax_rt_cuda_memory_need(int64_t bytes) {
                 "GPU");
 }
 
-void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/, bool hostShared) {
-  if (bytes == 0)
-    return nullptr;
+} // extern "C"
+
+namespace {
+
+/// A block of `bytes` from the cache of freed ones, or from the driver.
+void *allocateBlock(uint64_t bytes, bool hostShared) {
   Driver &cuda = driver();
   uint64_t allocated = 0;
   {
@@ -405,8 +428,23 @@ void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/, bool hostShared) {
   return reinterpret_cast<void *>(pointer);
 }
 
+} // namespace
+
+extern "C" {
+
+void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/, bool hostShared) {
+  if (bytes == 0)
+    return nullptr;
+  // A replayed step's graph uses the blocks its capture got.
+  if (void *block = stepGraphAllocation(bytes, hostShared))
+    return block;
+  void *block = allocateBlock(bytes, hostShared);
+  stepGraphAllocated(block, bytes, hostShared);
+  return block;
+}
+
 void mgpuMemFree(void *pointer, CUstream /*stream*/) {
-  if (!pointer)
+  if (!pointer || stepGraphOwns(pointer))
     return;
   Driver &cuda = driver();
   {
@@ -423,6 +461,8 @@ void mgpuMemFree(void *pointer, CUstream /*stream*/) {
 
 void mgpuMemcpy(void *destination, void *source, size_t bytes,
                 CUstream stream) {
+  if (stepGraphSkips(StepWork::Copy, bytes))
+    return;
   DeviceTiming timing("copy", [] { return std::string("device copy"); });
   check(driver().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(destination),
                                reinterpret_cast<CUdeviceptr>(source), bytes,
@@ -432,6 +472,8 @@ void mgpuMemcpy(void *destination, void *source, size_t bytes,
 
 void mgpuMemset32(void *destination, unsigned value, size_t count,
                   CUstream stream) {
+  if (stepGraphSkips(StepWork::Fill, count * 4))
+    return;
   check(driver().cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(destination),
                                   value, count, streamOf(stream)),
         "setting GPU memory");
@@ -439,6 +481,8 @@ void mgpuMemset32(void *destination, unsigned value, size_t count,
 
 void mgpuMemset16(void *destination, unsigned short value, size_t count,
                   CUstream stream) {
+  if (stepGraphSkips(StepWork::Fill, count * 2))
+    return;
   check(driver().cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(destination),
                                   value, count, streamOf(stream)),
         "setting GPU memory");
@@ -555,6 +599,10 @@ extern "C" void parallax_rt_cuda_matmul_f32(int64_t rankA, void *a,
   using parallax::runtime::viewMatrices;
   Matrices A = viewMatrices(rankA, a), B = viewMatrices(rankB, b),
            C = viewMatrices(rankC, c);
+  if (stepGraphSkips(StepWork::Product,
+                     uint64_t(C.rows) ^ (uint64_t(C.cols) << 21) ^
+                         (uint64_t(A.cols) << 42) ^ (uint64_t(C.batch) << 58)))
+    return;
   for (int64_t size :
        {C.rows, C.cols, A.cols, A.leading, B.leading, C.leading, C.batch})
     if (size > INT32_MAX)

@@ -324,6 +324,10 @@ void convolve(Direction direction, const char *what, const Convolution &conv) {
   if (!conv.error.empty())
     fail(1, std::string(what) + " of " + conv.error);
   const Plan &plan = planFor(direction, conv);
+  if (stepGraphSkips(StepWork::Convolution,
+                     reinterpret_cast<uintptr_t>(&plan) +
+                         static_cast<uint64_t>(direction)))
+    return;
   Cudnn &dnn = cudnn();
   Driver &cuda = driver();
   if (plan.workspace > dnn.workspaceBytes) {

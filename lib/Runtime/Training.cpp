@@ -430,7 +430,14 @@ extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
               "GPU\n"
               "                         during the step before; 0: at its "
               "step,\n"
-              "                         the host waiting (for comparisons)\n";
+              "                         the host waiting (for comparisons)\n"
+              "  PARALLAX_CUDA_GRAPHS   1: one worker's training step is "
+              "captured\n"
+              "                         once as a CUDA graph and replayed "
+              "(one\n"
+              "                         launch a step); 0 (default): "
+              "separate\n"
+              "                         launches\n";
     if (problem.empty()) {
       std::fputs(text.c_str(), stdout);
       std::exit(0);

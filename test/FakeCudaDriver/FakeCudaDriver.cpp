@@ -21,7 +21,11 @@
 // printed to stderr at exit, with the copies from the host by the memory
 // they read (page-locked or pageable, which a GPU copies asynchronously
 // or not) and the stream they were queued on, the most device memory
-// allocated at any time, and the host's waits for a stream.
+// allocated at any time, the host's waits for a stream, and the CUDA
+// graphs captured and launched. A stream being captured records its
+// launches, copies and fills into the graph instead of doing them (a
+// graph launch does the copies and fills); waiting for that stream, or a
+// copy with the host on it, fails during the capture.
 // PARALLAX_FAKE_CUDA_NO_PIN
 // set: host memory cannot be page-locked in place (cuMemHostRegister
 // fails, as it can where the locked-memory limit is low).
@@ -40,6 +44,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -60,6 +65,7 @@ constexpr CUresult CUDA_ERROR_INVALID_IMAGE = 200;
 constexpr CUresult CUDA_ERROR_INVALID_HANDLE = 400;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr CUresult CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701;
+constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900;
 
 /// What a fat binary starts with (fatbinary.h's FATBIN_MAGIC).
 constexpr uint32_t fatbinMagic = 0xBA55ED50;
@@ -68,6 +74,19 @@ std::atomic<bool> initialised{false}, stalled{false};
 std::atomic<long> launches{0}, modules{0}, allocations{0}, copies{0},
     products{0}, streams{0}, convolutions{0}, streamWaits{0};
 int context, event;
+
+/// A captured graph: the copies and fills to do, the kernels counted.
+struct Graph {
+  std::vector<std::function<void()>> work;
+  long kernels = 0;
+};
+/// The stream being captured and its graph (one at a time).
+void *capturedStream = nullptr;
+Graph *capturing = nullptr;
+std::atomic<long> graphsCaptured{0}, graphLaunches{0}, graphKernels{0};
+
+/// Whether work queued on `stream` goes into the graph being captured.
+bool captures(void *stream) { return capturing && stream == capturedStream; }
 
 /// Where memory came from, by its first byte and size: device (and
 /// managed) allocations, and page-locked host memory (allocated or
@@ -192,6 +211,11 @@ struct Report {
                  "fake CUDA driver: the host waited for a stream %ld times "
                  "(cuStreamSynchronize)\n",
                  streamWaits.load());
+    std::fprintf(stderr,
+                 "fake CUDA driver: %ld CUDA graphs captured, launched %ld "
+                 "times (%ld kernels run by them)\n",
+                 graphsCaptured.load(), graphLaunches.load(),
+                 graphKernels.load());
   }
 } report;
 
@@ -265,6 +289,9 @@ CUresult cuGetErrorName(CUresult error, const char **name) {
   case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
     *name = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
     return CUDA_SUCCESS;
+  case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+    *name = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+    return CUDA_SUCCESS;
   default:
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -276,7 +303,8 @@ CUresult cuGetErrorString(CUresult error, const char **text) {
                  error == CUDA_ERROR_NOT_INITIALIZED ||
                  error == CUDA_ERROR_INVALID_IMAGE ||
                  error == CUDA_ERROR_INVALID_HANDLE ||
-                 error == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+                 error == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ||
+                 error == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
              ? CUDA_SUCCESS
              : CUDA_ERROR_INVALID_VALUE;
 }
@@ -303,20 +331,27 @@ CUresult cuModuleLoadData(void **module, const void *image) {
 
 CUresult cuModuleUnload(void *) { return CUDA_SUCCESS; }
 
-/// A function handle is its name, kept for the program's lifetime.
+/// A function handle is its name, kept for the program's lifetime: the
+/// same handle for the same kernel, as a driver's.
 CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
   if (CUresult result = ready())
     return result;
   if (!module || !name || !*name)
     return CUDA_ERROR_INVALID_VALUE;
-  *function = new std::string(name);
+  static std::mutex mutex;
+  static std::map<std::pair<void *, std::string>, std::string *> handles;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::string *&handle = handles[{module, name}];
+  if (!handle)
+    handle = new std::string(name);
+  *function = handle;
   return CUDA_SUCCESS;
 }
 
 /// The limits every NVIDIA GPU since sm_30 enforces.
 CUresult cuLaunchKernel(void *function, unsigned gridX, unsigned gridY,
                         unsigned gridZ, unsigned blockX, unsigned blockY,
-                        unsigned blockZ, unsigned sharedBytes, void *,
+                        unsigned blockZ, unsigned sharedBytes, void *stream,
                         void **parameters, void **extra) {
   if (CUresult result = ready())
     return result;
@@ -328,11 +363,18 @@ CUresult cuLaunchKernel(void *function, unsigned gridX, unsigned gridY,
     return CUDA_ERROR_INVALID_VALUE;
   if (uint64_t(blockX) * blockY * blockZ > 1024 || sharedBytes > 48 * 1024)
     return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  namespace rk = parallax::runtime::rowkernels;
+  const std::string &name = *static_cast<std::string *>(function);
+  if (captures(stream)) {
+    // The fake runs the runtime's kernels at launch only: not captured.
+    if (name == rk::kSumRowsKernel || name == rk::kUpdateRowsKernel)
+      return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    ++capturing->kernels;
+    return CUDA_SUCCESS;
+  }
   ++launches;
   // The runtime's kernels run here, element by element, as their PTX would.
   DeviceAccess access;
-  namespace rk = parallax::runtime::rowkernels;
-  const std::string &name = *static_cast<std::string *>(function);
   if (name == rk::kSumRowsKernel)
     rk::sumRowsOnHost(*static_cast<const rk::RowSum *>(parameters[0]));
   else if (name == rk::kUpdateRowsKernel)
@@ -348,7 +390,9 @@ CUresult cuStreamCreate(void **result, unsigned) {
     firstStream = *result;
   return CUDA_SUCCESS;
 }
-CUresult cuStreamSynchronize(void *) {
+CUresult cuStreamSynchronize(void *stream) {
+  if (captures(stream))
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   ++streamWaits;
   return ready();
 }
@@ -436,6 +480,17 @@ CUresult cuMemcpyAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes,
   auto *target = reinterpret_cast<void *>(to);
   auto *source = reinterpret_cast<void *>(from);
   Memory read = memoryAt(source);
+  if (captures(stream)) {
+    // The runtime copies only between device buffers inside a graph.
+    if (read != Memory::Device || memoryAt(target) != Memory::Device)
+      return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    capturing->work.push_back([=] {
+      DeviceAccess access;
+      std::memmove(target, source, bytes);
+      ++copies;
+    });
+    return CUDA_SUCCESS;
+  }
   if (memoryAt(target) == Memory::Device && read != Memory::Device) {
     ++(read == Memory::Pinned ? pinnedCopies : pageableCopies);
     if (stream && stream != firstStream)
@@ -447,21 +502,74 @@ CUresult cuMemcpyAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes,
   return ready();
 }
 
-CUresult cuMemsetD32Async(CUdeviceptr to, unsigned value, size_t count,
-                          void *) {
-  DeviceAccess access;
-  auto *words = reinterpret_cast<uint32_t *>(to);
-  for (size_t i = 0; i < count; ++i)
-    words[i] = value;
+} // extern "C"
+
+namespace {
+
+template <typename Word>
+CUresult fill(CUdeviceptr to, Word value, size_t count, void *stream) {
+  auto set = [=] {
+    DeviceAccess access;
+    auto *words = reinterpret_cast<Word *>(to);
+    for (size_t i = 0; i < count; ++i)
+      words[i] = value;
+  };
+  if (captures(stream))
+    capturing->work.push_back(set);
+  else
+    set();
   return ready();
 }
 
+} // namespace
+
+extern "C" {
+
+CUresult cuMemsetD32Async(CUdeviceptr to, unsigned value, size_t count,
+                          void *stream) {
+  return fill<uint32_t>(to, value, count, stream);
+}
+
 CUresult cuMemsetD16Async(CUdeviceptr to, unsigned short value, size_t count,
-                          void *) {
-  DeviceAccess access;
-  auto *halves = reinterpret_cast<uint16_t *>(to);
-  for (size_t i = 0; i < count; ++i)
-    halves[i] = value;
+                          void *stream) {
+  return fill<uint16_t>(to, value, count, stream);
+}
+
+CUresult cuStreamBeginCapture_v2(void *stream, int mode) {
+  if (capturing || !stream || mode < 0 || mode > 2)
+    return CUDA_ERROR_INVALID_VALUE;
+  capturedStream = stream;
+  capturing = new Graph;
+  return ready();
+}
+
+CUresult cuStreamEndCapture(void *stream, void **graph) {
+  if (!captures(stream))
+    return CUDA_ERROR_INVALID_VALUE;
+  *graph = capturing;
+  capturing = nullptr;
+  capturedStream = nullptr;
+  ++graphsCaptured;
+  return ready();
+}
+
+/// An executable graph is the captured one.
+CUresult cuGraphInstantiateWithFlags(void **executable, void *graph,
+                                     unsigned long long) {
+  if (!graph)
+    return CUDA_ERROR_INVALID_VALUE;
+  *executable = graph;
+  return ready();
+}
+
+CUresult cuGraphLaunch(void *executable, void *stream) {
+  if (!executable || captures(stream))
+    return CUDA_ERROR_INVALID_VALUE;
+  auto *graph = static_cast<Graph *>(executable);
+  for (const std::function<void()> &work : graph->work)
+    work();
+  ++graphLaunches;
+  graphKernels += graph->kernels;
   return ready();
 }
 

@@ -387,6 +387,42 @@ def ParallaxGPUDeclareMemoryNeed
   ];
 }
 
+def ParallaxGPUStepGraph
+    : Pass<"parallax-gpu-step-graph", "::mlir::ModuleOp"> {
+  let summary = "Bracket the training step's call for the runtime's CUDA "
+                "graph, saying whether the step can be one";
+  let description = [{
+    Finds `main`'s training step (the call right after the runtime's
+    `parallax_rt_load_batch`) and puts a call of
+    `parallax_rt_cuda_step_graph_begin(step, obstacle)` before it and of
+    `parallax_rt_cuda_step_graph_end()` after it. With
+    `PARALLAX_CUDA_GRAPHS=1`, the runtime captures the step's stream work
+    once as a CUDA graph and, at each later step, replays it at the end
+    call instead of queuing each launch, product and copy.
+
+    That is only right when the step asks for the same work every step,
+    which the pass checks: the step (and the functions it calls) may only
+    queue work on the stream (`gpu.launch_func`, `gpu.memcpy`,
+    `gpu.memset`, the runtime's stream-ordered calls: cuBLAS, cuDNN, the
+    AllReduce), allocate and free, and compute on the host without reading
+    memory (its arguments, constants, and the buffers' pointers loaded
+    from the globals' slots of `parallax-gpu-globals-to-buffers`); it may
+    wait for the stream only as its last op, before it returns the loss.
+    Otherwise `obstacle` names the first op that breaks this and where it
+    is (a wait for the GPU inside the step, as before the host sorts a
+    row-sparse update's ids; another runtime call; a host load or store),
+    and the runtime runs the step as separate launches, saying why.
+
+    Precondition: `parallax-gpu-stream-ordered-calls` has run (the
+    step's waits are where the host needs them). A module without a
+    training loop is left unchanged.
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
+  ];
+}
+
 def ParallaxGPUMergeKernelModules
     : Pass<"parallax-gpu-merge-kernel-modules", "::mlir::ModuleOp"> {
   let summary = "Put every outlined kernel into one gpu.module";
