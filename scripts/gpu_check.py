@@ -80,7 +80,7 @@ TRAINING = [(m, o, "", []) for m, o in CHECKED.items()] + \
 # graph: checked again with PARALLAX_CUDA_GRAPHS=1 (the step captured at
 # the third step and replayed from then on) against the same references.
 GRAPHS = ("cnn", "cnn_train", "mobile_cnn_train", "resnet_train",
-          "mobilenet_v2_train")
+          "mobilenet_v2_train", "mobilenet_v3_train", "shufflenet_train")
 # Several workers sharing the one GPU, each with 1/N of the reference
 # batch, launched with mpirun, checked against the one-worker reference:
 # (model, optimizer, workers, strategy). The LM with every variable on
