@@ -409,6 +409,15 @@ CUresult cuEventQuery(void *) {
 
 /// From now on, the work queued is never done (FakeNccl.cpp).
 void parallaxFakeCudaStall() { stalled = true; }
+
+/// Kernels launched one by one, graph launches and the kernels they ran
+/// (the CUDA-graph tests of unittests/Runtime/CudaStepGraphTest.cpp).
+void parallaxFakeCudaLaunches(long *kernels, long *graphs,
+                              long *graphKernelsRun) {
+  *kernels = launches;
+  *graphs = graphLaunches;
+  *graphKernelsRun = graphKernels;
+}
 CUresult cuEventRecord(void *, void *) { return ready(); }
 /// Every piece of timed work took a microsecond.
 CUresult cuEventElapsedTime(float *milliseconds, void *, void *) {
