@@ -107,6 +107,9 @@ struct Driver {
   CUstream stream = nullptr;
   std::mutex mutex;
   std::map<CUfunction, std::string> kernelNames;
+  /// Each kernel's function by its module and its name's address (a
+  /// constant of the program).
+  std::map<std::pair<CUmodule, const char *>, CUfunction> functions;
   /// Freed blocks by size and kind (managed or not), for the next
   /// allocation of that size and kind: a step frees and allocates the same
   /// buffers every step, and the driver's free would wait for the whole

@@ -288,16 +288,34 @@ CUmodule mgpuModuleLoadJIT(void *data, int /*optLevel*/) {
 void mgpuModuleUnload(CUmodule module) {
   // At exit the driver may be shutting down, or have failed to load:
   // nothing to report.
-  if (driverReady)
-    driverState().cuModuleUnload(module);
+  if (!driverReady)
+    return;
+  Driver &cuda = driverState();
+  {
+    std::lock_guard<std::mutex> lock(cuda.mutex);
+    for (auto known = cuda.functions.begin(); known != cuda.functions.end();)
+      known = known->first.first == module ? cuda.functions.erase(known)
+                                           : std::next(known);
+  }
+  cuda.cuModuleUnload(module);
 }
 
 CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
   Driver &cuda = driver();
+  // The lowering asks before every launch, with the name's constant: the
+  // driver is asked once per kernel.
+  std::pair<CUmodule, const char *> kernel{module, name};
+  {
+    std::lock_guard<std::mutex> lock(cuda.mutex);
+    auto known = cuda.functions.find(kernel);
+    if (known != cuda.functions.end())
+      return known->second;
+  }
   CUfunction function = nullptr;
   check(cuda.cuModuleGetFunction(&function, module, name),
         std::string("finding kernel '") + name + "'");
   std::lock_guard<std::mutex> lock(cuda.mutex);
+  cuda.functions[kernel] = function;
   cuda.kernelNames[function] = name;
   return function;
 }
