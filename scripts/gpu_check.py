@@ -745,7 +745,8 @@ def benchmark(bundle, env, work, deadline):
             print("PyTorch benchmark: " + output.strip()[-300:])
     else:
         print("PyTorch benchmark: no Python with torch and numpy found")
-    print(f"training step, batch {BENCH_BATCH}, SGD, ms per step (after 2 warm-up steps):")
+    print(f"training step, batch {BENCH_BATCH}, SGD, ms per step (after 2 warm-up steps; "
+          f"as a graph, PARALLAX_CUDA_GRAPHS=1, after the capture, the third):")
     print(f"{'model':16} {'Parallax':>10} {'as a graph':>10} {'PyTorch eager':>14} "
           f"{'torch.compile':>14} {'eager/Parallax':>15}")
     for model in OPTIMIZERS:
