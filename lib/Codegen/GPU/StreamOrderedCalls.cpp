@@ -27,10 +27,15 @@ bool queuesOnStream(Operation *op) {
 }
 
 /// Whether the host may run `op` while the stream works: it touches no
-/// memory (or only allocates).
+/// memory (or only allocates), or asks the runtime a question about the
+/// run (the update's number, the seed).
 bool independentOfStream(Operation *op) {
-  return !op->hasTrait<OpTrait::IsTerminator>() && !isa<gpu::WaitOp>(op) &&
-         parallax::touchesNoMemory(op);
+  if (op->hasTrait<OpTrait::IsTerminator>() || isa<gpu::WaitOp>(op))
+    return false;
+  std::optional<parallax::abi::Function> function =
+      parallax::calledRuntimeFunction(op);
+  return function ? parallax::abi::answersWithoutMemory(*function)
+                  : parallax::touchesNoMemory(op);
 }
 
 /// A host wait for one token: `gpu.wait [%t]`.
@@ -80,6 +85,23 @@ Operation *joinChain(Operation *first) {
   return after;
 }
 
+/// Drops a host wait that guards only ops independent of the stream (a
+/// question to the runtime between two kernels): the chain after them
+/// continues the one before. Returns the op after the wait.
+Operation *skipNeedlessWait(gpu::WaitOp wait) {
+  Operation *after = wait->getNextNode();
+  while (after && independentOfStream(after))
+    after = after->getNextNode();
+  auto next = dyn_cast_or_null<gpu::WaitOp>(after);
+  if (!next || !next.getAsyncToken() || !next.getAsyncDependencies().empty())
+    return wait->getNextNode();
+  next.getAsyncToken().replaceAllUsesWith(wait.getAsyncDependencies().front());
+  next.erase();
+  Operation *following = wait->getNextNode();
+  wait.erase();
+  return following;
+}
+
 struct StreamOrderedCallsPass
     : parallax::impl::ParallaxGPUStreamOrderedCallsBase<
           StreamOrderedCallsPass> {
@@ -87,6 +109,10 @@ struct StreamOrderedCallsPass
     getOperation().walk([](Block *block) {
       for (Operation *op = block->empty() ? nullptr : &block->front(); op;)
         op = queuesOnStream(op) ? joinChain(op) : op->getNextNode();
+      for (Operation *op = block->empty() ? nullptr : &block->front(); op;) {
+        gpu::WaitOp wait = hostWaitFor(op);
+        op = wait ? skipNeedlessWait(wait) : op->getNextNode();
+      }
     });
   }
 };

@@ -162,6 +162,17 @@ bool abi::queuesOnStream(Function function) {
   }
 }
 
+bool abi::answersWithoutMemory(Function function) {
+  switch (function) {
+  case Function::workers:
+  case Function::current_step:
+  case Function::random_seed:
+    return true;
+  default:
+    return false;
+  }
+}
+
 bool abi::copiesOperandsOnDevice(Function function) {
   switch (function) {
   case Function::allreduce_add_f32:

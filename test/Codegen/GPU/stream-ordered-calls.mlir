@@ -126,3 +126,32 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A question to the runtime between kernels (the update's number, for
+// Adam's bias correction) touches no buffer: the host does not wait for
+// the stream before it, and the kernels after it continue the chain.
+// CHECK-LABEL: func.func @question
+// CHECK: %[[T0:.*]] = gpu.wait async
+// CHECK: %[[T1:.*]] = gpu.launch_func async [%[[T0]]] @kernels::@kernel
+// CHECK-NOT: gpu.wait
+// CHECK: call @parallax_rt_current_step
+// CHECK-NOT: gpu.wait
+// CHECK: %[[T2:.*]] = gpu.launch_func async [%[[T1]]] @kernels::@kernel
+// CHECK-NEXT: gpu.wait [%[[T2]]]
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @kernel(%b: memref<16xf32>, %t: i64) kernel { gpu.return }
+  }
+  func.func private @parallax_rt_current_step() -> i64
+  func.func @question(%a: memref<16xf32>) {
+    %c1 = arith.constant 1 : index
+    %c0_i64 = arith.constant 0 : i64
+    gpu.launch_func @kernels::@kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<16xf32>, %c0_i64 : i64)
+    %t = call @parallax_rt_current_step() : () -> i64
+    gpu.launch_func @kernels::@kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<16xf32>, %t : i64)
+    return
+  }
+}

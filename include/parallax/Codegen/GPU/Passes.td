@@ -470,7 +470,7 @@ def ParallaxGPUStreamOrderedCalls
   let description = [{
     `gpu-async-region` makes the host wait for the stream before every
     call, as a call may read or write device memory on the host. The
-    runtime's cuBLAS products and cuDNN convolutions
+    runtime's cuBLAS products, cuDNN convolutions and AllReduce calls
     (`abi::queuesOnStream`) only queue work on the program's stream, so
     the host need not wait for them, and the stream orders the kernels
     after them. Each run of such calls (with ops free of memory effects,
@@ -479,7 +479,11 @@ def ParallaxGPUStreamOrderedCalls
     token is made with `gpu.wait async`, the program's stream); where the
     next kernels start a new chain right after the run, they continue
     this one instead; otherwise the host waits for the token just after
-    the run, before whatever reads or writes memory on the host.
+    the run, before whatever reads or writes memory on the host. A host
+    wait followed only by such ops and by the runtime's answers about
+    the run (`abi::answersWithoutMemory`: the update's number, the seed,
+    the number of workers) before a new chain starts is dropped too: the
+    new chain continues the old one.
 
     Precondition: `gpu-async-region` has run, and every `gpu.wait async`
     without dependencies gives the program's one stream (the runtime's

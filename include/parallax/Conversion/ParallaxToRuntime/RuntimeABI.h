@@ -48,6 +48,12 @@ bool retainsArgument(Function function, unsigned index);
 /// before it, and the stream orders what reads its results.
 bool queuesOnStream(Function function);
 
+/// Whether `function` only answers a question about the run (the number
+/// of workers, the update's number, the seed), reading and writing no
+/// buffer: the host need not wait for the stream before calling it. Its
+/// answer may change from step to step (it is not stream work).
+bool answersWithoutMemory(Function function);
+
 /// Whether a --target cuda program's runtime reaches the buffers it hands
 /// `function` only by copies through the driver and device collectives,
 /// never by host loads and stores, then or later (the AllReduce's
