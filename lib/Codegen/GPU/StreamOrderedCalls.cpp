@@ -46,6 +46,18 @@ gpu::WaitOp hostWaitFor(Operation *op) {
   return wait;
 }
 
+/// When `op` starts a new chain on the program's stream (`gpu.wait async`
+/// without dependencies), has that chain continue `token`'s instead.
+bool continuesChain(Operation *op, Value token) {
+  auto start = dyn_cast_or_null<gpu::WaitOp>(op);
+  if (!start || !start.getAsyncToken() ||
+      !start.getAsyncDependencies().empty())
+    return false;
+  start.getAsyncToken().replaceAllUsesWith(token);
+  start.erase();
+  return true;
+}
+
 /// Joins the run of calls starting at `first` to the stream's token chain;
 /// returns the op after the run.
 Operation *joinChain(Operation *first) {
@@ -70,13 +82,9 @@ Operation *joinChain(Operation *first) {
     after = after->getNextNode();
   // Kernels that start a new chain continue this one; anything else the
   // host does waits for the stream first.
-  auto next = dyn_cast_or_null<gpu::WaitOp>(after);
-  if (next && next.getAsyncToken() && next.getAsyncDependencies().empty()) {
-    Operation *following = after->getNextNode();
-    next.getAsyncToken().replaceAllUsesWith(token);
-    next.erase();
+  Operation *following = after ? after->getNextNode() : nullptr;
+  if (continuesChain(after, token))
     return following;
-  }
   if (after)
     builder.setInsertionPoint(after);
   else
@@ -92,11 +100,8 @@ Operation *skipNeedlessWait(gpu::WaitOp wait) {
   Operation *after = wait->getNextNode();
   while (after && independentOfStream(after))
     after = after->getNextNode();
-  auto next = dyn_cast_or_null<gpu::WaitOp>(after);
-  if (!next || !next.getAsyncToken() || !next.getAsyncDependencies().empty())
+  if (!continuesChain(after, wait.getAsyncDependencies().front()))
     return wait->getNextNode();
-  next.getAsyncToken().replaceAllUsesWith(wait.getAsyncDependencies().front());
-  next.erase();
   Operation *following = wait->getNextNode();
   wait.erase();
   return following;
