@@ -50,8 +50,7 @@ gpu::WaitOp hostWaitFor(Operation *op) {
 /// without dependencies), has that chain continue `token`'s instead.
 bool continuesChain(Operation *op, Value token) {
   auto start = dyn_cast_or_null<gpu::WaitOp>(op);
-  if (!start || !start.getAsyncToken() ||
-      !start.getAsyncDependencies().empty())
+  if (!start || !start.getAsyncToken() || !start.getAsyncDependencies().empty())
     return false;
   start.getAsyncToken().replaceAllUsesWith(token);
   start.erase();
