@@ -129,9 +129,15 @@ SYSTEM_LIBRARIES = ("libc.so", "libm.so", "libdl.so", "libpthread.so", "librt.so
                     "ld-linux", "linux-vdso", "libcuda.so")
 
 
+# The GPU machine's CPU is not this one: its programs' host code is built
+# for any AVX2 machine, not for this machine's instruction sets
+# (parallax-compile --cpu).
+GPU_MACHINE_CPU = "x86-64-v3"
+
+
 def prepare(bundle, target, quick):
     root = HERE.parent
-    compile_tool = root / "build" / "bin" / "parallax-compile"
+    compile_tool = [str(root / "build" / "bin" / "parallax-compile"), "--cpu", GPU_MACHINE_CPU]
     if bundle.exists():
         shutil.rmtree(bundle)
     (bundle / "programs").mkdir(parents=True)
@@ -168,7 +174,7 @@ def prepare(bundle, target, quick):
             [sys.executable, str(root / "test" / "e2e" / "check_training.py"), model,
              optimizer, str(bundle / "unused"), "--target", target, "--print-compile",
              *flags], env=env, check=True, capture_output=True, text=True).stdout.split()
-        command[0] = str(compile_tool)
+        command[0:1] = compile_tool
         command[command.index("-o") + 1] = str(program)
         if "--workers" in flags and flags[flags.index("--workers") + 1] != "1":
             # What the plan says the workers exchange, to compare with the run.
@@ -215,7 +221,7 @@ def prepare_benchmark(bundle, compile_tool, programs, target):
         for suffix, flags in variants:
             program = bundle / "programs" / f"bench.{model}{suffix}"
             print(f"building {program.name}", flush=True)
-            subprocess.run([str(compile_tool), str(root / "examples" / "models" / f"{model}.onnx"),
+            subprocess.run([*compile_tool, str(root / "examples" / "models" / f"{model}.onnx"),
                             "--batch-size", str(BENCH_BATCH), "--optimizer", "sgd", "--lr", "0.01",
                             *(["--freeze", ",".join(config["freeze"])] if config["freeze"] else []),
                             "--workers", "1", "--target", target, *flags, "-o", str(program)],
@@ -248,7 +254,7 @@ def prepare_conformance(bundle, compile_tool, programs, target):
             np.save(case / "expected" / f"{info.name}.npy", load_tensor(path))
         program = bundle / "programs" / f"conformance.{model_dir.name}"
         print(f"building {program.name}", flush=True)
-        subprocess.run([str(compile_tool), str(model_dir / "model.onnx"), "--mode",
+        subprocess.run([*compile_tool, str(model_dir / "model.onnx"), "--mode",
                         "inference", "--target", target, "-o", str(program),
                         *bindings(model, values)], check=True)
         programs.append(program)
@@ -298,7 +304,7 @@ def prepare_reductions(bundle, compile_tool, programs, target):
         np.save(case / "expected" / f"{name}.npy", value.astype(np.float32))
     program = bundle / "programs" / f"conformance.{case.name}"
     print(f"building {program.name}", flush=True)
-    subprocess.run([str(compile_tool), str(model), "--mode", "inference", "--target",
+    subprocess.run([*compile_tool, str(model), "--mode", "inference", "--target",
                     target, "-o", str(program)], check=True)
     model.unlink()
     programs.append(program)
@@ -313,7 +319,7 @@ def prepare_convolution_training(bundle, compile_tool, programs, target):
         shutil.copy(source / "model.onnx", case)
         program = bundle / "programs" / f"convolutions.{name}"
         print(f"building {program.name}", flush=True)
-        subprocess.run([str(compile_tool), str(source / "model.onnx"), "--batch-size", "8",
+        subprocess.run([*compile_tool, str(source / "model.onnx"), "--batch-size", "8",
                         "--lr", "0.1", "--target", target, "-o", str(program)], check=True)
         programs.append(program)
 

@@ -13,6 +13,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -24,9 +25,37 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 using namespace mlir;
 using namespace mlir::parallax;
+
+std::string mlir::parallax::hostCPUFeatures() {
+  llvm::SubtargetFeatures features;
+  for (const auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(name, enabled);
+  return features.getString();
+}
+
+std::string mlir::parallax::checkCPU(StringRef cpu) {
+  if (cpu == "native")
+    return "";
+  llvm::InitializeNativeTarget();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget)
+    return error;
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      llvmTarget->createMCSubtargetInfo(triple, "", ""));
+  if (subtarget && subtarget->isCPUStringValid(cpu))
+    return "";
+  return ("'" + cpu + "' is not a CPU that LLVM knows for " + triple.str() +
+          " (native: this machine's; or a name such as x86-64-v3, znver4, "
+          "sapphirerapids, as clang's -march takes)")
+      .str();
+}
 
 std::string mlir::parallax::defaultRuntimeLibrary(const char *argv0,
                                                   void *anchor) {
@@ -258,8 +287,11 @@ std::string mlir::parallax::emitProgram(ModuleOp module, StringRef path,
 
   llvm::TargetOptions targetOptions;
   std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), "", targetOptions, llvm::Reloc::PIC_,
-      codeModel,
+      triple,
+      options.cpu == "native" ? llvm::sys::getHostCPUName()
+                              : StringRef(options.cpu),
+      options.cpu == "native" ? hostCPUFeatures() : "", targetOptions,
+      llvm::Reloc::PIC_, codeModel,
       static_cast<llvm::CodeGenOptLevel>(std::min(options.optLevel, 3u))));
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());

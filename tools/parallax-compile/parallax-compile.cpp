@@ -100,6 +100,13 @@ cl::opt<std::string> cudaToolkit(
     "cuda-toolkit", cl::cat(category), cl::value_desc("DIR"),
     cl::desc("The CUDA toolkit whose ptxas, fatbinary and libdevice build "
              "the kernels (default: " PARALLAX_CUDA_TOOLKIT ")"));
+cl::opt<std::string>
+    cpu("cpu", cl::init("native"), cl::cat(category), cl::value_desc("NAME"),
+        cl::desc("The CPU the program's host code is for: native (the default: "
+                 "this machine's, with the instruction sets it reports) or one "
+                 "of LLVM's CPU names, as clang's -march takes them (x86-64-v3 "
+                 "for any AVX2 machine, znver4, sapphirerapids), to build here "
+                 "for another machine"));
 cl::opt<unsigned> optLevel("O", cl::Prefix, cl::init(2), cl::cat(category),
                            cl::desc("LLVM optimization level (-O0..-O3)"));
 cl::opt<bool> unrollLoops(
@@ -256,6 +263,7 @@ parallax::EmitOptions emitOptions(const char *argv0) {
   options.kind = emit;
   options.optLevel = optLevel;
   options.unrollLoops = unrollLoops;
+  options.cpu = cpu;
   options.runtimeLibrary = runtimeLib.empty()
                                ? parallax::defaultRuntimeLibrary(
                                      argv0, reinterpret_cast<void *>(&fail))
@@ -347,6 +355,8 @@ int main(int argc, char **argv) {
                   " machines x " + Twine(cluster.workersPerMachine) +
                   " workers)");
   }
+  if (std::string problem = parallax::checkCPU(cpu); !problem.empty())
+    return fail("--cpu: " + problem);
   std::optional<parallax::GPUCodegenOptions> gpu;
   if (target != Target::CPU) {
     gpu.emplace();

@@ -117,6 +117,26 @@ TEST_F(EmitProgramTest, AMissingRuntimeLeavesNoProgram) {
   EXPECT_TRUE(it == end) << it->path();
 }
 
+// Programs are built for what the CPU says it can do, not for its model:
+// a Zen 4 whose virtual machine hides AVX-512 ran its first AVX-512
+// instruction and died (SIGILL) when only the CPU's name chose them.
+TEST(EmitTest, HostFeaturesAreWhatCPUIDSays) {
+  std::string features = hostCPUFeatures();
+#if defined(__x86_64__)
+  auto has = [&](const std::string &feature) {
+    return ("," + features + ",").find("," + feature + ",") !=
+           std::string::npos;
+  };
+  EXPECT_TRUE(has(__builtin_cpu_supports("avx2") ? "+avx2" : "-avx2"))
+      << features;
+  EXPECT_TRUE(has(__builtin_cpu_supports("avx512f") ? "+avx512f" : "-avx512f"))
+      << features;
+  EXPECT_TRUE(has(__builtin_cpu_supports("fma") ? "+fma" : "-fma")) << features;
+#else
+  GTEST_SKIP() << "the features checked here are x86's";
+#endif
+}
+
 TEST(PartitionSearchTest, TriesUpToTwiceTheWorkersWithinTheRows) {
   Plan plan;
   plan.cluster.machines = 4;

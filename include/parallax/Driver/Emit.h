@@ -50,7 +50,22 @@ struct EmitOptions {
   /// Libraries after the runtime (MPI, OpenMP, libm), as linker
   /// arguments.
   std::vector<std::string> libraries;
+  /// The CPU the host code is for: "native" (this machine's, with the
+  /// features CPUID reports) or one of LLVM's CPU names (x86-64-v3,
+  /// znver4, sapphirerapids, ...), with that CPU's features.
+  std::string cpu = "native";
 };
+
+/// The features of the CPU this runs on, as LLVM's target machine takes
+/// them ("+avx2,-avx512f,..."), from what CPUID says it can do: the CPU's
+/// name alone would assume its model's features, which a virtual machine
+/// may hide (a Zen 4 without AVX-512), and the program would stop at its
+/// first such instruction.
+std::string hostCPUFeatures();
+
+/// "" if `cpu` is "native" or a CPU that LLVM's target for this machine's
+/// triple knows, else why not.
+std::string checkCPU(llvm::StringRef cpu);
 
 /// The runtime archive installed beside the tool `argv0` (../lib).
 std::string defaultRuntimeLibrary(const char *argv0, void *anchor);
