@@ -120,9 +120,34 @@ int64_t slicesOf(const Matrices &C, int64_t depth, int64_t blocks) {
   return slices >= 2 && partialBytes <= kMaxPartialBytes ? slices : 1;
 }
 
-/// C += A B (accumulate) or C = A B (C's old contents never read).
+/// What C holds before the product is added: its old contents, zeros
+/// (C's old contents never read), or a bias broadcast along its rows or
+/// along its columns.
+struct Start {
+  enum Kind { Accumulate, Zero, Bias } kind = Accumulate;
+  const float *bias = nullptr;
+  int64_t biasStride = 0;
+  /// bias[j] starts column j of every row (else bias[i] starts row i).
+  bool biasPerColumn = true;
+
+  /// Writes the start of `cols` elements of row `row` from column `col`
+  /// on; nothing when C accumulates.
+  void write(float *out, int64_t row, int64_t col, int64_t cols) const {
+    if (kind == Zero)
+      std::fill_n(out, cols, 0.0f);
+    else if (kind == Bias && biasPerColumn && biasStride == 1)
+      std::copy_n(bias + col, cols, out);
+    else if (kind == Bias && biasPerColumn)
+      for (int64_t j = 0; j < cols; ++j)
+        out[j] = bias[(col + j) * biasStride];
+    else if (kind == Bias)
+      std::fill_n(out, cols, bias[row * biasStride]);
+  }
+};
+
+/// C = start + A B.
 void multiplyMatrices(int64_t rankA, void *a, int64_t rankB, void *b,
-                      int64_t rankC, void *c, bool accumulate) {
+                      int64_t rankC, void *c, const Start &start) {
   static const BlasLibrary &blas = requireBlasLibrary();
   Matrices A = viewMatrices(rankA, a), B = viewMatrices(rankB, b),
            C = viewMatrices(rankC, c);
@@ -130,13 +155,12 @@ void multiplyMatrices(int64_t rankA, void *a, int64_t rankB, void *b,
   // A product of depth 0 is zero; the libraries would reject the
   // operands' leading dimensions (at least 1).
   if (depth == 0) {
-    if (!accumulate)
-      parallelChunks(C.batch * C.rows, 64, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i)
-          std::fill_n(C.data + (i / C.rows) * C.batchStride +
-                          (i % C.rows) * C.leading,
-                      C.cols, 0.0f);
-      });
+    parallelChunks(C.batch * C.rows, 64, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        start.write(C.data + (i / C.rows) * C.batchStride +
+                        (i % C.rows) * C.leading,
+                    i % C.rows, 0, C.cols);
+    });
     return;
   }
   std::vector<Tile> blocks = blocksOf(C, depth);
@@ -173,7 +197,12 @@ void multiplyMatrices(int64_t rankA, void *a, int64_t rankB, void *b,
                              : C.data + t.batch * C.batchStride +
                                    t.row * C.leading + t.col;
     int64_t leading = t.partial ? t.cols : C.leading;
-    float beta = accumulate && !t.partial ? 1.0f : 0.0f;
+    // The bias goes into the tile just before its product, while the tile
+    // is in cache: one pass over C less than a broadcast of its own.
+    if (start.kind == Start::Bias && !t.partial)
+      for (int64_t i = 0; i < t.rows; ++i)
+        start.write(cTile + i * leading, t.row + i, t.col, t.cols);
+    float beta = start.kind != Start::Zero && !t.partial ? 1.0f : 0.0f;
     blas.gemmFor(t.rows, t.cols, t.depth)(
         A.transposed, B.transposed, t.rows, t.cols, t.depth, aTile, A.leading,
         bTile, B.leading, beta, cTile, leading);
@@ -182,16 +211,14 @@ void multiplyMatrices(int64_t rankA, void *a, int64_t rankB, void *b,
                 [&](int64_t i) { multiply(tiles[i]); });
   if (slices == 1)
     return;
-  // C += the block's slices in order (C = them, overwriting), row by row
-  // of C: every element sums the same partials in the same order on any
-  // thread.
+  // C = start + the block's slices in order, row by row of C: every
+  // element sums the same partials in the same order on any thread.
   int64_t rowsPerMatrix = C.rows;
   parallelChunks(C.batch * rowsPerMatrix, 64, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       int64_t batch = i / rowsPerMatrix, row = i % rowsPerMatrix;
       float *out = C.data + batch * C.batchStride + row * C.leading;
-      if (!accumulate)
-        std::fill_n(out, C.cols, 0.0f);
+      start.write(out, row, 0, C.cols);
       for (const Tile &t : tiles) {
         if (t.batch != batch || row < t.row || row >= t.row + t.rows)
           continue;
@@ -207,11 +234,26 @@ void multiplyMatrices(int64_t rankA, void *a, int64_t rankB, void *b,
 
 extern "C" void parallax_rt_matmul_f32(int64_t rankA, void *a, int64_t rankB,
                                        void *b, int64_t rankC, void *c) {
-  multiplyMatrices(rankA, a, rankB, b, rankC, c, /*accumulate=*/true);
+  multiplyMatrices(rankA, a, rankB, b, rankC, c, Start{});
 }
 
 extern "C" void parallax_rt_matmul_into_f32(int64_t rankA, void *a,
                                             int64_t rankB, void *b,
                                             int64_t rankC, void *c) {
-  multiplyMatrices(rankA, a, rankB, b, rankC, c, /*accumulate=*/false);
+  multiplyMatrices(rankA, a, rankB, b, rankC, c, Start{Start::Zero});
+}
+
+extern "C" void parallax_rt_matmul_bias_f32(int64_t rankA, void *a,
+                                            int64_t rankB, void *b,
+                                            int64_t rankBias, void *bias,
+                                            int64_t rankC, void *c,
+                                            int64_t perColumn) {
+  if (rankBias != 1)
+    die("internal error: parallax_rt_matmul_bias_f32 takes a bias of "
+        "rank 1, not " +
+        std::to_string(rankBias));
+  StridedView view = viewDescriptor(1, bias, sizeof(float));
+  Start start{Start::Bias, reinterpret_cast<const float *>(view.data),
+              view.strides[0], perColumn != 0};
+  multiplyMatrices(rankA, a, rankB, b, rankC, c, start);
 }

@@ -38,14 +38,14 @@ std::string describe(const Shape &s) {
 
 void PrintTo(const Shape &s, std::ostream *os) { *os << describe(s); }
 
-/// C = start + A B through parallax_rt_matmul_f32 (the runtime accumulates
-/// into C, as linalg does), A and B row-major or viewed transposed; with
-/// `overwrite`, C = A B through parallax_rt_matmul_into_f32 (C's old
-/// contents, `start`, never read).
-std::vector<float> product(const Shape &s, const std::vector<float> &a,
-                           const std::vector<float> &b, float start = 0.5f,
-                           bool overwrite = false) {
-  std::vector<float> c(s.m * s.n, start);
+/// Row-major A (m x k) and B (k x n), or their transposes read through
+/// swapped strides, and C (m x n) as the runtime's products take them.
+struct Operands {
+  StridedMemRefType<float, 2> A, B, C;
+};
+
+Operands viewOperands(const Shape &s, const std::vector<float> &a,
+                      const std::vector<float> &b, std::vector<float> &c) {
   auto view = [](const std::vector<float> &data, int64_t rows, int64_t cols,
                  bool transposed) {
     // A transposed operand is the row-major cols x rows matrix read with
@@ -55,14 +55,29 @@ std::vector<float> product(const Shape &s, const std::vector<float> &a,
                ? StridedMemRefType<float, 2>{p, p, 0, {rows, cols}, {1, rows}}
                : StridedMemRefType<float, 2>{p, p, 0, {rows, cols}, {cols, 1}};
   };
-  auto A = view(a, s.m, s.k, s.transposeA);
-  auto B = view(b, s.k, s.n, s.transposeB);
-  auto C = view(c, s.m, s.n, false);
+  return {view(a, s.m, s.k, s.transposeA), view(b, s.k, s.n, s.transposeB),
+          view(c, s.m, s.n, false)};
+}
+
+/// C = start + A B through parallax_rt_matmul_f32 (the runtime accumulates
+/// into C, as linalg does), A and B row-major or viewed transposed; with
+/// `overwrite`, C = A B through parallax_rt_matmul_into_f32 (C's old
+/// contents, `start`, never read).
+std::vector<float> product(const Shape &s, const std::vector<float> &a,
+                           const std::vector<float> &b,
+                           std::vector<float> start, bool overwrite = false) {
+  Operands o = viewOperands(s, a, b, start);
   if (overwrite)
-    parallax_rt_matmul_into_f32(2, &A, 2, &B, 2, &C);
+    parallax_rt_matmul_into_f32(2, &o.A, 2, &o.B, 2, &o.C);
   else
-    parallax_rt_matmul_f32(2, &A, 2, &B, 2, &C);
-  return c;
+    parallax_rt_matmul_f32(2, &o.A, 2, &o.B, 2, &o.C);
+  return start;
+}
+
+std::vector<float> product(const Shape &s, const std::vector<float> &a,
+                           const std::vector<float> &b, float start = 0.5f,
+                           bool overwrite = false) {
+  return product(s, a, b, std::vector<float>(s.m * s.n, start), overwrite);
 }
 
 /// A (m x k) and B (k x n), uniform in [-1, 1).
@@ -125,11 +140,45 @@ TEST_P(BlasTest, OverwritingIsAccumulatingOntoZeros) {
   configureThreads(0);
 }
 
+// C = A B + bias over whatever C held (NaN here) is the bias broadcast
+// into C, then C += A B, bit for bit, along the columns or the rows, on
+// any thread count: the broadcast before a product can go.
+TEST_P(BlasTest, BiasStartIsAccumulatingOntoTheBroadcast) {
+  const Shape &s = GetParam();
+  auto [a, b] = randomOperands(s, 13);
+  for (bool perColumn : {true, false}) {
+    // Every other element of a longer buffer: a strided bias.
+    std::vector<float> bias(2 * (perColumn ? s.n : s.m));
+    for (size_t i = 0; i < bias.size(); ++i)
+      bias[i] = 0.25f * float(i % 7) - 0.5f;
+    std::vector<float> broadcast(s.m * s.n);
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < s.n; ++j)
+        broadcast[i * s.n + j] = bias[2 * (perColumn ? j : i)];
+    StridedMemRefType<float, 1> biasView{
+        bias.data(), bias.data(), 0, {int64_t(bias.size() / 2)}, {2}};
+    for (int threads : {1, 3}) {
+      configureThreads(threads);
+      std::vector<float> accumulated = product(s, a, b, broadcast);
+      std::vector<float> started(s.m * s.n, NAN);
+      Operands o = viewOperands(s, a, b, started);
+      parallax_rt_matmul_bias_f32(2, &o.A, 2, &o.B, 1, &biasView, 2, &o.C,
+                                  perColumn);
+      for (size_t i = 0; i < accumulated.size(); ++i)
+        ASSERT_EQ(accumulated[i], started[i])
+            << "element " << i << ", " << threads << " threads, bias along "
+            << (perColumn ? "columns" : "rows");
+    }
+  }
+  configureThreads(0);
+}
+
 // Single tiles, tiles along one edge, a grid of tiles with ragged edges,
 // transposed operands, a product large enough for 512-wide tiles, and
 // products of few tiles cut along their depth too (one block in 16 slices;
 // two ragged blocks of transposed operands in 4 slices), and a product of
-// depth 0, which leaves C as it was (or zeroes it, overwriting).
+// depth 0, which leaves C as it was (or zeroes it, overwriting, or
+// writes the bias).
 INSTANTIATE_TEST_SUITE_P(Shapes, BlasTest,
                          testing::Values(Shape{1, 1, 1, false, false},
                                          Shape{64, 2048, 576, false, false},

@@ -175,10 +175,11 @@ Site runtimeSite(func::CallOp call, StringRef symbol, StringRef family) {
       memrefs.push_back(rankedTypeOf(argument));
   for (Type type : memrefs)
     site.bytes += bytesOf(type);
-  // matmul(A, B, C): C = A B on the last two dimensions, batched over a
-  // leading one; A's last dimension is the depth.
-  auto a = memrefs.size() == 3 ? dyn_cast<MemRefType>(memrefs[0]) : nullptr;
-  auto c = memrefs.size() == 3 ? dyn_cast<MemRefType>(memrefs[2]) : nullptr;
+  // matmul(A, B, [bias,] C): C = A B on the last two dimensions, batched
+  // over a leading one; A's last dimension is the depth.
+  bool product = memrefs.size() >= 3;
+  auto a = product ? dyn_cast<MemRefType>(memrefs.front()) : nullptr;
+  auto c = product ? dyn_cast<MemRefType>(memrefs.back()) : nullptr;
   if (symbol.starts_with("matmul_") && a && c && a.hasStaticShape() &&
       c.hasStaticShape())
     site.flops = 2 * c.getNumElements() * a.getShape().back();

@@ -8,6 +8,7 @@
 
 #include "parallax/Codegen/CPU/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -352,6 +353,65 @@ linalg::FillOp zeroFillBefore(Operation *product, Value output) {
   return nullptr;
 }
 
+/// A broadcast of a rank-1 bias over the whole of a product's output,
+/// which the product then accumulates onto
+/// (--parallax-fold-bias-into-products).
+struct BiasStart {
+  linalg::GenericOp broadcast;
+  Value bias;
+  /// bias[j] starts column j of every row (else bias[i] starts row i).
+  bool perColumn;
+};
+
+/// The bias broadcast the product would otherwise accumulate onto: the
+/// last op before `product` with memory effects, when it copies a rank-1
+/// buffer along one of `output`'s two matrix dimensions into the buffer
+/// that `output` is (or collapses whole). Ops between only compute, make
+/// views or allocate.
+std::optional<BiasStart> biasBroadcastBefore(Operation *product, Value output) {
+  Operation *op = product->getPrevNode();
+  while (op && (isMemoryEffectFree(op) || onlyAllocates(op)))
+    op = op->getPrevNode();
+  auto broadcast = dyn_cast_if_present<linalg::GenericOp>(op);
+  if (!broadcast || !broadcast.hasPureBufferSemantics() ||
+      broadcast.getNumDpsInputs() != 1 || broadcast.getNumDpsInits() != 1 ||
+      broadcast.getNumReductionLoops() != 0)
+    return std::nullopt;
+  Block &body = broadcast.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (body.getOperations().size() != 1 ||
+      yield.getValues() != ValueRange{body.getArgument(0)})
+    return std::nullopt;
+  OpOperand *input = broadcast.getDpsInputOperand(0);
+  OpOperand *init = broadcast.getDpsInitOperand(0);
+  auto biasType = dyn_cast<MemRefType>(input->get().getType());
+  AffineMap biasMap = broadcast.getMatchingIndexingMap(input);
+  if (!biasType || biasType.getRank() != 1 ||
+      !biasType.getElementType().isF32() ||
+      !broadcast.getMatchingIndexingMap(init).isIdentity() ||
+      biasMap.getNumResults() != 1 || !biasMap.isProjectedPermutation() ||
+      sameBuffer(rootBuffer(input->get()), rootBuffer(output)))
+    return std::nullopt;
+  // The output's dimensions as groups of the broadcast's loops.
+  auto outputRank = cast<MemRefType>(output.getType()).getRank();
+  SmallVector<ReassociationIndices> groups;
+  if (output == init->get()) {
+    for (int64_t i = 0; i < outputRank; ++i)
+      groups.push_back({i});
+  } else if (auto collapse = output.getDefiningOp<memref::CollapseShapeOp>();
+             collapse && collapse.getSrc() == init->get()) {
+    groups = collapse.getReassociationIndices();
+  } else {
+    return std::nullopt;
+  }
+  int64_t biasLoop = biasMap.getDimPosition(0);
+  if (groups.back() == ReassociationIndices{biasLoop})
+    return BiasStart{broadcast, input->get(), /*perColumn=*/true};
+  if (groups[outputRank - 2] == ReassociationIndices{biasLoop})
+    return BiasStart{broadcast, input->get(), /*perColumn=*/false};
+  return std::nullopt;
+}
+
 struct LinalgToBlasPass
     : parallax::impl::ParallaxLinalgToBlasBase<LinalgToBlasPass> {
   using Base::Base;
@@ -417,18 +477,32 @@ struct LinalgToBlasPass
       // C = A B where C was zero-filled for the product alone: no pass
       // over C to write the zeros, none to read them back.
       linalg::FillOp zeroFill;
+      std::optional<BiasStart> bias;
       if (!cublas && rootBuffer(operands[0]) != rootBuffer(operands[2]) &&
-          rootBuffer(operands[1]) != rootBuffer(operands[2]))
+          rootBuffer(operands[1]) != rootBuffer(operands[2])) {
         zeroFill = zeroFillBefore(op, operands[2]);
+        // C = A B + bias, each tile's bias written just before its
+        // product, in cache.
+        if (!zeroFill && !transposed)
+          bias = biasBroadcastBefore(op, operands[2]);
+      }
       if (zeroFill)
         zeroFill->erase();
+      if (bias) {
+        operands.insert(operands.begin() + 2, bias->bias);
+        bias->broadcast->erase();
+      }
       for (Value &operand : operands)
         operand =
             memref::CastOp::create(builder, op.getLoc(), unranked, operand);
       parallax::abi::Function function =
           cublas     ? parallax::abi::Function::cuda_matmul_f32
           : zeroFill ? parallax::abi::Function::matmul_into_f32
+          : bias     ? parallax::abi::Function::matmul_bias_f32
                      : parallax::abi::Function::matmul_f32;
+      if (bias)
+        operands.push_back(arith::ConstantIntOp::create(
+            builder, op.getLoc(), bias->perColumn ? 1 : 0, 64));
       parallax::callRuntime(builder, module, op.getLoc(), function, operands);
       auto output = op.getDpsInits().front().getDefiningOp<memref::AllocOp>();
       pending.erase(op);

@@ -397,3 +397,92 @@ func.func @fill_kept(%a: memref<4x8xf32>, %b: memref<8x3xf32>, %c: memref<4x3xf3
   linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x3xf32>) outs(%e : memref<4x3xf32>)
   return
 }
+
+// A product into a buffer filled for it alone with a broadcast bias (a
+// layer's bias, as --parallax-fold-bias-into-products leaves it) starts
+// each tile from the bias instead: the broadcast's pass over C goes. The
+// language model's decoder broadcasts along the columns of a batch of
+// sequences that the product's output collapses; a bias along the rows
+// passes per_column = 0.
+// CHECK-LABEL: func.func @bias_started
+// CHECK-SAME: (%[[X:.*]]: memref<6x8xf32>, %[[W:.*]]: memref<8x5xf32>, %[[BIAS:.*]]: memref<5xf32>, %[[ROWBIAS:.*]]: memref<6xf32>
+// CHECK: %[[LOGITS:.*]] = memref.alloc() : memref<2x3x5xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: %[[C:.*]] = memref.collapse_shape %[[LOGITS]]
+// CHECK-DAG: %[[CB:.*]] = memref.cast %[[BIAS]] : memref<5xf32> to memref<*xf32>
+// CHECK-DAG: %[[CC:.*]] = memref.cast %[[C]] : memref<6x5xf32> to memref<*xf32>
+// CHECK-DAG: %[[COLUMNS:.*]] = arith.constant 1 : i64
+// CHECK: call @parallax_rt_matmul_bias_f32(%{{.*}}, %{{.*}}, %[[CB]], %[[CC]], %[[COLUMNS]])
+// CHECK: %[[CR:.*]] = memref.cast %[[ROWBIAS]]
+// CHECK: %[[ROWS:.*]] = arith.constant 0 : i64
+// CHECK: call @parallax_rt_matmul_bias_f32(%{{.*}}, %{{.*}}, %[[CR]], %{{.*}}, %[[ROWS]])
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @bias_started(%x: memref<6x8xf32>, %w: memref<8x5xf32>, %bias: memref<5xf32>, %rowbias: memref<6xf32>,
+                        %out: memref<2x3x5xf32>, %out2: memref<6x5xf32>) {
+  %logits = memref.alloc() : memref<2x3x5xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%bias : memref<5xf32>) outs(%logits : memref<2x3x5xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  }
+  %c = memref.collapse_shape %logits [[0, 1], [2]] : memref<2x3x5xf32> into memref<6x5xf32>
+  linalg.matmul ins(%x, %w : memref<6x8xf32>, memref<8x5xf32>) outs(%c : memref<6x5xf32>)
+  linalg.copy ins(%logits : memref<2x3x5xf32>) outs(%out : memref<2x3x5xf32>)
+  %r = memref.alloc() : memref<6x5xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%rowbias : memref<6xf32>) outs(%r : memref<6x5xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  }
+  linalg.matmul ins(%x, %w : memref<6x8xf32>, memref<8x5xf32>) outs(%r : memref<6x5xf32>)
+  linalg.copy ins(%r : memref<6x5xf32>) outs(%out2 : memref<6x5xf32>)
+  return
+}
+
+// The broadcast stays, and the product accumulates onto it, when
+// something may read it before the product, when it does more than copy
+// the bias, or when the bias runs along a dimension that the product's
+// output merges with another.
+// CHECK-LABEL: func.func @bias_kept
+// CHECK: linalg.generic
+// CHECK: linalg.copy
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK: linalg.generic
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK: linalg.generic
+// CHECK: call @parallax_rt_matmul_f32
+// CHECK-NOT: matmul_bias
+func.func @bias_kept(%x: memref<6x8xf32>, %w: memref<8x5xf32>, %bias: memref<5xf32>, %seqbias: memref<3xf32>,
+                     %out: memref<6x5xf32>) {
+  %c = memref.alloc() : memref<6x5xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<5xf32>) outs(%c : memref<6x5xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  }
+  linalg.copy ins(%c : memref<6x5xf32>) outs(%out : memref<6x5xf32>)
+  linalg.matmul ins(%x, %w : memref<6x8xf32>, memref<8x5xf32>) outs(%c : memref<6x5xf32>)
+  %d = memref.alloc() : memref<6x5xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<5xf32>) outs(%d : memref<6x5xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %twice = arith.addf %in, %in : f32
+    linalg.yield %twice : f32
+  }
+  linalg.matmul ins(%x, %w : memref<6x8xf32>, memref<8x5xf32>) outs(%d : memref<6x5xf32>)
+  %e = memref.alloc() : memref<2x3x5xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%seqbias : memref<3xf32>) outs(%e : memref<2x3x5xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  }
+  %ec = memref.collapse_shape %e [[0, 1], [2]] : memref<2x3x5xf32> into memref<6x5xf32>
+  linalg.matmul ins(%x, %w : memref<6x8xf32>, memref<8x5xf32>) outs(%ec : memref<6x5xf32>)
+  return
+}

@@ -803,6 +803,16 @@ def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
     (ResNet-18's step at batch 32: 61 of its 180 fills, 1.8 ms on one
     thread; the LM's 100,000-word weight gradient's, 2.8 ms).
 
+    A product whose output was filled for it alone with a rank-1 bias
+    broadcast along its rows or its columns (`linalg.generic` copying the
+    bias into the whole buffer that the output is or collapses, as
+    `--parallax-fold-bias-into-products` leaves a layer's bias; only
+    views, arithmetic and allocations come between) calls
+    `parallax_rt_matmul_bias_f32`, which writes each tile's bias just
+    before the tile's product, while the tile is in cache; the broadcast
+    goes: one pass over C fewer (the LM's 128 MB logits). The same sums
+    in the same order as the broadcast and the product.
+
     With `cublas`, the call is `parallax_rt_cuda_matmul_f32` instead,
     which runs cuBLAS's `cublasSgemm` on the GPU (--target cuda; the GPU
     pipeline runs this pass before it maps the remaining linalg ops to
@@ -819,6 +829,7 @@ def ParallaxLinalgToBlas : Pass<"parallax-linalg-to-blas",
            "Call cuBLAS (--target cuda) instead of the CPU's libraries">,
   ];
   let dependentDialects = [
+    "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect",
     "::mlir::memref::MemRefDialect",
   ];
