@@ -26,7 +26,8 @@ namespace {
 /// step may only queue work on the program's stream (launches, copies,
 /// fills, the runtime's stream-ordered calls), allocate and free, and
 /// compute on the host from values that are the same every step
-/// (constants, the step's arguments, the globals' buffers). Its host
+/// (constants, the step's arguments, the globals' buffers, the runtime's
+/// number of workers and seed). Its host
 /// waits for the stream must all be its last op's: a wait in the middle
 /// means the host reads what the GPU computed, and may compute the next
 /// launches from it.
@@ -77,7 +78,10 @@ private:
     if (auto call = dyn_cast<func::CallOp>(op)) {
       if (std::optional<parallax::abi::Function> function =
               parallax::calledRuntimeFunction(&op)) {
-        if (parallax::abi::queuesOnStream(*function))
+        // The number of workers and the seed: a replay computes from the
+        // captured answer, which every step would give again.
+        if (parallax::abi::queuesOnStream(*function) ||
+            parallax::abi::answersTheSameEachStep(*function))
           return {};
         return ("the step calls the runtime's " + call.getCallee() +
                 " on the host")

@@ -173,6 +173,10 @@ bool abi::answersWithoutMemory(Function function) {
   }
 }
 
+bool abi::answersTheSameEachStep(Function function) {
+  return function == Function::workers || function == Function::random_seed;
+}
+
 bool abi::copiesOperandsOnDevice(Function function) {
   switch (function) {
   case Function::allreduce_add_f32:

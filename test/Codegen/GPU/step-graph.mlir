@@ -104,12 +104,20 @@ module {
 
 // -----
 
-// CHECK: llvm.mlir.global internal constant @{{.*}}("the step calls the runtime's parallax_rt_workers on the host ({{.*}}step-graph.mlir:{{[0-9]+}})\00")
+// The number of workers and the seed are the same at every step of a
+// run: a replay may use what the host computed from them. The update's
+// number is not.
+// CHECK: llvm.mlir.global internal constant @{{.*}}("the step calls the runtime's parallax_rt_current_step on the host ({{.*}}step-graph.mlir:{{[0-9]+}})\00")
 module {
   func.func private @parallax_rt_load_batch(i64)
   func.func private @parallax_rt_workers() -> i64
+  func.func private @parallax_rt_random_seed(i64) -> i64
+  func.func private @parallax_rt_current_step() -> i64
   func.func @step() {
     %n = call @parallax_rt_workers() : () -> i64
+    %c7 = arith.constant 7 : i64
+    %seed = call @parallax_rt_random_seed(%c7) : (i64) -> i64
+    %t = call @parallax_rt_current_step() : () -> i64
     return
   }
   func.func @main() {

@@ -405,9 +405,12 @@ def ParallaxGPUStepGraph
     queue work on the stream (`gpu.launch_func`, `gpu.memcpy`,
     `gpu.memset`, the runtime's stream-ordered calls: cuBLAS, cuDNN, the
     AllReduce), allocate and free, and compute on the host without reading
-    memory (its arguments, constants, and the buffers' pointers loaded
-    from the globals' slots of `parallax-gpu-globals-to-buffers`); it may
-    wait for the stream only as its last op, before it returns the loss.
+    memory from what is the same at every step: its arguments, constants,
+    the buffers' pointers loaded from the globals' slots of
+    `parallax-gpu-globals-to-buffers`, and the runtime's answers that hold
+    for the whole run (`parallax_rt_workers`, `parallax_rt_random_seed`;
+    not the update's number or a batch's first example); it may wait for
+    the stream only as its last op, before it returns the loss.
     Otherwise `obstacle` names the first op that breaks this and where it
     is (a wait for the GPU inside the step, as before the host sorts a
     row-sparse update's ids; another runtime call; a host load or store),

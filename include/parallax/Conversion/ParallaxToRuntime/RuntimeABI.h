@@ -54,6 +54,11 @@ bool queuesOnStream(Function function);
 /// answer may change from step to step (it is not stream work).
 bool answersWithoutMemory(Function function);
 
+/// Whether `function` answers without memory (above), with the same answer
+/// at every step of a run (the number of workers, the seed): a CUDA graph
+/// captured at one step may replay what the host computed from it.
+bool answersTheSameEachStep(Function function);
+
 /// Whether a --target cuda program's runtime reaches the buffers it hands
 /// `function` only by copies through the driver and device collectives,
 /// never by host loads and stores, then or later (the AllReduce's
