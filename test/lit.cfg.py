@@ -61,19 +61,22 @@ def _can_make_namespaces():
     return True
 if _can_make_namespaces():
     config.available_features.add("netns")
-# OpenBLAS's Haswell kernels (PARALLAX_BLAS_CORE=Haswell) need AVX2 and FMA.
-def _cpu_runs_haswell_kernels():
+def _cpu_flags():
     try:
         with open("/proc/cpuinfo") as cpuinfo:
             for line in cpuinfo:
                 if line.startswith("flags"):
-                    flags = set(line.split(":", 1)[1].split())
-                    return {"avx2", "fma"} <= flags
+                    return set(line.split(":", 1)[1].split())
     except OSError:
         pass
-    return False
-if _cpu_runs_haswell_kernels():
+    return set()
+# OpenBLAS's Haswell kernels (PARALLAX_BLAS_CORE=Haswell) need AVX2 and FMA.
+if {"avx2", "fma"} <= _cpu_flags():
     config.available_features.add("blas-haswell")
+# What oneDNN's avx512_core kernels need (else it runs AVX2 ones, and the
+# runtime routes some tiles differently).
+if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= _cpu_flags():
+    config.available_features.add("cpu-avx512")
 # oneDNN (Debian's libdnnl2), which the runtime multiplies large tiles with.
 def _has_onednn():
     import ctypes.util

@@ -203,7 +203,7 @@ void multiplyMatrices(int64_t rankA, void *a, int64_t rankB, void *b,
       for (int64_t i = 0; i < t.rows; ++i)
         start.write(cTile + i * leading, t.row + i, t.col, t.cols);
     float beta = start.kind != Start::Zero && !t.partial ? 1.0f : 0.0f;
-    blas.gemmFor(t.rows, t.cols, t.depth)(
+    blas.gemmFor(t.rows, t.cols, t.depth, A.leading, B.leading, leading)(
         A.transposed, B.transposed, t.rows, t.cols, t.depth, aTile, A.leading,
         bTile, B.leading, beta, cTile, leading);
   };

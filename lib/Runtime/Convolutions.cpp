@@ -118,8 +118,8 @@ float *groupOf(const Convolution &conv, float *tensor, int64_t channels,
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
           float *c, int64_t ldc) {
-  requireBlasLibrary().gemmFor(m, n, k)(transA, transB, m, n, k, a, lda, b, ldb,
-                                        beta, c, ldc);
+  requireBlasLibrary().gemmFor(m, n, k, lda, ldb, ldc)(
+      transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 
 void forward(const Convolution &conv) {

@@ -251,7 +251,9 @@ std::string dnnlIsaName(unsigned isa) {
   snprintf(hex, sizeof(hex), "isa 0x%x", isa);
   return hex;
 }
-constexpr unsigned kDnnlAvx2 = 0x7;
+constexpr unsigned kDnnlAvx2 = 0x7, kDnnlAvx512Core = 0x27;
+/// The instruction sets of oneDNN's kernels on this CPU, once loaded.
+unsigned oneDnnKernels = 0;
 
 void oneDnnGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                 const float *a, int64_t lda, const float *b, int64_t ldb,
@@ -297,6 +299,7 @@ BlasLibrary loadOneDnn(const CpuFeatures &cpu, bool requiredByUser) {
   blas.version = "oneDNN " + std::to_string(v->major) + "." +
                  std::to_string(v->minor) + "." + std::to_string(v->patch);
   unsigned kernels = isa();
+  oneDnnKernels = kernels;
   blas.core = dnnlIsaName(kernels);
   if (v->cpuRuntime != kDnnlRuntimeOmp && v->cpuRuntime != kDnnlRuntimeSeq) {
     blas.error = blas.version +
@@ -359,6 +362,13 @@ BlasLibrary load() {
     oneDnn.smallVersion = openBlas.version;
     oneDnn.smallCore = openBlas.core;
     oneDnn.smallReason = openBlas.reason;
+    // oneDNN's AVX2 kernels (a CPU without AVX-512) take up to 3x
+    // OpenBLAS's time on tiles read from rows of a multiple of 256
+    // elements, as a 1024 x 1024 product's or ResNet-18's patches; on
+    // others the two are even, and oneDNN is faster on the LM's skinny
+    // products (docs/benchmarks.md, "A Zen 4 without AVX-512").
+    if ((oneDnnKernels & kDnnlAvx512Core) != kDnnlAvx512Core)
+      oneDnn.smallLeadingMultiple = 256;
   }
   return oneDnn;
 }
@@ -394,6 +404,10 @@ std::string parallax::runtime::describeKernels() {
     text += "; tiles under " + std::to_string(blas.smallTileWork) +
             " multiply-adds: " + blas.smallVersion + ", " + blas.smallCore +
             " kernels (" + blas.smallReason + ")";
+  if (blas.smallLeadingMultiple)
+    text += ", and tiles with a leading dimension that is a multiple of " +
+            std::to_string(blas.smallLeadingMultiple) + " (slow on " +
+            blas.core + " kernels)";
   return text;
 }
 
@@ -416,6 +430,11 @@ std::string parallax::runtime::kernelsJson() {
             std::to_string(blas.smallTileWork) +
             ", \"blas\": " + jsonString(blas.smallVersion) +
             ", \"blas_core\": " + jsonString(blas.smallCore) +
-            ", \"blas_core_reason\": " + jsonString(blas.smallReason) + "}";
+            ", \"blas_core_reason\": " + jsonString(blas.smallReason) +
+            (blas.smallLeadingMultiple
+                 ? ", \"leading_multiple\": " +
+                       std::to_string(blas.smallLeadingMultiple)
+                 : std::string()) +
+            "}";
   return json + "}";
 }

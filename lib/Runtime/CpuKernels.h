@@ -72,9 +72,25 @@ struct BlasLibrary {
   TileGemmFn smallGemm = nullptr;
   int64_t smallTileWork = 0;
   std::string smallVersion, smallCore, smallReason;
+  /// Where nonzero, tiles with a leading dimension that is a multiple of
+  /// this many elements run on smallGemm too, whatever their size (oneDNN's
+  /// AVX2 kernels run them up to 3x slower than OpenBLAS's).
+  int64_t smallLeadingMultiple = 0;
 
-  TileGemmFn gemmFor(int64_t m, int64_t n, int64_t k) const {
-    return smallGemm && m * n * k < smallTileWork ? smallGemm : gemm;
+  /// The library for an m x n x k tile whose operands have leading
+  /// dimensions lda, ldb and ldc: by shape alone, so that every tile runs
+  /// the same code whatever the thread count.
+  TileGemmFn gemmFor(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+                     int64_t ldc) const {
+    if (!smallGemm)
+      return gemm;
+    if (m * n * k < smallTileWork)
+      return smallGemm;
+    if (smallLeadingMultiple &&
+        (lda % smallLeadingMultiple == 0 || ldb % smallLeadingMultiple == 0 ||
+         ldc % smallLeadingMultiple == 0))
+      return smallGemm;
+    return gemm;
   }
 };
 

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <string>
 #include <strings.h>
+#include <tuple>
 
 using namespace parallax::runtime;
 
@@ -116,9 +117,21 @@ TEST(CpuKernelsTest, LoadsTheChosenLibraryWithTheChosenKernels) {
     } else if (blas.smallGemm) {
       EXPECT_EQ(blas.smallVersion.rfind("OpenBLAS ", 0), 0u);
     }
-    EXPECT_EQ(blas.gemmFor(64, 128, 64),
+    EXPECT_EQ(blas.gemmFor(64, 128, 64, 100, 100, 100),
               blas.smallGemm ? blas.smallGemm : blas.gemm);
-    EXPECT_EQ(blas.gemmFor(128, 128, 64), blas.gemm);
+    EXPECT_EQ(blas.gemmFor(128, 128, 64, 100, 100, 100), blas.gemm);
+    // Rows of a multiple of 256 elements go to OpenBLAS under auto where
+    // oneDNN has only AVX2 kernels, and only there.
+    bool avx2Only = blas.core.find("avx512") == std::string::npos;
+    EXPECT_EQ(blas.smallLeadingMultiple,
+              mode == "auto" && blas.smallGemm && avx2Only ? 256 : 0);
+    for (auto [lda, ldb, ldc] :
+         {std::tuple<int64_t, int64_t, int64_t>{1024, 100, 100},
+          {100, 2048, 100},
+          {100, 100, 512}})
+      EXPECT_EQ(blas.gemmFor(128, 128, 64, lda, ldb, ldc),
+                blas.smallLeadingMultiple ? blas.smallGemm : blas.gemm)
+          << lda << " " << ldb << " " << ldc;
   }
   // C += A B with A = [[1, 2], [3, 4]], B = [[5, 6], [7, 8]], and with A
   // read transposed.
