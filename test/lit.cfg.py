@@ -70,12 +70,13 @@ def _cpu_flags():
     except OSError:
         pass
     return set()
+cpu_flags = _cpu_flags()
 # OpenBLAS's Haswell kernels (PARALLAX_BLAS_CORE=Haswell) need AVX2 and FMA.
-if {"avx2", "fma"} <= _cpu_flags():
+if {"avx2", "fma"} <= cpu_flags:
     config.available_features.add("blas-haswell")
 # What oneDNN's avx512_core kernels need (else it runs AVX2 ones, and the
 # runtime routes some tiles differently).
-if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= _cpu_flags():
+if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= cpu_flags:
     config.available_features.add("cpu-avx512")
 # oneDNN (Debian's libdnnl2), which the runtime multiplies large tiles with.
 def _has_onednn():

@@ -334,22 +334,25 @@ bool onlyAllocates(Operation *op) {
   });
 }
 
+/// The last op before `op` that touches memory other than by allocating:
+/// the ops between only compute, make views or allocate.
+Operation *lastMemoryOpBefore(Operation *op) {
+  Operation *before = op->getPrevNode();
+  while (before && (isMemoryEffectFree(before) || onlyAllocates(before)))
+    before = before->getPrevNode();
+  return before;
+}
+
 /// The zero fill the product would otherwise accumulate onto: the last op
 /// before `product` with memory effects, when it fills `output` itself
 /// with zero. Ops between only compute, make views or allocate; nothing
 /// reads the zeros but the product.
 linalg::FillOp zeroFillBefore(Operation *product, Value output) {
-  for (Operation *op = product->getPrevNode(); op; op = op->getPrevNode()) {
-    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
-      if (fill.hasPureBufferSemantics() &&
-          fill.getOutputs().front() == output &&
-          matchPattern(fill.getInputs().front(), m_AnyZeroFloat()))
-        return fill;
-      return nullptr;
-    }
-    if (!isMemoryEffectFree(op) && !onlyAllocates(op))
-      return nullptr;
-  }
+  auto fill = dyn_cast_if_present<linalg::FillOp>(lastMemoryOpBefore(product));
+  if (fill && fill.hasPureBufferSemantics() &&
+      fill.getOutputs().front() == output &&
+      matchPattern(fill.getInputs().front(), m_AnyZeroFloat()))
+    return fill;
   return nullptr;
 }
 
@@ -369,10 +372,8 @@ struct BiasStart {
 /// that `output` is (or collapses whole). Ops between only compute, make
 /// views or allocate.
 std::optional<BiasStart> biasBroadcastBefore(Operation *product, Value output) {
-  Operation *op = product->getPrevNode();
-  while (op && (isMemoryEffectFree(op) || onlyAllocates(op)))
-    op = op->getPrevNode();
-  auto broadcast = dyn_cast_if_present<linalg::GenericOp>(op);
+  auto broadcast =
+      dyn_cast_if_present<linalg::GenericOp>(lastMemoryOpBefore(product));
   if (!broadcast || !broadcast.hasPureBufferSemantics() ||
       broadcast.getNumDpsInputs() != 1 || broadcast.getNumDpsInits() != 1 ||
       broadcast.getNumReductionLoops() != 0)
