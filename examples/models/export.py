@@ -117,7 +117,9 @@ TRAINING = {
     "ctr_bag": [("sgd", {"lr": 0.1}), ("adagrad", {"lr": 0.05})],
     "ctr_offsets": [("sgd", {"lr": 0.1}), ("adagrad", {"lr": 0.05})],
     "shufflenet_train": [("sgd", {"lr": 0.01})],
-    "mobilenet_v3_train": [("sgd", {"lr": 0.05})],
+    # At 0.05 its last blocks' ReLU inputs came so near 0 that the rounding
+    # of one choice of BLAS kernels took them to the other side.
+    "mobilenet_v3_train": [("sgd", {"lr": 0.01})],
     "cnn": [("sgd", {"lr": 0.1})],
     "mobile_cnn": [("sgd", {"lr": 0.1})],
     "cnn_train": [("sgd", {"lr": 0.1})],
