@@ -78,6 +78,17 @@ if {"avx2", "fma"} <= cpu_flags:
 # runtime routes some tiles differently).
 if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= cpu_flags:
     config.available_features.add("cpu-avx512")
+# Transparent huge pages given on request ("madvise" or "always"): the
+# programs then run with glibc's heap on them (lib/Runtime/HeapPages.cpp).
+def _huge_pages_on_request():
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as modes:
+            text = modes.read()
+    except OSError:
+        return False
+    return "[madvise]" in text or "[always]" in text
+if _huge_pages_on_request():
+    config.available_features.add("thp")
 # oneDNN (Debian's libdnnl2), which the runtime multiplies large tiles with.
 def _has_onednn():
     import ctypes.util

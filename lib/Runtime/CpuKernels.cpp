@@ -392,12 +392,13 @@ std::string parallax::runtime::describeKernels() {
   // loaded.
   if (const char *gpu = device())
     return "GPU: " + std::string(gpu) + " (kernels and cuBLAS); host " +
-           describeThreads();
+           describeThreads() + "; heap: " + describeHeap();
   const BlasLibrary &blas = blasLibrary();
   std::string cpu = "CPU: " + blas.cpu;
   std::string threads = "; " + describeThreads();
+  std::string heap = "; heap: " + describeHeap();
   if (!blas.gemm)
-    return cpu + threads + "; BLAS: none (" + blas.error + ")";
+    return cpu + threads + "; BLAS: none (" + blas.error + ")" + heap;
   std::string text = cpu + threads + "; BLAS: " + blas.version + ", " +
                      blas.core + " kernels (" + blas.reason + ")";
   if (blas.smallGemm)
@@ -408,7 +409,7 @@ std::string parallax::runtime::describeKernels() {
     text += ", and tiles with a leading dimension that is a multiple of " +
             std::to_string(blas.smallLeadingMultiple) + " (slow on " +
             blas.core + " kernels)";
-  return text;
+  return text + heap;
 }
 
 std::string parallax::runtime::kernelsJson() {

@@ -462,6 +462,8 @@ std::string parallax::runtime::dtypeName(const std::string &dtype) {
 }
 
 extern "C" void parallax_rt_init(int32_t argc, char **argv) {
+  if (argc > 0)
+    restartWithHugePageHeap(argv);
   setProgramName(argc > 0 ? argv[0] : "program");
   keepFreedMemory();
   auto usage = [&](const std::string &problem) {

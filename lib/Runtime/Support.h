@@ -48,6 +48,15 @@ inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// otherwise return to the kernel (munmap) and page-fault back in.
 void keepFreedMemory();
 
+/// Executes the program again (argv, main's) with glibc's heap on
+/// transparent huge pages (HeapPages.cpp), unless it already is, the user
+/// said otherwise or the kernel has none; returns where it does not. Call
+/// first thing, before any thread or library has started.
+void restartWithHugePageHeap(char **argv);
+
+/// "transparent huge pages (GLIBC_TUNABLES)" or why not.
+std::string describeHeap();
+
 /// Before writing the single file `path` for `flag` (--metrics, --trace):
 /// dies unless it is absent, empty, or starts with `signature` (a file
 /// this program wrote before). Nothing else is ever overwritten. A file

@@ -361,6 +361,8 @@ void checkpoint(int64_t step) {
 } // namespace
 
 extern "C" void parallax_rt_train_init(int32_t argc, char **argv) {
+  if (argc > 0)
+    restartWithHugePageHeap(argv);
   setProgramName(argc > 0 ? argv[0] : "program");
   keepFreedMemory();
   initWorld(&argc, &argv);
