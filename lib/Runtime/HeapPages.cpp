@@ -10,7 +10,8 @@
 // thing, before MPI, threads or any buffer exist. Measured on an AMD Zen 5
 // (docs/benchmarks.md, "A Zen 5 with AVX-512"): the LSTM LM's step 0.9x
 // its time on one thread and 0.75-0.9x on two (its 100,000-wide logits
-// read by rows 400 KB apart), MobileNetV2's 0.93x, ResNet-18's the same.
+// read by rows 400 KB apart), MobileNetV2's 0.91-0.99x, ResNet-18's
+// 0.87-1.0x. glibc has the tunable since 2.35.
 // PARALLAX_HUGE_PAGES=0, or GLIBC_TUNABLES naming the tunable, keeps the
 // program as it was started.
 //
@@ -18,9 +19,11 @@
 
 #include "Support.h"
 
+#include <gnu/libc-version.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -44,9 +47,16 @@ bool hugePagesOnRequest() {
           modes.find("[always]") != std::string::npos);
 }
 
-} // namespace
+/// Whether this glibc reads glibc.malloc.hugetlb (2.35 and later).
+bool glibcHasTheTunable() {
+  int major = 0, minor = 0;
+  return std::sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2 &&
+         (major > 2 || (major == 2 && minor >= 35));
+}
 
-void parallax::runtime::restartWithHugePageHeap(char **argv) {
+/// Executes the program again with the tunable set, unless the user or
+/// the kernel decided otherwise; records why it did not in heapState.
+void restartWithTunable(char **argv) {
   const char *tunables = std::getenv("GLIBC_TUNABLES");
   std::string current = tunables ? tunables : "";
   bool pages = hugePagesOnRequest();
@@ -76,6 +86,17 @@ void parallax::runtime::restartWithHugePageHeap(char **argv) {
     unsetenv("GLIBC_TUNABLES");
   heapState = "small pages (could not restart the program with " +
               std::string(kTunable) + "1: " + std::strerror(error) + ")";
+}
+
+} // namespace
+
+void parallax::runtime::restartWithHugePageHeap(char **argv) {
+  if (!glibcHasTheTunable()) {
+    heapState = "small pages (glibc " + std::string(gnu_get_libc_version()) +
+                " has no glibc.malloc.hugetlb)";
+    return;
+  }
+  restartWithTunable(argv);
 }
 
 std::string parallax::runtime::describeHeap() { return heapState; }
