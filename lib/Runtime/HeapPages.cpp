@@ -54,9 +54,14 @@ bool glibcHasTheTunable() {
          (major > 2 || (major == 2 && minor >= 35));
 }
 
-/// Executes the program again with the tunable set, unless the user or
-/// the kernel decided otherwise; records why it did not in heapState.
-void restartWithTunable(char **argv) {
+} // namespace
+
+void parallax::runtime::restartWithHugePageHeap(char **argv) {
+  if (!glibcHasTheTunable()) {
+    heapState = "small pages (glibc " + std::string(gnu_get_libc_version()) +
+                " has no glibc.malloc.hugetlb)";
+    return;
+  }
   const char *tunables = std::getenv("GLIBC_TUNABLES");
   std::string current = tunables ? tunables : "";
   bool pages = hugePagesOnRequest();
@@ -86,17 +91,6 @@ void restartWithTunable(char **argv) {
     unsetenv("GLIBC_TUNABLES");
   heapState = "small pages (could not restart the program with " +
               std::string(kTunable) + "1: " + std::strerror(error) + ")";
-}
-
-} // namespace
-
-void parallax::runtime::restartWithHugePageHeap(char **argv) {
-  if (!glibcHasTheTunable()) {
-    heapState = "small pages (glibc " + std::string(gnu_get_libc_version()) +
-                " has no glibc.malloc.hugetlb)";
-    return;
-  }
-  restartWithTunable(argv);
 }
 
 std::string parallax::runtime::describeHeap() { return heapState; }
