@@ -11,8 +11,8 @@
 set -euo pipefail
 
 PACKAGES=(
-  # Toolchain and build system.
-  g++ cmake ninja-build ccache python3
+  # Toolchain and build system; jemalloc, the compiler tools' malloc.
+  g++ cmake ninja-build ccache python3 libjemalloc-dev
   # LLVM/MLIR 22 (libMLIR.so, libLLVM.so, mlir-tblgen, lit, FileCheck, not);
   # clang's sanitizer and libFuzzer runtimes for the runtime's checks.
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22

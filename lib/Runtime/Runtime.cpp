@@ -248,7 +248,8 @@ extern "C" void parallax_rt_declare_input_range(const char *name, int64_t low,
                                                 int32_t hasIgnored,
                                                 int64_t ignored,
                                                 const char *use) {
-  inputRanges[name].push_back({low, high, hasIgnored != 0, ignored, use});
+  inputRanges[name].push_back(
+      {low, high, hasIgnored != 0, ignored, use, /*region=*/{}});
 }
 
 extern "C" void parallax_rt_declare_input_region(const char *name,

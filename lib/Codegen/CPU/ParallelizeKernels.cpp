@@ -63,9 +63,10 @@ std::optional<SharedLoop> sharedLoopOf(linalg::LinalgOp op,
       // Chunks must write disjoint outputs, and have work within them.
       int64_t inner = ShapedType::getNumElements(
           ArrayRef<int64_t>(ranges).drop_front(position + 1));
+      unsigned dim = position;
       bool disjoint = llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &o) {
         AffineMap map = op.getMatchingIndexingMap(&o);
-        return map.isProjectedPermutation() && map.isFunctionOfDim(position);
+        return map.isProjectedPermutation() && map.isFunctionOfDim(dim);
       });
       if (!disjoint || inner < kMinPointsInsideSharedLoop)
         return std::nullopt;

@@ -185,9 +185,12 @@ LogicalResult mapReduction(linalg::GenericOp op,
   Value first = thread, point = launch.getBlockIds().x;
   if (outputsPerBlock > 1) {
     first = arith::RemUIOp::create(builder, loc, thread, threadsValue);
-    point = arith::AddIOp::create(
-        builder, loc, arith::MulIOp::create(builder, loc, point, outputsValue),
-        arith::DivUIOp::create(builder, loc, thread, threadsValue));
+    // One op per statement: the IR's order must not follow the compiler's
+    // order of evaluating arguments.
+    Value group = arith::DivUIOp::create(builder, loc, thread, threadsValue);
+    Value firstOfBlock =
+        arith::MulIOp::create(builder, loc, point, outputsValue);
+    point = arith::AddIOp::create(builder, loc, firstOfBlock, group);
   }
   Value inRange = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
                                         point, points);

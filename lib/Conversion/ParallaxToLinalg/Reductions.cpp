@@ -76,10 +76,11 @@ struct SoftmaxLowering : OpConversionPattern<OpT> {
             ? elementwise(
                   rewriter, loc, type, ValueRange{x, parts.max, parts.sum},
                   [](OpBuilder &b, Location l, ValueRange v) -> Value {
-                    return arith::SubFOp::create(
-                        b, l,
-                        arith::SubFOp::create(b, l, v[0], v[1]).getResult(),
-                        math::LogOp::create(b, l, v[2]).getResult());
+                    // One op per statement: the IR's order must not
+                    // follow the compiler's order of evaluating arguments.
+                    Value logSum = math::LogOp::create(b, l, v[2]);
+                    Value shifted = arith::SubFOp::create(b, l, v[0], v[1]);
+                    return arith::SubFOp::create(b, l, shifted, logSum);
                   })
             : elementwise(rewriter, loc, type,
                           ValueRange{parts.exps, parts.sum},

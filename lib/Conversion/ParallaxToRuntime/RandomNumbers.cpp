@@ -84,20 +84,21 @@ Value mlir::parallax::emitRandomUniform(OpBuilder &b, ModuleOp module,
           return arith::IndexCastUIOp::create(
               nb, nloc, i64, linalg::IndexOp::create(nb, nloc, d));
         };
-        // The element's row-major position within its row.
+        // The element's row-major position within its row. One op per
+        // statement: the IR's order must not follow the compiler's order of
+        // evaluating arguments.
         Value element = i64Constant(nb, nloc, 0);
-        for (int64_t d = 1; d < rank; ++d)
-          element = arith::AddIOp::create(
-              nb, nloc,
-              arith::MulIOp::create(nb, nloc, element,
-                                    i64Constant(nb, nloc, type.getDimSize(d))),
-              index(d));
-        Value row = arith::AddIOp::create(
-            nb, nloc,
-            arith::MulIOp::create(
-                nb, nloc, firstExample,
-                i64Constant(nb, nloc, op.getRowsPerExample())),
-            index(0));
+        for (int64_t d = 1; d < rank; ++d) {
+          Value position = index(d);
+          Value scaled = arith::MulIOp::create(
+              nb, nloc, element, i64Constant(nb, nloc, type.getDimSize(d)));
+          element = arith::AddIOp::create(nb, nloc, scaled, position);
+        }
+        Value example = index(0);
+        Value firstRow = arith::MulIOp::create(
+            nb, nloc, firstExample,
+            i64Constant(nb, nloc, op.getRowsPerExample()));
+        Value row = arith::AddIOp::create(nb, nloc, firstRow, example);
         Value salted = arith::XOrIOp::create(
             nb, nloc, seed,
             i64Constant(nb, nloc, static_cast<int64_t>(op.getSalt())));
@@ -107,10 +108,11 @@ Value mlir::parallax::emitRandomUniform(OpBuilder &b, ModuleOp module,
             {philox.low32(salted), philox.high32(salted)});
         // 24 bits: exactly representable in f32, and strictly below 1.
         Value bits = arith::ShRUIOp::create(nb, nloc, word, philox.i32(8));
+        Value unit = arith::ConstantOp::create(
+            nb, nloc, nb.getF32FloatAttr(1.0f / (1 << 24)));
         Value value = arith::MulFOp::create(
             nb, nloc, arith::UIToFPOp::create(nb, nloc, nb.getF32Type(), bits),
-            arith::ConstantOp::create(nb, nloc,
-                                      nb.getF32FloatAttr(1.0f / (1 << 24))));
+            unit);
         linalg::YieldOp::create(nb, nloc, value);
       });
   return generic.getResult(0);
