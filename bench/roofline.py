@@ -8,7 +8,10 @@ compiler counted, achieved GFLOP/s and GB/s and the fraction of the
 roofline: the least time the peaks the program measured at its end allow
 (per site, its FLOPs at the GEMM peak or its bytes at the bandwidth of the
 memory level they fit in, whichever is longer) over the time taken.
-`--plot FILE.png` draws the rooflines (GEMM peak, memory and L2-cache
+It also prints the time of the kernels outside the matrix products
+against their own roofline: compare the reports of `--threads 1` and
+`--threads 2` to see what a second thread can gain where they are bound
+by memory. `--plot FILE.png` draws the rooflines (GEMM peak, memory and L2-cache
 bandwidth) with one point per family (area: share of the step).
 
 With --models it first produces the reports: each example model
@@ -76,6 +79,15 @@ def print_report(label, report, markdown):
           f"GEMM {peaks['gflops']:.1f} GFLOP/s, memory "
           f"{peaks['gbytes_per_second']:.1f} GB/s, L2 cache "
           f"{peaks['cache_gbytes_per_second']:.1f} GB/s")
+    # Outside the products: what a second thread has to speed up, against
+    # the least time the measured peaks allow it (docs/benchmarks.md, "two
+    # threads against memory").
+    rest = [site for site in report["sites"]
+            if not site["family"].startswith("matrix product")]
+    taken = sum(site["seconds"] for site in rest)
+    least = sum(site.get("roofline_seconds", 0.0) for site in rest)
+    print(f"  outside the matrix products: {taken * 1e3:.2f} ms, roofline "
+          f"{least * 1e3:.2f} ms ({100 * least / taken if taken else 0:.0f}% of it)")
     rows = [(f["family"], f["seconds"] * 1e3, 100 * f["share"], f["flops"] / 1e6,
              f["bytes"] / 1e6, f["gflops"], f["gbytes_per_second"], fraction(f))
             for f in report["families"]]
