@@ -11,8 +11,8 @@ memory level they fit in, whichever is longer) over the time taken.
 It also prints the time of the kernels outside the matrix products
 against their own roofline: compare the reports of `--threads 1` and
 `--threads 2` to see what a second thread can gain where they are bound
-by memory. `--plot FILE.png` draws the rooflines (GEMM peak, memory and L2-cache
-bandwidth) with one point per family (area: share of the step).
+by memory. `--plot FILE.png` draws the rooflines (GEMM peak, memory and
+L2-cache bandwidth) with one point per family (area: share of the step).
 
 With --models it first produces the reports: each example model
 (examples/models/<name>.onnx) is compiled with parallax-compile -O3
@@ -86,8 +86,9 @@ def print_report(label, report, markdown):
             if not site["family"].startswith("matrix product")]
     taken = sum(site["seconds"] for site in rest)
     least = sum(site.get("roofline_seconds", 0.0) for site in rest)
+    share = 100 * least / taken if taken else 0
     print(f"  outside the matrix products: {taken * 1e3:.2f} ms, roofline "
-          f"{least * 1e3:.2f} ms ({100 * least / taken if taken else 0:.0f}% of it)")
+          f"{least * 1e3:.2f} ms ({share:.0f}% of it)")
     rows = [(f["family"], f["seconds"] * 1e3, 100 * f["share"], f["flops"] / 1e6,
              f["bytes"] / 1e6, f["gflops"], f["gbytes_per_second"], fraction(f))
             for f in report["families"]]
